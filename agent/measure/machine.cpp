@@ -1,0 +1,201 @@
+#include "agent/measure/machine.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <ctime>
+#include <memory>
+
+#include "agent/measure/host_info.hpp"
+#include "agent/measure/repeat.hpp"
+#include "agent/version.hpp"
+#include "collectors/clock.hpp"
+#include "diagnosis/peak_table.hpp"
+#include "kernels/parallel.hpp"
+#include "kernels/roofs/compute.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+RepeatPlan compute_plan(bool quick) {
+    return quick ? RepeatPlan{0.008, 1, 3, 2} : RepeatPlan{0.02, 1, 5, 3};
+}
+
+void step(const MachineOptions& o, const std::string& what) {
+    if (o.on_step) o.on_step(what);
+    spdlog::debug("measuring {}", what);
+}
+
+std::string threads_label(int t) { return std::to_string(t) + (t == 1 ? " thread" : " threads"); }
+
+std::string utc_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// AMX needs a per-process permission; asked once, the answer remembered.
+const std::string& amx_refusal() {
+    static const std::string why = kernels::request_amx_permission();
+    return why;
+}
+
+// Why a kernel cannot run here, or empty when it can.
+std::string unavailable_reason(bool (*supported)(const kernels::CpuFeatures&), bool needs_amx) {
+    if (!supported(kernels::cpu_features())) return "this CPU (or its OS) lacks the instructions";
+    if (needs_amx && !amx_refusal().empty()) return amx_refusal();
+    return {};
+}
+
+// Per-thread operand blocks, so threads never share a cache line.
+std::vector<std::unique_ptr<kernels::RoofOperands>> operands_for(int threads,
+                                                                 const kernels::ComputeKernel* k) {
+    std::vector<std::unique_ptr<kernels::RoofOperands>> ops;
+    for (int t = 0; t < threads; ++t) {
+        ops.push_back(std::make_unique<kernels::RoofOperands>());
+        if (k) kernels::fill_check_operands(*k, *ops.back());
+    }
+    return ops;
+}
+
+}  // namespace
+
+void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, const MachineOptions& o) {
+    const RepeatPlan plan = compute_plan(o.quick);
+    // The FMA operands the clock kernels interleave: any finite values will do.
+    const auto* fma = kernels::find_compute_kernel("fp32_fma512");
+    for (const auto& ck : kernels::clock_kernels()) {
+        if (const auto why = unavailable_reason(ck.supported, ck.needs_amx_permission); !why.empty()) {
+            p.absent.push_back({"clock " + std::string(ck.width), why});
+            continue;
+        }
+        for (int threads : thread_counts) {
+            step(o, "clock " + std::string(ck.width) + ", " + threads_label(threads));
+            auto ops = operands_for(threads, fma);
+            const std::int64_t n = calibrate([&](std::int64_t m) { ck.run(m, ops[0].get()); }, plan.target_s);
+            const double cycles = static_cast<double>(n) * ck.chain_per_iteration;
+            const Summary hz = best_block_rate(
+                [&] { kernels::run_on_threads(threads, [&](int t) { ck.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
+                cycles, plan);
+            p.clocks.push_back({std::string(ck.width), threads, hz});
+        }
+    }
+}
+
+void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
+                           const MachineOptions& o) {
+    const RepeatPlan plan = compute_plan(o.quick);
+    const auto& f = kernels::cpu_features();
+    const auto* uarch = find_microarchitecture(f.vendor, f.family, f.model);
+    for (const auto& k : kernels::compute_kernels()) {
+        if (const auto why = unavailable_reason(k.supported, k.needs_amx_permission); !why.empty()) {
+            p.absent.push_back({std::string(k.roof), why});
+            continue;
+        }
+        if (const auto bad = kernels::verify_compute_kernel(k); !bad.empty()) {
+            // A kernel that computes the wrong thing measures nothing: report, don't time it.
+            spdlog::warn("roof kernel failed its check: {}", bad);
+            p.absent.push_back({std::string(k.roof), "kernel check failed: " + bad});
+            continue;
+        }
+        const auto* cls = find_instruction_class(k.roof);
+        for (int threads : thread_counts) {
+            step(o, std::string(k.roof) + ", " + threads_label(threads));
+            auto ops = operands_for(threads, &k);
+            const std::int64_t n = calibrate([&](std::int64_t m) { k.run(m, ops[0].get()); }, plan.target_s);
+            const double work = static_cast<double>(threads) * static_cast<double>(n) *
+                                k.instructions_per_iteration * k.ops_per_instruction;
+            ComputeRoof r;
+            r.name = std::string(k.roof);
+            r.precision = cls ? cls->precision : Precision::fp32;
+            r.engine = cls ? cls->engine : Engine::vector;
+            r.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
+            r.threads = threads;
+            r.ops_per_s = best_block_rate(
+                [&] { kernels::run_on_threads(threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
+                work, plan);
+            r.noisy = r.ops_per_s.rel_spread > noisy_spread;
+            if (cls && uarch)
+                if (const auto* c = p.clock(std::string(cls->clock_width), threads)) {
+                    r.clock_hz = c->hz.median;
+                    r.theoretical_ops_per_s = theoretical_ops_per_s(*uarch, k.roof, c->hz.median, threads);
+                }
+            p.compute_roofs.push_back(r);
+        }
+    }
+}
+
+void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) {
+    step(o, "dispatch overheads");
+    const RepeatPlan plan = compute_plan(o.quick);
+    p.overheads.threads = threads;
+    if (threads > 1) {
+        const std::int64_t n = calibrate(
+            [&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) kernels::empty_parallel_region(threads); },
+            plan.target_s);
+        const auto t = time_runs([&] { for (std::int64_t i = 0; i < n; ++i) kernels::empty_parallel_region(threads); },
+                                 plan.warmup, plan.repeats * plan.blocks);
+        std::vector<double> per;
+        for (double x : t) per.push_back(x / static_cast<double>(n));
+        p.overheads.fork_join_s = summarize(per);
+    }
+    void (*volatile call)() = kernels::ceiling_empty_call;
+    const std::int64_t n = calibrate([&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) call(); },
+                                     plan.target_s);
+    const auto t = time_runs([&] { for (std::int64_t i = 0; i < n; ++i) call(); }, plan.warmup,
+                             plan.repeats * plan.blocks);
+    std::vector<double> per;
+    for (double x : t) per.push_back(x / static_cast<double>(n));
+    p.overheads.empty_call_s = summarize(per);
+}
+
+MachineProfile measure_machine(const MachineOptions& options) {
+    const double t0 = collectors::now_s();
+    MachineProfile p;
+    p.created_at = utc_now();
+    p.quick = options.quick;
+    p.build = {std::string(version_string()), std::string(compiler_string()),
+               std::string(build_type()), std::string(git_commit())};
+    p.host = describe_host();
+    const int all = options.threads > 0 ? options.threads : kernels::available_cpus();
+    p.host.threads_used = all;
+    std::vector<int> thread_counts = {1};
+    if (all > 1) thread_counts.push_back(all);
+
+    p.method = {
+        {"roof", "best block median over repeats (a roof is a ceiling); spread from that block"},
+        {"compute",
+         "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
+         "checked for exact results before timing"},
+        {"clock",
+         "dependent chain of 1-cycle vpaddd (scalar: add) beside FMAs of the same width"},
+        {"theoretical", "clock (measured, same width and threads) x instructions/cycle (uarch table) "
+                        "x ops/instruction x threads"},
+        {"bandwidth_bytes",
+         "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
+         "no non-temporal stores"},
+        {"bandwidth_levels", "plateaus of the working-set sweep, named by cache capacity"},
+        {"latency", "random cyclic pointer chase, one dependent load per step"},
+        {"pages", "buffers 2 MiB aligned with MADV_HUGEPAGE"},
+    };
+    if (options.add_steps)
+        options.add_steps(static_cast<int>((kernels::clock_kernels().size() + kernels::compute_kernels().size()) *
+                                           thread_counts.size()) + 1);
+
+    auto phase = [&](const char* name, auto&& fn) {
+        const double s = collectors::time_s(fn);
+        spdlog::debug("{} took {:.2f} s", name, s);
+    };
+    phase("clocks", [&] { measure_clocks(p, thread_counts, options); });
+    phase("compute roofs", [&] { measure_compute_roofs(p, thread_counts, options); });
+    phase("bandwidth roofs", [&] { measure_bandwidth_roofs(p, thread_counts, options); });
+    phase("latencies", [&] { measure_latencies(p, options); });
+    phase("overheads", [&] { measure_overheads(p, all, options); });
+    p.duration_s = collectors::now_s() - t0;
+    return p;
+}
+
+}  // namespace ceiling::measure

@@ -1,0 +1,33 @@
+#pragma once
+// `ceiling machine`: measures this host's ceilings into a MachineProfile.
+
+#include <functional>
+#include <string>
+
+#include "diagnosis/machine_profile.hpp"
+
+namespace ceiling::measure {
+
+struct MachineOptions {
+    bool quick = false;  // coarser sweep, fewer repeats: a profile in seconds
+    int threads = 0;     // threads for the all-core roofs; 0 = every CPU we may run on
+    // Called before each measured item with a short description (for progress display).
+    std::function<void(const std::string&)> on_step;
+    std::function<void(int)> add_steps;  // announces more items to come
+};
+
+MachineProfile measure_machine(const MachineOptions& options);
+
+// The pieces, each appending to the profile (used by measure_machine, callable alone).
+void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, const MachineOptions& o);
+void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
+                           const MachineOptions& o);
+void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
+                             const MachineOptions& o);
+void measure_latencies(MachineProfile& p, const MachineOptions& o);
+void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o);
+
+// Relative spread above which a roof is flagged noisy.
+inline constexpr double noisy_spread = 0.10;
+
+}  // namespace ceiling::measure

@@ -1,0 +1,71 @@
+#include "agent/output/format.hpp"
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace ceiling::output {
+
+namespace {
+// value with `decimals` decimals and a unit suffix
+std::string with_unit(double v, int decimals, const char* unit) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
+    return buf;
+}
+}  // namespace
+
+std::string si(double value, const std::string& unit, int precision) {
+    if (!std::isfinite(value)) return "-";
+    constexpr std::array<const char*, 7> prefixes = {"", "K", "M", "G", "T", "P", "E"};
+    std::size_t i = 0;
+    double v = std::fabs(value);
+    while (v >= 1000 && i + 1 < prefixes.size()) {
+        v /= 1000;
+        ++i;
+    }
+    const int decimals = v >= 100 ? std::max(0, precision - 3) : v >= 10 ? std::max(0, precision - 2)
+                                                                         : std::max(0, precision - 1);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f %s%s", decimals, value < 0 ? -v : v, prefixes[i], unit.c_str());
+    return buf;
+}
+
+std::string bytes(double b) {
+    if (!std::isfinite(b)) return "-";
+    constexpr std::array<const char*, 6> units = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    std::size_t i = 0;
+    while (b >= 1024 && i + 1 < units.size()) {
+        b /= 1024;
+        ++i;
+    }
+    if (i == 0 || std::fabs(b - std::round(b)) < 1e-9) return with_unit(b, 0, units[i]);
+    return with_unit(b, b >= 100 ? 0 : b >= 10 ? 1 : 2, units[i]);
+}
+
+std::string duration(double s) {
+    if (!std::isfinite(s)) return "-";
+    const double a = std::fabs(s);
+    if (a < 1e-6) return with_unit(s * 1e9, 1, "ns");
+    if (a < 1e-3) return with_unit(s * 1e6, 1, "us");
+    if (a < 1) return with_unit(s * 1e3, 1, "ms");
+    return with_unit(s, 2, "s");
+}
+
+std::string percent(double fraction, int decimals) {
+    if (!std::isfinite(fraction)) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f%%", decimals, fraction * 100);
+    return buf;
+}
+
+std::string fixed(double v, int decimals) {
+    if (!std::isfinite(v)) return "-";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    return buf;
+}
+
+std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
+
+}  // namespace ceiling::output

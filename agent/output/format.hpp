@@ -1,0 +1,17 @@
+#pragma once
+// Human-readable numbers for terminal output: SI prefixes for rates, binary prefixes for
+// sizes, adaptive units for durations. Machine-readable output never uses these.
+
+#include <optional>
+#include <string>
+
+namespace ceiling::output {
+
+std::string si(double value, const std::string& unit, int precision = 3);  // 1.43e11 -> "143 G<unit>"
+std::string bytes(double b);              // 4096 -> "4 KiB", 1.5e9 -> "1.40 GiB"
+std::string duration(double seconds);     // 1.2e-8 -> "12.0 ns", 0.0123 -> "12.3 ms"
+std::string percent(double fraction, int decimals = 0);  // 0.834 -> "83%"
+std::string fixed(double v, int decimals);
+std::string or_dash(const std::optional<std::string>& s);
+
+}  // namespace ceiling::output

@@ -1,0 +1,126 @@
+#include "agent/output/machine_table.hpp"
+
+#include <map>
+#include <set>
+
+#include "agent/output/format.hpp"
+#include "agent/output/table.hpp"
+
+namespace ceiling::output {
+namespace {
+
+using A = TextTable::Align;
+
+std::string range(const Summary& s, double scale, int decimals) {
+    return fixed(s.min * scale, decimals) + "-" + fixed(s.max * scale, decimals);
+}
+
+void host_lines(const MachineProfile& p, std::ostream& out) {
+    const auto& h = p.host;
+    out << "Host      " << h.hostname << ": " << h.cpu_model;
+    if (!h.microarchitecture.empty()) out << " (" << h.microarchitecture << ")";
+    out << "\n          " << h.physical_cores << " cores, " << h.logical_cpus << " logical CPUs, "
+        << h.numa_nodes << " NUMA node(s), " << bytes(static_cast<double>(h.memory_bytes)) << " memory";
+    if (!h.hypervisor.empty()) out << ", virtual machine (" << h.hypervisor << ")";
+    out << "\n          threads used for all-core roofs: " << h.threads_used << "\n";
+    out << "Caches   ";
+    for (const auto& c : h.caches) {
+        if (c.type == "instruction") continue;
+        out << " L" << c.level << " " << bytes(static_cast<double>(c.size_bytes)) << " x" << c.instances
+            << " (shared by " << c.shared_by_cpus << ")";
+    }
+    out << "\nISA      ";
+    for (const auto& f : h.isa) out << " " << f;
+    out << "\nMeasured  " << p.created_at << " in " << fixed(p.duration_s, 1) << " s"
+        << (p.quick ? " (--quick: coarser)" : "") << ", ceiling " << p.build.version << "\n";
+}
+
+}  // namespace
+
+void render_machine_profile(const MachineProfile& p, std::ostream& out) {
+    host_lines(p, out);
+
+    if (!p.clocks.empty()) {
+        out << "\nEffective clock under load (dependent-add chain beside same-width FMAs)\n";
+        TextTable t;
+        t.column("width").column("threads", A::right).column("median", A::right).column("min-max GHz", A::right);
+        for (const auto& c : p.clocks)
+            t.row({c.width, std::to_string(c.threads), si(c.hz.median, "Hz"), range(c.hz, 1e-9, 2)});
+        t.render(out);
+    }
+
+    if (!p.compute_roofs.empty()) {
+        out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is 2)\n";
+        TextTable t;
+        t.column("roof").column("instruction").column("threads", A::right).column("measured", A::right)
+            .column("min-max", A::right).column("theoretical", A::right).column("meas/theo", A::right)
+            .column("");
+        for (const auto& r : p.compute_roofs)
+            t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
+                   range(r.ops_per_s, 1e-9, 1) + " G",
+                   r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
+                   r.theoretical_ops_per_s ? percent(r.ops_per_s.median / *r.theoretical_ops_per_s) : "-",
+                   r.noisy ? "noisy" : ""});
+        t.render(out);
+    }
+
+    if (!p.bandwidth_roofs.empty()) {
+        out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not counted)\n";
+        // One row per level and thread count, one column per kernel.
+        const std::vector<std::string> kernels = {"read", "write", "copy", "triad"};
+        std::vector<std::pair<std::string, int>> keys;
+        std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
+        for (const auto& r : p.bandwidth_roofs) {
+            const auto key = std::make_pair(r.level, r.threads);
+            if (!cells.count(key)) keys.push_back(key);
+            cells[key][r.kernel] = &r;
+        }
+        TextTable t;
+        t.column("level").column("threads", A::right);
+        for (const auto& k : kernels) t.column(k, A::right);
+        t.column("working sets");
+        for (const auto& key : keys) {
+            std::vector<std::string> row = {key.first, std::to_string(key.second)};
+            std::uint64_t lo = 0, hi = 0;
+            for (const auto& k : kernels) {
+                const auto it = cells[key].find(k);
+                if (it == cells[key].end()) {
+                    row.push_back("-");
+                    continue;
+                }
+                const BandwidthRoof& r = *it->second;
+                row.push_back(si(r.bytes_per_s.median, "B/s") + (r.noisy ? "*" : ""));
+                lo = lo ? std::min(lo, r.min_working_set_bytes) : r.min_working_set_bytes;
+                hi = std::max(hi, r.max_working_set_bytes);
+            }
+            row.push_back(bytes(static_cast<double>(lo)) + " - " + bytes(static_cast<double>(hi)));
+            t.row(row);
+        }
+        t.render(out);
+        out << "(* = noisy: relative spread above 10%)\n";
+    }
+
+    if (!p.latencies.empty()) {
+        out << "\nLatency (dependent loads, random order)\n";
+        TextTable t;
+        t.column("level").column("working set", A::right).column("latency", A::right).column("cycles", A::right);
+        for (const auto& l : p.latencies)
+            t.row({l.level, bytes(static_cast<double>(l.working_set_bytes)), duration(l.seconds.median),
+                   l.cycles ? fixed(*l.cycles, 1) : "-"});
+        t.render(out);
+    }
+
+    out << "\nDispatch overheads\n";
+    if (p.overheads.fork_join_s)
+        out << "  fork/join of " << p.overheads.threads << " threads: " << duration(p.overheads.fork_join_s->median)
+            << "\n";
+    if (p.overheads.empty_call_s)
+        out << "  empty function call:     " << duration(p.overheads.empty_call_s->median) << "\n";
+
+    if (!p.absent.empty()) {
+        out << "\nNot measured here\n";
+        for (const auto& a : p.absent) out << "  " << a.what << ": " << a.reason << "\n";
+    }
+}
+
+}  // namespace ceiling::output

@@ -1,0 +1,57 @@
+#include "agent/store/profile_store.hpp"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "agent/cli/command.hpp"
+#include "agent/output/atomic_file.hpp"
+
+namespace ceiling::store {
+
+namespace fs = std::filesystem;
+
+fs::path default_profile_path() {
+    if (const char* p = std::getenv("CEILING_PROFILE"); p && *p) return p;
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    const std::string name = std::string("machine-") + host + ".json";
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ceiling" / name;
+    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ceiling" / name;
+    return fs::path(".ceiling") / name;
+}
+
+std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec)) return std::nullopt;
+    return load_profile(path);
+}
+
+MachineProfile load_profile(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw cli::UsageError("cannot read machine profile " + path.string() +
+                              ": no such file or not readable (run `ceiling machine`)");
+    std::ostringstream text;
+    text << in.rdbuf();
+    try {
+        return parse_machine_profile(text.str());
+    } catch (const std::exception& e) {
+        throw cli::UsageError("machine profile " + path.string() + ": " + e.what() +
+                              " (run `ceiling machine` to measure it again)");
+    }
+}
+
+void save_profile(const MachineProfile& profile, const fs::path& path) {
+    try {
+        output::write_file_atomically(path, nlohmann::json(profile).dump(2) + "\n");
+    } catch (const std::exception& e) {
+        throw cli::MeasurementError(e.what());
+    }
+}
+
+}  // namespace ceiling::store

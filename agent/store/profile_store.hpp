@@ -1,0 +1,26 @@
+#pragma once
+// Where machine profiles live and how commands load them. The default is one file per
+// host under the user's cache directory, so later commands reuse what `machine` measured.
+
+#include <filesystem>
+#include <optional>
+
+#include "diagnosis/machine_profile.hpp"
+
+namespace ceiling::store {
+
+// $CEILING_PROFILE if set; else $XDG_CACHE_HOME/ceiling/machine-HOST.json; else
+// $HOME/.cache/ceiling/machine-HOST.json.
+std::filesystem::path default_profile_path();
+
+// Reads a profile. Throws cli::UsageError (exit 2) naming the file when it is missing,
+// unreadable, not JSON, of another schema_version, or malformed.
+MachineProfile load_profile(const std::filesystem::path& path);
+
+// nullopt when the file does not exist (other problems throw as load_profile does).
+std::optional<MachineProfile> load_profile_if_present(const std::filesystem::path& path);
+
+// Writes atomically; throws cli::MeasurementError (exit 1) naming the file on failure.
+void save_profile(const MachineProfile& profile, const std::filesystem::path& path);
+
+}  // namespace ceiling::store

@@ -1,0 +1,127 @@
+#include "diagnosis/machine_profile.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "diagnosis/json_support.hpp"
+
+namespace ceiling {
+
+std::uint64_t HostInfo::last_level_cache_bytes() const {
+    const CacheInfo* best = nullptr;
+    for (const auto& c : caches)
+        if (c.type != "instruction" && (!best || c.level > best->level)) best = &c;
+    return best ? best->size_bytes : 0;
+}
+
+const CacheInfo* HostInfo::cache(int level) const {
+    for (const auto& c : caches)
+        if (c.level == level && c.type != "instruction") return &c;
+    return nullptr;
+}
+
+bool HostInfo::has_isa(const std::string& feature) const {
+    return std::find(isa.begin(), isa.end(), feature) != isa.end();
+}
+
+const ComputeRoof* MachineProfile::best_compute_roof(Precision p, Engine e, int threads) const {
+    const ComputeRoof* best = nullptr;
+    for (const auto& r : compute_roofs)
+        if (r.precision == p && r.engine == e && r.threads == threads &&
+            (!best || r.ops_per_s.median > best->ops_per_s.median))
+            best = &r;
+    return best;
+}
+
+const BandwidthRoof* MachineProfile::best_bandwidth_roof(const std::string& level,
+                                                         int threads) const {
+    const BandwidthRoof* best = nullptr;
+    for (const auto& r : bandwidth_roofs)
+        if (r.level == level && r.threads == threads &&
+            (!best || r.bytes_per_s.median > best->bytes_per_s.median))
+            best = &r;
+    return best;
+}
+
+const ClockMeasurement* MachineProfile::clock(const std::string& width, int threads) const {
+    for (const auto& c : clocks)
+        if (c.width == width && c.threads == threads) return &c;
+    return nullptr;
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheInfo, level, type, size_bytes, line_bytes,
+                                   shared_by_cpus, instances)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HostInfo, hostname, os, cpu_vendor, cpu_model, cpu_family,
+                                   cpu_model_number, cpu_stepping, microarchitecture,
+                                   physical_cores, logical_cpus, threads_used, numa_nodes,
+                                   memory_bytes, hypervisor, caches, isa)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BuildInfo, version, compiler, build_type, git_commit)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClockMeasurement, width, threads, hz)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ComputeRoof, name, precision, engine, instruction, threads,
+                                   ops_per_s, theoretical_ops_per_s, clock_hz, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepPoint, kernel, threads, working_set_bytes, bytes_per_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BandwidthRoof, level, kernel, threads, bytes_per_s,
+                                   min_working_set_bytes, max_working_set_bytes, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyMeasurement, level, working_set_bytes, seconds, cycles)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DispatchOverheads, threads, fork_join_s, empty_call_s)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Absence, what, reason)
+
+void to_json(nlohmann::json& j, const MachineProfile& p) {
+    j = {{"schema_version", p.schema_version},
+         {"created_at", p.created_at},
+         {"duration_s", p.duration_s},
+         {"quick", p.quick},
+         {"build", p.build},
+         {"host", p.host},
+         {"method", p.method},
+         {"clocks", p.clocks},
+         {"compute_roofs", p.compute_roofs},
+         {"bandwidth_roofs", p.bandwidth_roofs},
+         {"sweep", p.sweep},
+         {"latencies", p.latencies},
+         {"overheads", p.overheads},
+         {"absent", p.absent}};
+}
+
+void from_json(const nlohmann::json& j, MachineProfile& p) {
+    if (!j.is_object()) throw std::invalid_argument("a machine profile must be a JSON object");
+    const auto version = j.find("schema_version");
+    if (version == j.end() || !version->is_number_integer())
+        throw std::invalid_argument("not a machine profile: no integer schema_version");
+    if (version->get<int>() != machine_profile_schema_version)
+        throw std::invalid_argument("machine profile schema_version " +
+                                    std::to_string(version->get<int>()) + ", this ceiling reads " +
+                                    std::to_string(machine_profile_schema_version) +
+                                    ": run `ceiling machine` again");
+    try {
+        p.schema_version = version->get<int>();
+        j.at("created_at").get_to(p.created_at);
+        j.at("duration_s").get_to(p.duration_s);
+        j.at("quick").get_to(p.quick);
+        j.at("build").get_to(p.build);
+        j.at("host").get_to(p.host);
+        j.at("method").get_to(p.method);
+        j.at("clocks").get_to(p.clocks);
+        j.at("compute_roofs").get_to(p.compute_roofs);
+        j.at("bandwidth_roofs").get_to(p.bandwidth_roofs);
+        j.at("sweep").get_to(p.sweep);
+        j.at("latencies").get_to(p.latencies);
+        j.at("overheads").get_to(p.overheads);
+        j.at("absent").get_to(p.absent);
+    } catch (const nlohmann::json::exception& e) {
+        // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
+        throw std::invalid_argument(std::string("malformed machine profile: ") + e.what());
+    }
+}
+
+MachineProfile parse_machine_profile(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
+    }
+    return j.get<MachineProfile>();
+}
+
+}  // namespace ceiling

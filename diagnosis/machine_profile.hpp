@@ -1,0 +1,149 @@
+#pragma once
+// MachineProfile: the measured ceilings of one host, with how and when they were measured.
+// Saved as JSON (schema_version, units in field names) and reused by every later command.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "diagnosis/statistics.hpp"
+#include "diagnosis/work.hpp"
+
+namespace ceiling {
+
+inline constexpr int machine_profile_schema_version = 1;
+
+struct CacheInfo {
+    int level = 0;              // 1, 2, 3, ...
+    std::string type;           // "data", "unified", "instruction"
+    std::uint64_t size_bytes = 0;  // one instance
+    std::uint64_t line_bytes = 0;
+    int shared_by_cpus = 1;     // logical CPUs sharing one instance
+    int instances = 1;
+};
+
+struct HostInfo {
+    std::string hostname;
+    std::string os;              // kernel name and release
+    std::string cpu_vendor;      // "GenuineIntel", "AuthenticAMD"
+    std::string cpu_model;       // brand string
+    int cpu_family = 0;
+    int cpu_model_number = 0;
+    int cpu_stepping = 0;
+    std::string microarchitecture;  // from the uarch table; empty when unknown
+    int physical_cores = 0;
+    int logical_cpus = 0;
+    int threads_used = 0;        // threads the all-core roofs ran with
+    int numa_nodes = 1;
+    std::uint64_t memory_bytes = 0;
+    std::string hypervisor;      // empty on bare metal
+    std::vector<CacheInfo> caches;
+    std::vector<std::string> isa;  // features that select roof kernels, e.g. "avx512f"
+
+    // Size of the last-level data/unified cache instance (0 when unknown).
+    std::uint64_t last_level_cache_bytes() const;
+    // The data/unified cache of the given level, if known.
+    const CacheInfo* cache(int level) const;
+    bool has_isa(const std::string& feature) const;
+};
+
+struct BuildInfo {
+    std::string version;
+    std::string compiler;
+    std::string build_type;
+    std::string git_commit;
+};
+
+// Effective core clock under load for one vector width, from a dependent chain of
+// 1-cycle-latency integer adds at that width while FMAs of the same width keep the
+// frequency licence of heavy code.
+struct ClockMeasurement {
+    std::string width;  // "scalar", "128", "256", "512", "amx"
+    int threads = 1;    // threads running at once (all-core clocks are often lower)
+    Summary hz;
+};
+
+struct ComputeRoof {
+    std::string name;        // e.g. "fp32_fma512"
+    Precision precision = Precision::fp32;
+    Engine engine = Engine::vector;
+    std::string instruction;  // e.g. "vfmadd231ps zmm"
+    int threads = 1;
+    Summary ops_per_s;        // over repeats; the roof is the median
+    std::optional<double> theoretical_ops_per_s;  // clock x lanes x ports x 2; absent if unknown uarch
+    std::optional<double> clock_hz;               // the clock the theoretical value used
+    bool noisy = false;       // rel_spread above the noise threshold
+};
+
+// One point of the working-set sweep: the data the plateaus were detected from.
+struct SweepPoint {
+    std::string kernel;  // "read", "write", "copy", "triad"
+    int threads = 1;
+    std::uint64_t working_set_bytes = 0;
+    Summary bytes_per_s;
+};
+
+struct BandwidthRoof {
+    std::string level;   // "L1", "L2", "L3", "DRAM"
+    std::string kernel;  // "read", "write", "copy", "triad"
+    int threads = 1;
+    Summary bytes_per_s;  // the plateau's points; the roof is the median
+    std::uint64_t min_working_set_bytes = 0;  // the plateau's extent in the sweep
+    std::uint64_t max_working_set_bytes = 0;
+    bool noisy = false;
+};
+
+struct LatencyMeasurement {
+    std::string level;
+    std::uint64_t working_set_bytes = 0;
+    Summary seconds;               // per dependent load
+    std::optional<double> cycles;  // seconds x scalar clock
+};
+
+struct DispatchOverheads {
+    int threads = 1;
+    std::optional<Summary> fork_join_s;   // empty parallel region, all threads
+    std::optional<Summary> empty_call_s;  // call through a function pointer
+};
+
+// Something the profile does not contain, and why (an absent roof is never a zero).
+struct Absence {
+    std::string what;
+    std::string reason;
+};
+
+struct MachineProfile {
+    int schema_version = machine_profile_schema_version;
+    std::string created_at;  // ISO 8601 UTC
+    double duration_s = 0;   // how long the measurement took
+    bool quick = false;
+    BuildInfo build;
+    HostInfo host;
+    std::map<std::string, std::string> method;  // how things were counted, in words
+    std::vector<ClockMeasurement> clocks;
+    std::vector<ComputeRoof> compute_roofs;
+    std::vector<BandwidthRoof> bandwidth_roofs;
+    std::vector<SweepPoint> sweep;
+    std::vector<LatencyMeasurement> latencies;
+    DispatchOverheads overheads;
+    std::vector<Absence> absent;
+
+    // The highest measured compute roof for this precision and engine at this thread
+    // count (nullptr when none was measured).
+    const ComputeRoof* best_compute_roof(Precision p, Engine e, int threads) const;
+    // The highest measured bandwidth roof of a level at this thread count, any kernel.
+    const BandwidthRoof* best_bandwidth_roof(const std::string& level, int threads) const;
+    const ClockMeasurement* clock(const std::string& width, int threads) const;
+};
+
+// Serialisation. from_json throws std::invalid_argument naming the problem when the
+// schema_version differs or a field is missing or of the wrong type.
+void to_json(nlohmann::json& j, const MachineProfile& p);
+void from_json(const nlohmann::json& j, MachineProfile& p);
+MachineProfile parse_machine_profile(const std::string& text);
+
+}  // namespace ceiling

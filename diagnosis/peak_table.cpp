@@ -1,0 +1,138 @@
+#include "diagnosis/peak_table.hpp"
+
+#include <algorithm>
+#include <array>
+
+namespace ceiling {
+namespace {
+
+using P = Precision;
+using E = Engine;
+
+// Lanes x 2 for FMA; dot products: lanes x pairs-or-quads x 2.
+//   vdpbf16ps zmm: 16 fp32 lanes, each += 2 bf16 products -> 16 x 2 x 2 = 64
+//   vpdpbusd zmm:  16 int32 lanes, each += 4 u8 x s8 products -> 16 x 4 x 2 = 128
+//   tdpbf16ps:     C[16x16 fp32] += A[16x32 bf16] B[32x16 bf16] -> 16 x 16 x 32 x 2 = 16384
+//   tdpbusd:       C[16x16 s32] += A[16x64 u8] B[64x16 s8]     -> 16 x 16 x 64 x 2 = 32768
+constexpr std::array<InstructionClass, 14> classes = {{
+    {"fp64_scalar", P::fp64, E::scalar, "vfmadd231sd", 2, "scalar"},
+    {"fp32_scalar", P::fp32, E::scalar, "vfmadd231ss", 2, "scalar"},
+    {"fp64_fma128", P::fp64, E::vector, "vfmadd231pd xmm", 4, "128"},
+    {"fp32_fma128", P::fp32, E::vector, "vfmadd231ps xmm", 8, "128"},
+    {"fp64_fma256", P::fp64, E::vector, "vfmadd231pd ymm", 8, "256"},
+    {"fp32_fma256", P::fp32, E::vector, "vfmadd231ps ymm", 16, "256"},
+    {"fp64_fma512", P::fp64, E::vector, "vfmadd231pd zmm", 16, "512"},
+    {"fp32_fma512", P::fp32, E::vector, "vfmadd231ps zmm", 32, "512"},
+    {"fp16_fma512", P::fp16, E::vector, "vfmadd231ph zmm", 64, "512"},
+    {"bf16_dot512", P::bf16, E::vector, "vdpbf16ps zmm", 64, "512"},
+    {"int8_dot256", P::int8, E::vector, "vpdpbusd ymm", 64, "256"},
+    {"int8_dot512", P::int8, E::vector, "vpdpbusd zmm", 128, "512"},
+    {"bf16_amx", P::bf16, E::matrix, "tdpbf16ps", 16384, "amx"},
+    {"int8_amx", P::int8, E::matrix, "tdpbusd", 32768, "amx"},
+}};
+
+// Two FMA pipes at every width a core implements; the usual layout since Haswell.
+constexpr std::array<Throughput, 6> fma2_avx2 = {{
+    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2},
+    {"fp32_fma128", 2}, {"fp64_fma256", 2}, {"fp32_fma256", 2},
+}};
+
+// Skylake-SP / Cascade Lake / Ice Lake-SP server cores with two 512-bit FMA units
+// (Xeon Gold 6xxx and Platinum; some Silver/Bronze parts have one, which the measured
+// roof then shows at half the theoretical value).
+constexpr std::array<Throughput, 10> skx = {{
+    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
+    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
+    {"int8_dot512", 2}, {"int8_dot256", 2},
+}};
+
+// Sapphire/Emerald/Granite Rapids (Golden Cove / Redwood Cove server cores): two 512-bit
+// FMA ports (p0, p5), AVX512-FP16 FMAs on the same ports, VNNI on p0/p5; one AMX TMUL
+// tile product per 16 cycles. vdpbf16ps zmm sustains one per 2 cycles: measured on an
+// Emerald Rapids with 12 and with 24 independent chains (so throughput-, not latency-
+// bound), i.e. bf16 dot products give the fp32 FMA rate: on these cores bf16 pays off
+// through AMX, not AVX512-BF16.
+constexpr std::array<Throughput, 14> spr = {{
+    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
+    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
+    {"fp16_fma512", 2}, {"bf16_dot512", 0.5}, {"int8_dot256", 2}, {"int8_dot512", 2},
+    {"bf16_amx", 1.0 / 16}, {"int8_amx", 1.0 / 16},
+}};
+
+// Zen 4: 256-bit datapaths; a 512-bit instruction occupies a pipe for two cycles.
+constexpr std::array<Throughput, 11> zen4 = {{
+    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
+    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 1}, {"fp32_fma512", 1},
+    {"bf16_dot512", 1}, {"int8_dot256", 2}, {"int8_dot512", 1},
+}};
+
+// Zen 5 (server and desktop parts): full 512-bit datapaths, two FMA pipes.
+constexpr std::array<Throughput, 11> zen5 = {{
+    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
+    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
+    {"bf16_dot512", 2}, {"int8_dot256", 2}, {"int8_dot512", 2},
+}};
+
+constexpr std::array haswell_models = {0x3C, 0x3F, 0x45, 0x46, 0x3D, 0x47, 0x4F, 0x56};
+constexpr std::array skylake_client_models = {0x4E, 0x5E, 0x8E, 0x9E, 0xA5, 0xA6};
+constexpr std::array alder_lake_models = {0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC, 0xC5, 0xC6};
+constexpr std::array skx_models = {0x55, 0x6A, 0x6C};
+constexpr std::array spr_models = {0x8F, 0xCF, 0xAD, 0xAE};
+constexpr std::array zen2_zen3_models_17 = {0x01, 0x08, 0x11, 0x18, 0x31, 0x47, 0x60, 0x68, 0x71, 0x90};
+constexpr std::array zen3_models_19 = {0x01, 0x08, 0x21, 0x44, 0x50};
+constexpr std::array zen4_models_19 = {0x10, 0x11, 0x18, 0x61, 0x74, 0x75, 0x78, 0xA0};
+constexpr std::array zen5_models_1a = {0x02, 0x11, 0x24, 0x44, 0x70};
+
+constexpr char agner[] = "Agner Fog instruction tables; uops.info";
+constexpr char intel_opt[] = "Intel 64 and IA-32 Optimization Reference Manual; uops.info";
+constexpr char amd_opt[] = "AMD Software Optimization Guide for the Zen family";
+
+const std::array<Microarchitecture, 9> uarchs = {{
+    {"Haswell/Broadwell", "GenuineIntel", 6, haswell_models, fma2_avx2, agner},
+    {"Skylake (client)", "GenuineIntel", 6, skylake_client_models, fma2_avx2, agner},
+    {"Alder Lake / Raptor Lake / Meteor Lake (P-core)", "GenuineIntel", 6, alder_lake_models,
+     fma2_avx2, intel_opt},
+    {"Skylake-SP / Cascade Lake / Ice Lake-SP", "GenuineIntel", 6, skx_models, skx, intel_opt},
+    {"Sapphire Rapids / Emerald Rapids / Granite Rapids", "GenuineIntel", 6, spr_models, spr,
+     intel_opt},
+    {"Zen 2", "AuthenticAMD", 0x17, zen2_zen3_models_17, fma2_avx2, amd_opt},
+    {"Zen 3", "AuthenticAMD", 0x19, zen3_models_19, fma2_avx2, amd_opt},
+    {"Zen 4", "AuthenticAMD", 0x19, zen4_models_19, zen4, amd_opt},
+    {"Zen 5", "AuthenticAMD", 0x1A, zen5_models_1a, zen5, amd_opt},
+}};
+
+}  // namespace
+
+std::span<const InstructionClass> instruction_classes() { return classes; }
+
+const InstructionClass* find_instruction_class(std::string_view roof) {
+    for (const auto& c : classes)
+        if (c.roof == roof) return &c;
+    return nullptr;
+}
+
+std::span<const Microarchitecture> microarchitectures() { return uarchs; }
+
+const Microarchitecture* find_microarchitecture(std::string_view vendor, int family, int model) {
+    for (const auto& u : uarchs)
+        if (u.vendor == vendor && u.family == family &&
+            std::find(u.models.begin(), u.models.end(), model) != u.models.end())
+            return &u;
+    return nullptr;
+}
+
+std::optional<double> instructions_per_cycle(const Microarchitecture& uarch, std::string_view roof) {
+    for (const auto& t : uarch.throughput)
+        if (t.roof == roof) return t.instructions_per_cycle;
+    return std::nullopt;
+}
+
+std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std::string_view roof,
+                                            double clock_hz, int cores) {
+    const auto* cls = find_instruction_class(roof);
+    const auto ipc = instructions_per_cycle(uarch, roof);
+    if (!cls || !ipc || !(clock_hz > 0) || cores < 1) return std::nullopt;
+    return clock_hz * *ipc * cls->ops_per_instruction * cores;
+}
+
+}  // namespace ceiling

@@ -1,0 +1,65 @@
+#include "diagnosis/statistics.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+namespace ceiling {
+
+double percentile(std::span<const double> sorted, double q) {
+    if (sorted.empty()) throw std::invalid_argument("percentile of an empty sample");
+    if (q < 0 || q > 1) throw std::invalid_argument("percentile outside [0, 1]");
+    const double h = static_cast<double>(sorted.size() - 1) * q;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const auto hi = std::min(lo + 1, sorted.size() - 1);
+    return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Summary summarize(std::vector<double> samples) {
+    if (samples.empty()) throw std::invalid_argument("summary of an empty sample");
+    for (double x : samples)
+        if (!std::isfinite(x)) throw std::invalid_argument("summary of a non-finite sample");
+    std::sort(samples.begin(), samples.end());
+    Summary s;
+    s.count = samples.size();
+    s.median = percentile(samples, 0.5);
+    s.p90 = percentile(samples, 0.9);
+    s.p99 = percentile(samples, 0.99);
+    s.min = samples.front();
+    s.max = samples.back();
+    s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(s.count);
+    const double p10 = percentile(samples, 0.1);
+    s.rel_spread = (s.count > 1 && s.median != 0) ? (s.p90 - p10) / std::fabs(s.median) : 0.0;
+    return s;
+}
+
+Summary summarize_reciprocal(std::span<const double> samples, double numerator) {
+    std::vector<double> rates;
+    rates.reserve(samples.size());
+    for (double t : samples) {
+        if (!(t > 0)) throw std::invalid_argument("rate of a non-positive duration");
+        rates.push_back(numerator / t);
+    }
+    return summarize(std::move(rates));
+}
+
+void to_json(nlohmann::json& j, const Summary& s) {
+    j = {{"count", s.count}, {"median", s.median}, {"p90", s.p90},   {"p99", s.p99},
+         {"min", s.min},     {"max", s.max},       {"mean", s.mean}, {"rel_spread", s.rel_spread}};
+}
+
+void from_json(const nlohmann::json& j, Summary& s) {
+    j.at("count").get_to(s.count);
+    j.at("median").get_to(s.median);
+    j.at("p90").get_to(s.p90);
+    j.at("p99").get_to(s.p99);
+    j.at("min").get_to(s.min);
+    j.at("max").get_to(s.max);
+    j.at("mean").get_to(s.mean);
+    j.at("rel_spread").get_to(s.rel_spread);
+}
+
+}  // namespace ceiling

@@ -1,0 +1,38 @@
+#pragma once
+// Distributions, never single runs: every duration and rate ceiling reports is a Summary.
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ceiling {
+
+struct Summary {
+    std::size_t count = 0;
+    double median = 0;
+    double p90 = 0;
+    double p99 = 0;
+    double min = 0;
+    double max = 0;
+    double mean = 0;
+    // (p90 - p10) / median: robust to one outlier, comparable across units. 0 for count < 2.
+    double rel_spread = 0;
+};
+
+// Percentile q in [0, 1] with linear interpolation between closest ranks (Hyndman & Fan
+// type 7, numpy's default): rank h = (n - 1) q, value = x[floor h] + (h - floor h)(x[ceil h]
+// - x[floor h]). Throws std::invalid_argument on an empty sample.
+double percentile(std::span<const double> sorted, double q);
+
+// Throws std::invalid_argument on an empty sample or a non-finite value.
+Summary summarize(std::vector<double> samples);
+
+// Summary of 1/x for each sample (durations -> rates); order statistics flip accordingly.
+Summary summarize_reciprocal(std::span<const double> samples, double numerator);
+
+void to_json(nlohmann::json& j, const Summary& s);
+void from_json(const nlohmann::json& j, Summary& s);
+
+}  // namespace ceiling

@@ -1,0 +1,56 @@
+#pragma once
+// Bandwidth-roof kernels over float arrays (STREAM-like), in one implementation per
+// vector ISA, chosen at run time. Bytes are counted as the kernel's explicit loads and
+// stores; write-allocate traffic of ordinary stores is not counted, and no non-temporal
+// stores are used (the profile's `method` says so).
+
+#include <cstddef>
+#include <span>
+#include <string_view>
+
+#include "kernels/cpu_features.hpp"
+
+namespace ceiling::kernels {
+
+// Every array length must be a multiple of this many floats (8 registers of 16 lanes).
+inline constexpr std::size_t bandwidth_block_floats = 128;
+
+struct BandwidthImpl {
+    std::string_view isa;  // "avx512", "avx2", "sse2"
+    bool (*supported)(const CpuFeatures&);
+    // Each repeats its loop `passes` times; the compiler cannot skip a pass (a compiler
+    // barrier separates them) and read returns its sum so the loads stay live.
+    double (*read)(const float* a, std::size_t n, int passes);
+    void (*write)(float* a, std::size_t n, int passes);
+    void (*copy)(float* dst, const float* src, std::size_t n, int passes);
+    void (*triad)(float* a, const float* b, const float* c, float s, std::size_t n, int passes);
+};
+
+// The widest implementation this CPU supports.
+const BandwidthImpl& best_bandwidth_impl();
+std::span<const BandwidthImpl* const> bandwidth_impls();
+
+// Kernel names and how many arrays (of equal length) each touches per element.
+struct BandwidthKernelInfo {
+    std::string_view name;
+    int arrays;
+};
+inline constexpr BandwidthKernelInfo bandwidth_kernels[] = {
+    {"read", 1}, {"write", 1}, {"copy", 2}, {"triad", 3}};
+
+// Arrays of one kernel are separated by n + this many floats (1088 bytes): an offset that
+// is not a multiple of 4 KiB, so loads never alias the stores of another array in the
+// 4 KiB store-forwarding check, while every array stays 64-byte aligned.
+inline constexpr std::size_t bandwidth_array_pad_floats = 272;
+
+// Floats one thread's arrays span for kernel arrays of n floats.
+inline std::size_t bandwidth_footprint_floats(std::size_t n, int arrays) {
+    return static_cast<std::size_t>(arrays) * (n + bandwidth_array_pad_floats);
+}
+
+// Runs kernel `name` on `arrays` arrays of n floats starting at base (array j at
+// base + j * (n + pad)). Returns the read kernel's sum (0 for the others).
+double run_bandwidth_kernel(const BandwidthImpl& impl, std::string_view name, float* base,
+                            std::size_t n, int passes);
+
+}  // namespace ceiling::kernels

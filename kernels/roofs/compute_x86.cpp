@@ -1,0 +1,174 @@
+// Compute-roof and clock kernels in inline assembly. Assembly, not intrinsics: a compiler
+// may merge accumulator chains that start equal, reorder, or delete a result it proves
+// unused; here each loop body is exactly the instructions written, which the disassembly
+// test checks. No ISA compile flags are needed: the assembler knows every mnemonic, and
+// the table's `supported` decides at run time which kernels may execute.
+
+#include <cstddef>
+#include <cstring>
+
+#include "kernels/roofs/compute.hpp"
+
+// Fixed offsets used by the assembly below.
+static_assert(offsetof(ceiling::kernels::RoofOperands, acc) == 0);
+static_assert(offsetof(ceiling::kernels::RoofOperands, a) == 4096);
+static_assert(offsetof(ceiling::kernels::RoofOperands, b) == 5120);
+
+#define REP12(M, A, B) \
+    M(0, A, B) M(1, A, B) M(2, A, B) M(3, A, B) M(4, A, B) M(5, A, B) \
+    M(6, A, B) M(7, A, B) M(8, A, B) M(9, A, B) M(10, A, B) M(11, A, B)
+
+// Accumulator i lives in register i; operand a in register 14, b in register 15.
+#define LOAD_ACC(i, MOV, R) MOV " " #i "*64(%[p]), %%" R #i "\n\t"
+#define STORE_ACC(i, MOV, R) MOV " %%" R #i ", " #i "*64(%[p])\n\t"
+#define APPLY(i, INS, R) INS " %%" R "15, %%" R "14, %%" R #i "\n\t"
+
+#define VEC_CLOBBERS                                                                    \
+    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
+        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
+// 24 instructions per iteration: every accumulator twice, so each chain sees a new
+// instruction every 12 issue slots, more than latency (4-6) x ports (2) on current cores.
+#define VECTOR_ROOF(NAME, MOV, R, INS)                                                  \
+    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {          \
+        asm volatile(REP12(LOAD_ACC, MOV, R) MOV " 4096(%[p]), %%" R "14\n\t" MOV         \
+                     " 5120(%[p]), %%" R "15\n\t"                                       \
+                     ".p2align 5\n"                                                     \
+                     "1:\n\t" REP12(APPLY, INS, R) REP12(APPLY, INS, R)                 \
+                     "dec %[n]\n\t"                                                     \
+                     "jnz 1b\n\t" REP12(STORE_ACC, MOV, R) "vzeroupper\n\t"             \
+                     : [n] "+r"(n)                                                      \
+                     : [p] "r"(o)                                                       \
+                     : "memory", "cc", VEC_CLOBBERS);                                   \
+    }
+
+VECTOR_ROOF(ceiling_roof_fp64_scalar, "vmovups", "xmm", "vfmadd231sd")
+VECTOR_ROOF(ceiling_roof_fp32_scalar, "vmovups", "xmm", "vfmadd231ss")
+VECTOR_ROOF(ceiling_roof_fp64_fma128, "vmovups", "xmm", "vfmadd231pd")
+VECTOR_ROOF(ceiling_roof_fp32_fma128, "vmovups", "xmm", "vfmadd231ps")
+VECTOR_ROOF(ceiling_roof_fp64_fma256, "vmovups", "ymm", "vfmadd231pd")
+VECTOR_ROOF(ceiling_roof_fp32_fma256, "vmovups", "ymm", "vfmadd231ps")
+VECTOR_ROOF(ceiling_roof_fp64_fma512, "vmovups", "zmm", "vfmadd231pd")
+VECTOR_ROOF(ceiling_roof_fp32_fma512, "vmovups", "zmm", "vfmadd231ps")
+VECTOR_ROOF(ceiling_roof_fp16_fma512, "vmovups", "zmm", "vfmadd231ph")
+VECTOR_ROOF(ceiling_roof_bf16_dot512, "vmovups", "zmm", "vdpbf16ps")
+VECTOR_ROOF(ceiling_roof_int8_dot256, "vmovups", "ymm", "%{vex%} vpdpbusd")
+VECTOR_ROOF(ceiling_roof_int8_dot512, "vmovups", "zmm", "vpdpbusd")
+
+namespace {
+
+// Palette 1, tiles 0-7 each 16 rows x 64 bytes (the largest tile), as the SDM lays out
+// the 64-byte TILECFG: byte 0 palette, bytes 16-31 colsb[8] (u16), bytes 48-55 rows[8].
+struct alignas(64) TileConfig {
+    unsigned char palette = 1;
+    unsigned char start_row = 0;
+    unsigned char reserved[14] = {};
+    unsigned short colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+    unsigned char rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+static_assert(sizeof(TileConfig) == 64);
+const TileConfig tile_config{};
+
+}  // namespace
+
+// C tiles 0-3, A tiles 4-5, B tiles 6-7: four independent products, twice per iteration,
+// keep the single TMUL unit busy (one tile product per 16 cycles, latency well under 64).
+#define TILE_ROOF(NAME, INS)                                                              \
+    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {            \
+        asm volatile("ldtilecfg (%[cfg])\n\t"                                             \
+                     "mov $64, %%rax\n\t"                                                 \
+                     "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"                              \
+                     "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"                           \
+                     "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t"                           \
+                     "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t"                           \
+                     "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"                           \
+                     "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t"                           \
+                     "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"                           \
+                     "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"                           \
+                     ".p2align 5\n"                                                       \
+                     "1:\n\t" INS " %%tmm6, %%tmm4, %%tmm0\n\t" INS                       \
+                     " %%tmm7, %%tmm4, %%tmm1\n\t" INS " %%tmm6, %%tmm5, %%tmm2\n\t" INS  \
+                     " %%tmm7, %%tmm5, %%tmm3\n\t" INS " %%tmm6, %%tmm4, %%tmm0\n\t" INS  \
+                     " %%tmm7, %%tmm4, %%tmm1\n\t" INS " %%tmm6, %%tmm5, %%tmm2\n\t" INS  \
+                     " %%tmm7, %%tmm5, %%tmm3\n\t"                                        \
+                     "dec %[n]\n\t"                                                       \
+                     "jnz 1b\n\t"                                                         \
+                     "tilestored %%tmm0, 0(%[p],%%rax,1)\n\t"                             \
+                     "tilestored %%tmm1, 1024(%[p],%%rax,1)\n\t"                          \
+                     "tilestored %%tmm2, 2048(%[p],%%rax,1)\n\t"                          \
+                     "tilestored %%tmm3, 3072(%[p],%%rax,1)\n\t"                          \
+                     "tilerelease\n\t"                                                    \
+                     : [n] "+r"(n)                                                        \
+                     : [p] "r"(o), [cfg] "r"(&tile_config)                                \
+                     : "memory", "cc", "rax");                                            \
+    }
+
+TILE_ROOF(ceiling_roof_bf16_amx, "tdpbf16ps")
+TILE_ROOF(ceiling_roof_int8_amx, "tdpbusd")
+
+// ---- clock kernels: 48 dependent 1-cycle adds per iteration ------------------------------
+
+#define REP4(X) X X X X
+#define REP48(X) REP4(REP4(X)) REP4(REP4(X)) REP4(REP4(X))
+
+// Scalar: `add reg, reg` (an immediate add may be folded at rename on newer cores).
+extern "C" void ceiling_clock_scalar(std::int64_t n, ceiling::kernels::RoofOperands*) {
+    long x = 0;
+    const long one = 1;
+    asm volatile(".p2align 5\n"
+                 "1:\n\t" REP48("add %[one], %[x]\n\t") "dec %[n]\n\t"
+                 "jnz 1b\n\t"
+                 : [n] "+r"(n), [x] "+r"(x)
+                 : [one] "r"(one)
+                 : "cc");
+}
+
+// Vector widths: the chain runs in register 13 (vpaddd, latency 1 on every AVX2 core);
+// 24 FMAs on accumulators 0-11 per 48-cycle iteration keep heavy-FMA frequency licensing
+// in force while leaving the FMA ports half idle, so the chain is never starved.
+#define CHAIN_STEP(i, INS, R) \
+    "vpaddd %%" R "15, %%" R "13, %%" R "13\n\t" \
+    "vpaddd %%" R "15, %%" R "13, %%" R "13\n\t" APPLY(i, INS, R)
+#define CLOCK_KERNEL(NAME, R)                                                             \
+    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {            \
+        asm volatile(REP12(LOAD_ACC, "vmovups", R) "vmovups 4096(%[p]), %%" R "14\n\t"    \
+                     "vmovups 5120(%[p]), %%" R "15\n\t"                                  \
+                     "vpxor %%xmm13, %%xmm13, %%xmm13\n\t"                                \
+                     ".p2align 5\n"                                                       \
+                     "1:\n\t" REP12(CHAIN_STEP, "vfmadd231ps", R)                         \
+                         REP12(CHAIN_STEP, "vfmadd231ps", R) "dec %[n]\n\t"               \
+                     "jnz 1b\n\t" REP12(STORE_ACC, "vmovups", R) "vzeroupper\n\t"         \
+                     : [n] "+r"(n)                                                        \
+                     : [p] "r"(o)                                                         \
+                     : "memory", "cc", VEC_CLOBBERS);                                     \
+    }
+
+CLOCK_KERNEL(ceiling_clock_128, "xmm")
+CLOCK_KERNEL(ceiling_clock_256, "ymm")
+CLOCK_KERNEL(ceiling_clock_512, "zmm")
+
+// AMX: the scalar add chain (integer ports, which tile instructions do not use) beside
+// two tile products per 48 cycles (32 of them keep the TMUL unit busy). A vpaddd chain
+// here reads ~20% slow: it competes with the tile instructions for ports 0 and 5.
+extern "C" void ceiling_clock_amx(std::int64_t n, ceiling::kernels::RoofOperands* o) {
+    long x = 0;
+    const long one = 1;
+    asm volatile("ldtilecfg (%[cfg])\n\t"
+                 "mov $64, %%rax\n\t"
+                 "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"
+                 "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"
+                 "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"
+                 "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"
+                 ".p2align 5\n"
+                 "1:\n\t"
+                 "tdpbf16ps %%tmm6, %%tmm4, %%tmm0\n\t"
+                 REP4(REP4("add %[one], %[x]\n\t")) REP4(REP4("add %[one], %[x]\n\t"))
+                 "tdpbf16ps %%tmm6, %%tmm4, %%tmm1\n\t"
+                 REP4(REP4("add %[one], %[x]\n\t"))
+                 "dec %[n]\n\t"
+                 "jnz 1b\n\t"
+                 "tilerelease\n\t"
+                 : [n] "+r"(n), [x] "+r"(x)
+                 : [p] "r"(o), [cfg] "r"(&tile_config), [one] "r"(one)
+                 : "memory", "cc", "rax");
+}

@@ -21,6 +21,7 @@ struct MachineArgs {
     int threads = 0;
     std::string output;
     bool json = false;
+    bool show = false;
 };
 }  // namespace
 
@@ -40,10 +41,20 @@ Command add_machine(CLI::App& root, const GlobalOptions& global) {
                     "Where to save the profile (default: $CEILING_PROFILE, else "
                     "~/.cache/ceiling/machine-HOST.json)");
     app->add_flag("--json", args->json, "Print the profile as JSON on stdout instead of the table");
+    app->add_flag("--show", args->show,
+                  "Print the saved profile (from --output or the default path) without measuring");
 
     return {app, [args, &global]() -> int {
                 const auto path = args->output.empty() ? store::default_profile_path()
                                                        : std::filesystem::path(args->output);
+                if (args->show) {
+                    const MachineProfile saved = store::load_profile(path);
+                    if (args->json)
+                        std::cout << nlohmann::json(saved).dump(2) << "\n";
+                    else
+                        output::render_machine_profile(saved, std::cout);
+                    return exit_ok;
+                }
                 // Fail before a minute of measuring, not after.
                 try {
                     output::check_writable(path);

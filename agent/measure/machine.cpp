@@ -50,6 +50,19 @@ std::string unavailable_reason(bool (*supported)(const kernels::CpuFeatures&), b
     return {};
 }
 
+// The clock kernel of a width, if it can run here (nullptr otherwise).
+const kernels::ClockKernel* clock_kernel(std::string_view width) {
+    for (const auto& ck : kernels::clock_kernels())
+        if (ck.width == width && unavailable_reason(ck.supported, ck.needs_amx_permission).empty()) return &ck;
+    return nullptr;
+}
+
+// Operands for the clock kernels' interleaved FMAs: any finite values will do.
+const kernels::ComputeKernel* find_compute_kernel_or_first() {
+    const auto* k = kernels::find_compute_kernel("fp32_fma512");
+    return k ? k : &kernels::compute_kernels().front();
+}
+
 // Per-thread operand blocks, so threads never share a cache line.
 std::vector<std::unique_ptr<kernels::RoofOperands>> operands_for(int threads,
                                                                  const kernels::ComputeKernel* k) {
@@ -65,8 +78,7 @@ std::vector<std::unique_ptr<kernels::RoofOperands>> operands_for(int threads,
 
 void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, const MachineOptions& o) {
     const RepeatPlan plan = compute_plan(o.quick);
-    // The FMA operands the clock kernels interleave: any finite values will do.
-    const auto* fma = kernels::find_compute_kernel("fp32_fma512");
+    const auto* fma = find_compute_kernel_or_first();
     for (const auto& ck : kernels::clock_kernels()) {
         if (const auto why = unavailable_reason(ck.supported, ck.needs_amx_permission); !why.empty()) {
             p.absent.push_back({"clock " + std::string(ck.width), why});
@@ -78,7 +90,7 @@ void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, co
             const std::int64_t n = calibrate([&](std::int64_t m) { ck.run(m, ops[0].get()); }, plan.target_s);
             const double cycles = static_cast<double>(n) * ck.chain_per_iteration;
             const Summary hz = best_block_rate(
-                [&] { kernels::run_on_threads(threads, [&](int t) { ck.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
+                [&] { return team_cpu_seconds(threads, [&](int t) { ck.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
                 cycles, plan);
             p.clocks.push_back({std::string(ck.width), threads, hz});
         }
@@ -114,15 +126,28 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             r.engine = cls ? cls->engine : Engine::vector;
             r.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
             r.threads = threads;
-            r.ops_per_s = best_block_rate(
-                [&] { kernels::run_on_threads(threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
-                work, plan);
+            auto roof_run = [&] {
+                return team_cpu_seconds(threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); });
+            };
+            const auto* ck = cls ? clock_kernel(cls->clock_width) : nullptr;
+            if (ck && uarch && instructions_per_cycle(*uarch, k.roof)) {
+                // The clock of the same width, timed beside each repeat: the theoretical
+                // value then uses the frequency this roof actually ran at.
+                auto clock_ops = operands_for(threads, find_compute_kernel_or_first());
+                const std::int64_t nc = std::max<std::int64_t>(1, n / 4);
+                const auto paired = best_block_rate_paired(
+                    roof_run, work,
+                    [&] {
+                        return team_cpu_seconds(threads, [&](int t) { ck->run(nc, clock_ops[static_cast<std::size_t>(t)].get()); });
+                    },
+                    static_cast<double>(nc) * ck->chain_per_iteration, plan);
+                r.ops_per_s = paired.main;
+                r.clock_hz = paired.companion.median;
+                r.theoretical_ops_per_s = theoretical_ops_per_s(*uarch, k.roof, *r.clock_hz, threads);
+            } else {
+                r.ops_per_s = best_block_rate(roof_run, work, plan);
+            }
             r.noisy = r.ops_per_s.rel_spread > noisy_spread;
-            if (cls && uarch)
-                if (const auto* c = p.clock(std::string(cls->clock_width), threads)) {
-                    r.clock_hz = c->hz.median;
-                    r.theoretical_ops_per_s = theoretical_ops_per_s(*uarch, k.roof, c->hz.median, threads);
-                }
             p.compute_roofs.push_back(r);
         }
     }
@@ -136,8 +161,12 @@ void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) 
         const std::int64_t n = calibrate(
             [&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) kernels::empty_parallel_region(threads); },
             plan.target_s);
-        const auto t = time_runs([&] { for (std::int64_t i = 0; i < n; ++i) kernels::empty_parallel_region(threads); },
-                                 plan.warmup, plan.repeats * plan.blocks);
+        // Wall time: fork/join is about waking and waiting for other threads.
+        const auto t = time_runs(
+            [&] {
+                return collectors::time_s([&] { for (std::int64_t i = 0; i < n; ++i) kernels::empty_parallel_region(threads); });
+            },
+            plan.warmup, plan.repeats * plan.blocks);
         std::vector<double> per;
         for (double x : t) per.push_back(x / static_cast<double>(n));
         p.overheads.fork_join_s = summarize(per);
@@ -145,8 +174,8 @@ void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) 
     void (*volatile call)() = kernels::ceiling_empty_call;
     const std::int64_t n = calibrate([&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) call(); },
                                      plan.target_s);
-    const auto t = time_runs([&] { for (std::int64_t i = 0; i < n; ++i) call(); }, plan.warmup,
-                             plan.repeats * plan.blocks);
+    const auto t = time_runs([&] { return team_cpu_seconds(1, [&](int) { for (std::int64_t i = 0; i < n; ++i) call(); }); },
+                             plan.warmup, plan.repeats * plan.blocks);
     std::vector<double> per;
     for (double x : t) per.push_back(x / static_cast<double>(n));
     p.overheads.empty_call_s = summarize(per);
@@ -167,13 +196,16 @@ MachineProfile measure_machine(const MachineOptions& options) {
 
     p.method = {
         {"roof", "best block median over repeats (a roof is a ceiling); spread from that block"},
+        {"timing",
+         "CPU time of the slowest thread (CLOCK_THREAD_CPUTIME_ID), not wall time: time the OS "
+         "gave to other work on a shared machine does not lower a roof; fork/join uses wall time"},
         {"compute",
          "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
          "checked for exact results before timing"},
         {"clock",
          "dependent chain of 1-cycle vpaddd (scalar: add) beside FMAs of the same width"},
-        {"theoretical", "clock (measured, same width and threads) x instructions/cycle (uarch table) "
-                        "x ops/instruction x threads"},
+        {"theoretical", "clock (same width and threads, timed beside each repeat of the roof) x "
+                        "instructions/cycle (uarch table) x ops/instruction x threads"},
         {"bandwidth_bytes",
          "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
          "no non-temporal stores"},

@@ -114,16 +114,16 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                 if (n == 0) continue;
                 const double bytes_per_pass = static_cast<double>(n) * sizeof(float) * kernel.arrays * threads;
                 auto run = [&](int passes) {
-                    kernels::run_on_threads(threads, [&](int t) {
+                    return team_cpu_seconds(threads, [&](int t) {
                         float* base = arena.floats() + static_cast<std::size_t>(t) *
                                                            kernels::bandwidth_footprint_floats(n, kernel.arrays);
                         kernels::run_bandwidth_kernel(impl, kernel.name, base, n, passes);
                     });
                 };
-                const double one = collectors::time_s([&] { run(1); });
+                const double one = run(1);
                 const int passes = std::max(1, static_cast<int>(plan.target_s / std::max(one, 1e-9)));
                 const int repeats = one > 0.05 ? std::max(2, plan.repeats - 2) : plan.repeats;
-                const auto t = time_runs([&] { run(passes); }, plan.warmup, repeats);
+                const auto t = time_runs([&] { return run(passes); }, plan.warmup, repeats);
                 points.push_back({static_cast<std::uint64_t>(bytes_per_pass),
                                   summarize_reciprocal(t, bytes_per_pass * passes)});
                 p.sweep.push_back({std::string(kernel.name), threads, points.back().working_set_bytes,
@@ -183,7 +183,8 @@ void measure_latencies(MachineProfile& p, const MachineOptions& o) {
         kernels::build_chase(buf.data(), t.bytes, t.stride, 42);
         void* sink = buf.data();
         const std::int64_t n = calibrate([&](std::int64_t m) { sink = kernels::chase(sink, m); }, plan.target_s);
-        const auto times = time_runs([&] { sink = kernels::chase(sink, n); }, plan.warmup, plan.repeats);
+        const auto times = time_runs([&] { return team_cpu_seconds(1, [&](int) { sink = kernels::chase(sink, n); }); },
+                                     plan.warmup, plan.repeats);
         std::vector<double> per_load;
         for (double x : times) per_load.push_back(x / static_cast<double>(n));
         LatencyMeasurement m;

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "collectors/clock.hpp"
+#include "kernels/parallel.hpp"
 
 namespace ceiling::measure {
 
@@ -19,20 +20,51 @@ std::int64_t calibrate(const std::function<void(std::int64_t)>& run, double targ
     }
 }
 
-std::vector<double> time_runs(const std::function<void()>& run, int warmup, int repeats) {
+std::vector<double> time_runs(const std::function<double()>& run, int warmup, int repeats) {
     for (int i = 0; i < warmup; ++i) run();
     std::vector<double> t;
     t.reserve(static_cast<std::size_t>(repeats));
-    for (int i = 0; i < repeats; ++i) t.push_back(collectors::time_s(run));
+    for (int i = 0; i < repeats; ++i) t.push_back(run());
     return t;
 }
 
-Summary best_block_rate(const std::function<void()>& run, double work, const RepeatPlan& plan) {
+double team_cpu_seconds(int threads, const std::function<void(int)>& fn) {
+    std::vector<std::int64_t> cpu(static_cast<std::size_t>(std::max(1, threads)));
+    kernels::run_on_threads(threads, [&](int t) {
+        const std::int64_t t0 = collectors::thread_cpu_ns();
+        fn(t);
+        cpu[static_cast<std::size_t>(t)] = collectors::thread_cpu_ns() - t0;
+    });
+    return static_cast<double>(*std::max_element(cpu.begin(), cpu.end())) * 1e-9;
+}
+
+Summary best_block_rate(const std::function<double()>& run, double work, const RepeatPlan& plan) {
     Summary best;
     for (int b = 0; b < plan.blocks; ++b) {
         const auto t = time_runs(run, b == 0 ? plan.warmup : 0, plan.repeats);
         const Summary s = summarize_reciprocal(t, work);
         if (b == 0 || s.median > best.median) best = s;
+    }
+    return best;
+}
+
+PairedRates best_block_rate_paired(const std::function<double()>& run, double work,
+                                   const std::function<double()>& companion, double companion_work,
+                                   const RepeatPlan& plan) {
+    PairedRates best;
+    for (int b = 0; b < plan.blocks; ++b) {
+        if (b == 0)
+            for (int i = 0; i < plan.warmup; ++i) {
+                companion();
+                run();
+            }
+        std::vector<double> tc, tm;
+        for (int i = 0; i < plan.repeats; ++i) {
+            tc.push_back(companion());
+            tm.push_back(run());
+        }
+        PairedRates r{summarize_reciprocal(tm, work), summarize_reciprocal(tc, companion_work)};
+        if (b == 0 || r.main.median > best.main.median) best = r;
     }
     return best;
 }

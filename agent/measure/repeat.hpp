@@ -21,11 +21,29 @@ struct RepeatPlan {
 // Smallest n (doubling from 1) with run(n) >= target_s / 8, scaled to target_s.
 std::int64_t calibrate(const std::function<void(std::int64_t)>& run, double target_s);
 
-// Durations of plan.repeats timed runs after plan.warmup untimed ones.
-std::vector<double> time_runs(const std::function<void()>& run, int warmup, int repeats);
+// Durations of `repeats` runs after `warmup` untimed ones; `run` returns its own duration.
+std::vector<double> time_runs(const std::function<double()>& run, int warmup, int repeats);
+
+// Runs fn(thread) on `threads` pinned threads and returns the CPU time of the slowest
+// thread in seconds. CPU time, not wall time: on a shared machine the OS may run others'
+// work on our CPUs, and a roof is what the hardware does while our code runs (the method
+// string in the profile says so). Wall time still bounds it from above.
+double team_cpu_seconds(int threads, const std::function<void(int)>& fn);
 
 // Rates (work / duration) of each block; returns the summary of the block with the best
 // median rate.
-Summary best_block_rate(const std::function<void()>& run, double work, const RepeatPlan& plan);
+Summary best_block_rate(const std::function<double()>& run, double work, const RepeatPlan& plan);
+
+// As best_block_rate, but each repeat also times a companion (e.g. the clock kernel of
+// the same width) right before the main run; returns the best block's rates of both, so
+// the companion describes the conditions the roof was measured under (clock frequency
+// moves on a shared host).
+struct PairedRates {
+    Summary main;
+    Summary companion;
+};
+PairedRates best_block_rate_paired(const std::function<double()>& run, double work,
+                                   const std::function<double()>& companion, double companion_work,
+                                   const RepeatPlan& plan);
 
 }  // namespace ceiling::measure

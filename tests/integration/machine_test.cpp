@@ -1,0 +1,99 @@
+// `ceiling machine` end to end: measures, prints, saves a valid profile; bad input gets
+// the documented exit status and leaves no partial file.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/machine_profile.hpp"
+#include "tests/integration/process.hpp"
+
+namespace ceiling {
+namespace {
+
+using testing::run_ceiling;
+using testing::TempDir;
+
+TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
+    TempDir dir;
+    const auto file = dir / "profile.json";
+    { std::ofstream(file) << "{ this is not a profile"; }
+
+    // A corrupt saved profile: a clear error naming the file, exit 2.
+    auto shown = run_ceiling({"machine", "--show", "--output", file.string()});
+    EXPECT_EQ(shown.exit_code, 2) << shown.err;
+    EXPECT_NE(shown.err.find(file.string()), std::string::npos) << shown.err;
+    EXPECT_EQ(shown.err.find('\n'), shown.err.size() - 1) << "not one line: " << shown.err;
+
+    // ... and `ceiling machine` can overwrite it.
+    const auto r = run_ceiling({"-q", "machine", "--quick", "--output", file.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Compute roofs"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("Bandwidth roofs"), std::string::npos) << r.out;
+
+    const MachineProfile p = parse_machine_profile(testing::slurp(file));
+    EXPECT_TRUE(p.quick);
+    EXPECT_GE(p.host.threads_used, 1);
+    EXPECT_FALSE(p.host.caches.empty());
+    // The scalar clock and the scalar FMA roof exist on every x86-64 machine with FMA.
+    ASSERT_NE(p.clock("scalar", 1), nullptr);
+    EXPECT_GT(p.clock("scalar", 1)->hz.median, 1e8);
+    for (const auto& roof : p.compute_roofs) {
+        EXPECT_GT(roof.ops_per_s.median, 0) << roof.name;
+        EXPECT_LE(roof.ops_per_s.min, roof.ops_per_s.median) << roof.name;
+        if (roof.theoretical_ops_per_s)  // measured above theory means a wrong clock or table
+            EXPECT_LT(roof.ops_per_s.median, *roof.theoretical_ops_per_s * 1.25) << roof.name;
+    }
+    // Every roof kernel either ran or is listed as absent with a reason.
+    EXPECT_GE(p.compute_roofs.size() / static_cast<std::size_t>(p.host.threads_used > 1 ? 2 : 1) +
+                  p.absent.size(),
+              14u);
+    ASSERT_NE(p.best_bandwidth_roof("L1", 1), nullptr);
+    ASSERT_NE(p.best_bandwidth_roof("DRAM", 1), nullptr);
+    // Caches are faster than memory.
+    EXPECT_GT(p.best_bandwidth_roof("L1", 1)->bytes_per_s.median, p.best_bandwidth_roof("DRAM", 1)->bytes_per_s.median);
+    ASSERT_GE(p.latencies.size(), 2u);
+    EXPECT_LT(p.latencies.front().seconds.median, p.latencies.back().seconds.median);
+    EXPECT_FALSE(p.sweep.empty());
+
+    // --show renders the saved file without measuring.
+    shown = run_ceiling({"machine", "--show", "--output", file.string()});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("Compute roofs"), std::string::npos);
+}
+
+TEST(MachineCommand, UnwritableOutputFailsBeforeMeasuringAndLeavesNothing) {
+    TempDir dir;
+    const auto blocker = dir / "file";
+    { std::ofstream(blocker) << "x"; }
+    const auto target = blocker / "profile.json";  // parent is a regular file
+    const auto r = run_ceiling({"machine", "--quick", "--output", target.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(target.string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+TEST(MachineCommand, BadUsageExitsTwoWithUsage) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"machine", "--no-such-option"}, {"no-such-command"}, {}, {"machine", "--threads", "0"},
+             {"machine", "--threads", "many"}}) {
+        const auto r = run_ceiling(args);
+        EXPECT_EQ(r.exit_code, 2) << r.err;
+        EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;
+    }
+    const auto too_many = run_ceiling({"machine", "--threads", "4096", "--output", "/dev/null"});
+    EXPECT_EQ(too_many.exit_code, 2) << too_many.err;
+}
+
+TEST(MachineCommand, HelpExplainsOptionsAndExitsZero) {
+    const auto r = run_ceiling({"machine", "--help"});
+    EXPECT_EQ(r.exit_code, 0);
+    for (const char* word : {"--quick", "--threads", "--output", "--json", "--show"})
+        EXPECT_NE(r.out.find(word), std::string::npos) << word;
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -1,0 +1,96 @@
+// Theoretical peaks: clock x instructions/cycle x ops/instruction x cores, per ISA and
+// precision, from the data tables.
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "diagnosis/peak_table.hpp"
+
+namespace ceiling {
+namespace {
+
+const Microarchitecture& spr() {
+    const auto* u = find_microarchitecture("GenuineIntel", 6, 0xCF);  // Emerald Rapids
+    EXPECT_NE(u, nullptr);
+    return *u;
+}
+
+struct PeakCase {
+    const char* roof;
+    double per_cycle_per_core;  // ops, written out below
+};
+
+// Sapphire/Emerald Rapids, per core per cycle:
+//   fp64 scalar FMA: 2 ports x 1 lane x 2      = 4
+//   fp32 128-bit:    2 ports x 4 lanes x 2     = 16
+//   fp32 256-bit:    2 x 8 x 2                 = 32
+//   fp64 512-bit:    2 x 8 x 2                 = 32
+//   fp32 512-bit:    2 x 16 x 2                = 64
+//   fp16 512-bit:    2 x 32 x 2                = 128
+//   bf16 vdpbf16ps:  0.5 x (16 lanes x 2 pairs x 2) = 32
+//   int8 vpdpbusd:   2 x (16 x 4 x 2)          = 256
+//   AMX bf16:        1/16 x (16 x 16 x 32 x 2) = 1024
+//   AMX int8:        1/16 x (16 x 16 x 64 x 2) = 2048
+const PeakCase spr_cases[] = {
+    {"fp64_scalar", 4}, {"fp32_fma128", 16}, {"fp32_fma256", 32}, {"fp64_fma512", 32},
+    {"fp32_fma512", 64}, {"fp16_fma512", 128}, {"bf16_dot512", 32}, {"int8_dot512", 256},
+    {"bf16_amx", 1024}, {"int8_amx", 2048},
+};
+
+TEST(PeakTable, SapphireRapidsPerCycleArithmetic) {
+    for (const auto& c : spr_cases) {
+        const auto peak = theoretical_ops_per_s(spr(), c.roof, 1.0, 1);
+        ASSERT_TRUE(peak) << c.roof;
+        EXPECT_DOUBLE_EQ(*peak, c.per_cycle_per_core) << c.roof;
+    }
+}
+
+TEST(PeakTable, ScalesWithClockAndCores) {
+    // fp32 zmm FMA on 2 cores at 2.8 GHz: 2.8e9 x 64 x 2 = 358.4 GFLOP/s.
+    EXPECT_DOUBLE_EQ(*theoretical_ops_per_s(spr(), "fp32_fma512", 2.8e9, 2), 358.4e9);
+}
+
+TEST(PeakTable, UnknownRoofOrBadInputsHaveNoTheoreticalValue) {
+    // Haswell has no AVX-512: no 512-bit theoretical peak, never a made-up one.
+    const auto* hsw = find_microarchitecture("GenuineIntel", 6, 0x3F);
+    ASSERT_NE(hsw, nullptr);
+    EXPECT_FALSE(theoretical_ops_per_s(*hsw, "fp32_fma512", 3e9, 1));
+    EXPECT_DOUBLE_EQ(*theoretical_ops_per_s(*hsw, "fp32_fma256", 1, 1), 32);
+    EXPECT_FALSE(theoretical_ops_per_s(spr(), "no_such_roof", 3e9, 1));
+    EXPECT_FALSE(theoretical_ops_per_s(spr(), "fp32_fma512", 0, 1));
+    EXPECT_FALSE(theoretical_ops_per_s(spr(), "fp32_fma512", 3e9, 0));
+    EXPECT_EQ(find_microarchitecture("GenuineIntel", 6, 0x01), nullptr);
+    EXPECT_EQ(find_microarchitecture("CentaurHauls", 6, 0xCF), nullptr);
+}
+
+TEST(PeakTable, ZenFourDoublePumpsAvx512) {
+    const auto* zen4 = find_microarchitecture("AuthenticAMD", 0x19, 0x11);
+    ASSERT_NE(zen4, nullptr);
+    // 512-bit FMAs occupy a 256-bit pipe twice: same per-cycle peak as 256-bit.
+    EXPECT_DOUBLE_EQ(*theoretical_ops_per_s(*zen4, "fp32_fma512", 1, 1),
+                     *theoretical_ops_per_s(*zen4, "fp32_fma256", 1, 1));
+}
+
+TEST(PeakTable, TablesAreConsistent) {
+    std::set<std::string_view> roofs;
+    for (const auto& c : instruction_classes()) {
+        EXPECT_TRUE(roofs.insert(c.roof).second) << "duplicate roof " << c.roof;
+        EXPECT_GT(c.ops_per_instruction, 0) << c.roof;
+        const std::set<std::string_view> widths = {"scalar", "128", "256", "512", "amx"};
+        EXPECT_TRUE(widths.count(c.clock_width)) << c.roof;
+    }
+    std::set<std::pair<std::string_view, int>> models;
+    for (const auto& u : microarchitectures()) {
+        for (const auto& t : u.throughput) {
+            EXPECT_TRUE(roofs.count(t.roof)) << u.name << " lists unknown roof " << t.roof;
+            EXPECT_GT(t.instructions_per_cycle, 0) << u.name << " " << t.roof;
+        }
+        for (int m : u.models)
+            EXPECT_TRUE(models.insert({u.vendor, u.family * 256 + m}).second)
+                << u.name << " repeats model " << m;
+    }
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -1,0 +1,109 @@
+// Plateau detection on synthetic working-set sweeps: clean, noisy, none; and naming
+// plateaus by memory level.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "diagnosis/plateau.hpp"
+
+namespace ceiling {
+namespace {
+
+constexpr double KiB = 1024, MiB = 1024 * KiB;
+
+// A sweep x sqrt(2) from 4 KiB to 1 GiB over a 4-level machine: 48 KiB L1 at 300 GB/s,
+// 2 MiB L2 at 130 GB/s, 32 MiB L3 at 25 GB/s, DRAM at 12 GB/s; values between levels
+// fall off smoothly over the transition sizes.
+std::vector<SweepSample> four_level_sweep(double noise = 0, unsigned seed = 1) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> jitter(-noise, noise);
+    const double caps[] = {48 * KiB, 2 * MiB, 32 * MiB};
+    const double bw[] = {300e9, 130e9, 25e9, 12e9};
+    std::vector<SweepSample> s;
+    for (double ws = 4 * KiB; ws <= 1024 * MiB; ws *= std::sqrt(2.0)) {
+        int level = 0;
+        while (level < 3 && ws > caps[level]) ++level;
+        double v = bw[level];
+        // Just past a capacity, part of the set still hits the faster level.
+        if (level > 0 && ws < 2 * caps[level - 1]) v = std::sqrt(bw[level] * bw[level - 1]);
+        s.push_back({ws, v * (1 + jitter(rng))});
+    }
+    return s;
+}
+
+const std::vector<LevelCapacity> levels = {{"L1", 48 * KiB}, {"L2", 2 * MiB}, {"L3", 32 * MiB}};
+
+TEST(Plateaus, CleanSweepHasFourPlateausNamedByLevel) {
+    const auto s = four_level_sweep();
+    const auto p = detect_plateaus(s);
+    ASSERT_EQ(p.size(), 4u);
+    const auto named = label_plateaus(s, p, levels);
+    ASSERT_EQ(named.size(), 4u);
+    EXPECT_EQ(named[0].level, "L1");
+    EXPECT_DOUBLE_EQ(named[0].plateau.median, 300e9);
+    EXPECT_EQ(named[1].level, "L2");
+    EXPECT_DOUBLE_EQ(named[1].plateau.median, 130e9);
+    EXPECT_EQ(named[2].level, "L3");
+    EXPECT_DOUBLE_EQ(named[2].plateau.median, 25e9);
+    EXPECT_EQ(named[3].level, "DRAM");
+    EXPECT_DOUBLE_EQ(named[3].plateau.median, 12e9);
+}
+
+TEST(Plateaus, NoisySweepStillFindsTheLevelsWithinNoise) {
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+        auto s = four_level_sweep(0.05, seed);
+        s[3].value *= 0.5;  // one stray point inside L1 (a neighbour's burst)
+        const auto named = label_plateaus(s, detect_plateaus(s), levels);
+        ASSERT_EQ(named.size(), 4u) << "seed " << seed;
+        const double want[] = {300e9, 130e9, 25e9, 12e9};
+        for (int i = 0; i < 4; ++i)
+            EXPECT_NEAR(named[static_cast<std::size_t>(i)].plateau.median, want[i], 0.05 * want[i])
+                << "seed " << seed << " level " << named[static_cast<std::size_t>(i)].level;
+    }
+}
+
+TEST(Plateaus, SmoothDeclineHasNoPlateau) {
+    // Bandwidth falling 20% per step never stays within 15% for three points.
+    std::vector<SweepSample> s;
+    double v = 300e9;
+    for (double ws = 4 * KiB; ws <= 1024 * MiB; ws *= 2, v *= 0.8) s.push_back({ws, v});
+    EXPECT_TRUE(detect_plateaus(s).empty());
+}
+
+TEST(Plateaus, TooFewPointsAndUnsortedInput) {
+    EXPECT_TRUE(detect_plateaus({}).empty());
+    const std::vector<SweepSample> two = {{4 * KiB, 1e9}, {8 * KiB, 1e9}};
+    EXPECT_TRUE(detect_plateaus(two).empty());
+    const std::vector<SweepSample> unsorted = {{8 * KiB, 1e9}, {4 * KiB, 1e9}, {16 * KiB, 1e9}};
+    EXPECT_THROW(detect_plateaus(unsorted), std::invalid_argument);
+}
+
+TEST(Plateaus, LastPlateauPastTheOutermostCacheIsMemory) {
+    // A VM reports the host's 300 MiB L3 while its share ends at ~32 MiB: the plateau from
+    // 64 MiB to 1.2 GiB has its middle (~280 MiB) under 300 MiB, but it holds the sweep's
+    // last point, beyond every cache, so it is DRAM.
+    std::vector<SweepSample> s;
+    for (double ws = 4 * MiB; ws <= 32 * MiB; ws *= 2) s.push_back({ws, 25e9});
+    for (double ws = 64 * MiB; ws <= 1200 * MiB; ws *= 2) s.push_back({ws, 12e9});
+    const std::vector<LevelCapacity> vm = {{"L1", 48 * KiB}, {"L2", 2 * MiB}, {"L3", 300 * MiB}};
+    const auto named = label_plateaus(s, detect_plateaus(s), vm);
+    ASSERT_EQ(named.size(), 2u);
+    EXPECT_EQ(named[0].level, "L3");
+    EXPECT_EQ(named[1].level, "DRAM");
+}
+
+TEST(Plateaus, TwoPlateausInOneLevelKeepTheLonger) {
+    std::vector<SweepSample> s = {{4 * KiB, 100}, {5 * KiB, 100}, {6 * KiB, 100},
+                                  {7 * KiB, 50},  {8 * KiB, 50},  {9 * KiB, 50}, {10 * KiB, 50}};
+    const auto named = label_plateaus(s, detect_plateaus(s), levels);
+    ASSERT_EQ(named.size(), 1u);
+    EXPECT_EQ(named[0].level, "L1");
+    EXPECT_EQ(named[0].plateau.points(), 4u);
+    EXPECT_DOUBLE_EQ(named[0].plateau.median, 50);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -160,18 +160,29 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
 void measure_latencies(MachineProfile& p, const MachineOptions& o) {
     const std::uint64_t limit = sweep_limit(p.host);
     const std::size_t line = p.host.cache(1) && p.host.cache(1)->line_bytes ? p.host.cache(1)->line_bytes : 64;
-    // One point inside each level: half of L1 and L2, half of the last level, and DRAM at the
-    // sweep's limit with every other line (still twice the LLC in distinct lines).
+    // One point inside each level: the middle of the level's measured bandwidth plateau
+    // (1 thread, read) when the sweep found one, since a VM's nominal cache sizes can be the
+    // host's; else half the nominal size. DRAM at the sweep's limit with every other line
+    // (still twice the LLC in distinct lines).
     struct Target {
         std::string level;
         std::uint64_t bytes;
         std::size_t stride;
     };
+    auto measured_middle = [&](const std::string& level) -> std::uint64_t {
+        for (const auto& r : p.bandwidth_roofs)
+            if (r.level == level && r.threads == 1 && r.kernel == "read")
+                return static_cast<std::uint64_t>(std::sqrt(static_cast<double>(r.min_working_set_bytes) *
+                                                            static_cast<double>(r.max_working_set_bytes)));
+        return 0;
+    };
     std::vector<Target> targets;
     for (int level = 1; level <= 3; ++level)
         if (const CacheInfo* c = p.host.cache(level)) {
+            const std::string name = "L" + std::to_string(level);
             const std::uint64_t prev = level > 1 && p.host.cache(level - 1) ? p.host.cache(level - 1)->size_bytes : 0;
-            targets.push_back({"L" + std::to_string(level), std::max(c->size_bytes / 2, 2 * prev), line});
+            const std::uint64_t measured = measured_middle(name);
+            targets.push_back({name, measured ? measured : std::max(c->size_bytes / 2, 2 * prev), line});
         }
     targets.push_back({"DRAM", limit, 2 * line});
     if (o.add_steps) o.add_steps(static_cast<int>(targets.size()));

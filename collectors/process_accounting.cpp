@@ -1,0 +1,206 @@
+#include "collectors/process_accounting.hpp"
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "collectors/clock.hpp"
+
+namespace ceiling::collectors {
+
+namespace {
+
+double seconds(const timeval& tv) {
+    return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) * 1e-6;
+}
+
+std::optional<double> minus(std::optional<double> a, std::optional<double> b) {
+    if (!a || !b) return std::nullopt;
+    return *a - *b;
+}
+
+// Splits on spaces, skipping empty fields.
+std::vector<std::string_view> fields(std::string_view s) {
+    std::vector<std::string_view> out;
+    while (!s.empty()) {
+        const auto start = s.find_first_not_of(' ');
+        if (start == std::string_view::npos) break;
+        s.remove_prefix(start);
+        const auto end = s.find(' ');
+        out.push_back(s.substr(0, end));
+        s = end == std::string_view::npos ? std::string_view{} : s.substr(end);
+    }
+    return out;
+}
+
+// "VmHWM:	  123 kB" -> 123 * 1024; plain numbers stay as they are.
+std::optional<double> status_value(std::string_view v) {
+    v = trim(v);
+    double scale = 1;
+    if (v.size() > 3 && v.substr(v.size() - 3) == " kB") {
+        scale = 1024;
+        v.remove_suffix(3);
+    }
+    auto n = parse_int(v);
+    if (!n) return std::nullopt;
+    return static_cast<double>(*n) * scale;
+}
+
+}  // namespace
+
+ProcessUsage usage_from_rusage(const rusage& ru) {
+    ProcessUsage u;
+    u.user_s = seconds(ru.ru_utime);
+    u.system_s = seconds(ru.ru_stime);
+    u.max_rss_bytes = static_cast<double>(ru.ru_maxrss) * 1024.0;  // Linux reports KiB
+    u.minor_faults = static_cast<double>(ru.ru_minflt);
+    u.major_faults = static_cast<double>(ru.ru_majflt);
+    u.voluntary_switches = static_cast<double>(ru.ru_nvcsw);
+    u.involuntary_switches = static_cast<double>(ru.ru_nivcsw);
+    return u;
+}
+
+ProcessUsage usage_delta(const ProcessUsage& before, const ProcessUsage& after) {
+    ProcessUsage d;
+    d.user_s = minus(after.user_s, before.user_s);
+    d.system_s = minus(after.system_s, before.system_s);
+    d.max_rss_bytes = after.max_rss_bytes;
+    d.minor_faults = minus(after.minor_faults, before.minor_faults);
+    d.major_faults = minus(after.major_faults, before.major_faults);
+    d.voluntary_switches = minus(after.voluntary_switches, before.voluntary_switches);
+    d.involuntary_switches = minus(after.involuntary_switches, before.involuntary_switches);
+    return d;
+}
+
+std::optional<ProcStat> parse_proc_stat(std::string_view text) {
+    const auto close = text.rfind(')');
+    if (close == std::string_view::npos) return std::nullopt;
+    // After ')' comes field 3 (state); index i here is field i + 3.
+    const auto f = fields(trim(text.substr(close + 1)));
+    if (f.size() < 22) return std::nullopt;
+    auto num = [&](int field) { return parse_int(f[static_cast<std::size_t>(field - 3)]); };
+    auto minflt = num(10), majflt = num(12), utime = num(14), stime = num(15), threads = num(20),
+         rss = num(24);
+    if (!minflt || !majflt || !utime || !stime || !threads || !rss || f[0].size() != 1)
+        return std::nullopt;
+    ProcStat s;
+    s.state = f[0][0];
+    s.minor_faults = static_cast<double>(*minflt);
+    s.major_faults = static_cast<double>(*majflt);
+    s.utime_ticks = static_cast<double>(*utime);
+    s.stime_ticks = static_cast<double>(*stime);
+    s.num_threads = static_cast<double>(*threads);
+    s.rss_pages = static_cast<double>(*rss);
+    return s;
+}
+
+ProcStatus parse_proc_status(std::string_view text) {
+    ProcStatus st;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        const std::string_view key = line.substr(0, colon), value = line.substr(colon + 1);
+        if (key == "VmHWM")
+            st.vm_hwm_bytes = status_value(value);
+        else if (key == "VmRSS")
+            st.vm_rss_bytes = status_value(value);
+        else if (key == "Threads")
+            st.threads = status_value(value);
+        else if (key == "voluntary_ctxt_switches")
+            st.voluntary_switches = status_value(value);
+        else if (key == "nonvoluntary_ctxt_switches")
+            st.involuntary_switches = status_value(value);
+        else if (key == "CapEff") {
+            // A hex mask without the 0x prefix.
+            if (auto v = parse_int("0x" + std::string(trim(value))))
+                st.cap_effective = static_cast<std::uint64_t>(*v);
+        }
+    }
+    return st;
+}
+
+std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view pid,
+                                            double clock_ticks_per_s, double page_size_bytes) {
+    (void)page_size_bytes;  // peak RSS comes from VmHWM, already in bytes
+    const std::string dir = "/proc/" + std::string(pid);
+    auto stat_text = root.read_text(dir + "/stat");
+    if (!stat_text) return std::nullopt;
+    auto stat = parse_proc_stat(*stat_text);
+    if (!stat) return std::nullopt;
+    ProcessUsage u;
+    u.user_s = stat->utime_ticks / clock_ticks_per_s;
+    u.system_s = stat->stime_ticks / clock_ticks_per_s;
+    u.minor_faults = stat->minor_faults;
+    u.major_faults = stat->major_faults;
+    if (auto status_text = root.read_text(dir + "/status")) {
+        const auto st = parse_proc_status(*status_text);
+        u.max_rss_bytes = st.vm_hwm_bytes;
+        u.voluntary_switches = st.voluntary_switches;
+        u.involuntary_switches = st.involuntary_switches;
+    }
+    return u;
+}
+
+std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view pid) {
+    return read_proc_usage(root, pid, static_cast<double>(sysconf(_SC_CLK_TCK)),
+                           static_cast<double>(sysconf(_SC_PAGESIZE)));
+}
+
+Readings usage_readings(const ProcessUsage& u) {
+    struct Row {
+        const char* name;
+        const std::optional<double>* value;
+        const char* unit;
+    };
+    const Row rows[] = {
+        {"user_s", &u.user_s, "s"},
+        {"system_s", &u.system_s, "s"},
+        {"max_rss_bytes", &u.max_rss_bytes, "bytes"},
+        {"minor_faults", &u.minor_faults, "count"},
+        {"major_faults", &u.major_faults, "count"},
+        {"voluntary_context_switches", &u.voluntary_switches, "count"},
+        {"involuntary_context_switches", &u.involuntary_switches, "count"},
+    };
+    Readings r;
+    for (const auto& row : rows)
+        if (*row.value) {
+            Reading reading;
+            reading.name = row.name;
+            reading.value = **row.value;
+            reading.unit = row.unit;
+            reading.source = ReadingSource::software;
+            r.values.push_back(std::move(reading));
+        }
+    return r;
+}
+
+ProcessUsage ProcessAccountingCollector::sample() const {
+    rusage ru{};
+    getrusage(scope_ == Scope::thread ? RUSAGE_THREAD : RUSAGE_SELF, &ru);
+    return usage_from_rusage(ru);
+}
+
+void ProcessAccountingCollector::start() {
+    begin_ = sample();
+    begin_ns_ = now_ns();
+}
+
+Readings ProcessAccountingCollector::stop() {
+    const std::int64_t end_ns = now_ns();
+    const ProcessUsage end = sample();
+    Readings r;
+    Reading wall;
+    wall.name = "wall_s";
+    wall.value = static_cast<double>(end_ns - begin_ns_) * 1e-9;
+    wall.unit = "s";
+    wall.source = ReadingSource::timing;
+    r.values.push_back(std::move(wall));
+    r.append(usage_readings(usage_delta(begin_, end)));
+    return r;
+}
+
+}  // namespace ceiling::collectors

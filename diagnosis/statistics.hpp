@@ -29,6 +29,12 @@ double percentile(std::span<const double> sorted, double q);
 // Throws std::invalid_argument on an empty sample or a non-finite value.
 Summary summarize(std::vector<double> samples);
 
+// A distribution too spread out to judge on its median: relative spread above the given
+// limit. One sample cannot show spread, so it is never called unstable (its count says why).
+inline bool unstable(const Summary& s, double max_rel_spread) {
+    return s.count > 1 && s.rel_spread > max_rel_spread;
+}
+
 // Summary of 1/x for each sample (durations -> rates); order statistics flip accordingly.
 Summary summarize_reciprocal(std::span<const double> samples, double numerator);
 

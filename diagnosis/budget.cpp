@@ -1,0 +1,180 @@
+#include "diagnosis/budget.hpp"
+
+#include <array>
+#include <cstdio>
+#include <stdexcept>
+
+#include "diagnosis/json_support.hpp"
+
+namespace ceiling {
+namespace {
+
+using B = Budgets;
+const std::array<BudgetField, 6> fields = {{
+    {"latency_s", "latency", QuantityKind::duration, &B::latency_s},
+    {"latency_p50_s", "latency-p50", QuantityKind::duration, &B::latency_p50_s},
+    {"latency_p99_s", "latency-p99", QuantityKind::duration, &B::latency_p99_s},
+    {"memory_bytes", "memory", QuantityKind::bytes, &B::memory_bytes},
+    {"energy_j", "energy", QuantityKind::energy, &B::energy_j},
+    {"power_w", "power", QuantityKind::power, &B::power_w},
+}};
+
+// Flags may use the short name; files use the unit-suffixed one only (units in field names).
+const BudgetField& field(std::string_view name, bool allow_flag_name) {
+    for (const auto& f : fields)
+        if (f.name == name || (allow_flag_name && f.flag == name)) return f;
+    std::string known;
+    for (const auto& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    throw std::invalid_argument("unknown budget '" + std::string(name) + "' (known: " + known + ")");
+}
+
+using Opt = std::optional<double>;
+
+// Each check: its name, the budget that applies, and the actual it is judged on.
+struct CheckRule {
+    std::string_view name;
+    Opt (*budget)(const Budgets&);
+    Opt (*actual)(const BudgetActuals&);
+};
+const std::array<CheckRule, 5> checks = {{
+    {"latency_p50_s", [](const B& b) { return b.latency_p50_s ? b.latency_p50_s : b.latency_s; },
+     [](const BudgetActuals& a) { return a.latency_s ? Opt(a.latency_s->median) : Opt(); }},
+    {"latency_p99_s", [](const B& b) { return b.latency_p99_s ? b.latency_p99_s : b.latency_s; },
+     [](const BudgetActuals& a) { return a.latency_s ? Opt(a.latency_s->p99) : Opt(); }},
+    {"memory_bytes", [](const B& b) { return b.memory_bytes; }, [](const BudgetActuals& a) { return a.peak_memory_bytes; }},
+    {"energy_j", [](const B& b) { return b.energy_j; }, [](const BudgetActuals& a) { return a.energy_j; }},
+    {"power_w", [](const B& b) { return b.power_w; }, [](const BudgetActuals& a) { return a.power_w; }},
+}};
+
+std::string latency_note(const Summary& s, std::string_view check, const Thresholds& t) {
+    std::string note;
+    auto add = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
+    if (s.count < 2) add("one run: no distribution to judge");
+    // With fewer than 100 samples p99 interpolates between the largest ones (type 7).
+    else if (check == "latency_p99_s" && s.count < 100)
+        add("p99 of " + std::to_string(s.count) + " samples, interpolated between the largest");
+    if (unstable(s, t.unstable_spread)) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "unstable: relative spread %.0f%%", s.rel_spread * 100);
+        add(buf);
+    }
+    return note;
+}
+
+}  // namespace
+
+bool Budgets::empty() const {
+    for (const auto& f : fields)
+        if (this->*f.member) return false;
+    return true;
+}
+
+std::span<const BudgetField> budget_fields() { return fields; }
+
+void set_budget(Budgets& b, std::string_view name, std::string_view value) {
+    const BudgetField& f = field(name, true);
+    try {
+        b.*f.member = parse_quantity(value, f.kind);
+    } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("budget " + std::string(f.name) + ": " + e.what());
+    }
+}
+
+Budgets parse_budgets(const std::string& json_text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(json_text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
+    }
+    return j.get<Budgets>();
+}
+
+std::vector<BudgetCheck> judge_budgets(const Budgets& b, const BudgetActuals& a, const Thresholds& t) {
+    std::vector<BudgetCheck> out;
+    for (const auto& rule : checks) {
+        const Opt budget = rule.budget(b);
+        if (!budget) continue;
+        BudgetCheck c;
+        c.name = std::string(rule.name);
+        c.budget = *budget;
+        c.actual = rule.actual(a);
+        if (c.actual) {
+            c.outcome = *c.actual <= c.budget ? BudgetOutcome::pass : BudgetOutcome::fail;
+            if (c.budget > 0) c.margin = (c.budget - *c.actual) / c.budget;
+        } else {
+            c.note = "not measured";
+        }
+        if (a.latency_s && c.name.starts_with("latency")) {
+            const auto n = latency_note(*a.latency_s, c.name, t);
+            if (!n.empty()) c.note = n;
+        }
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::optional<bool> budgets_met(std::span<const BudgetCheck> checks) {
+    bool unknown = checks.empty();
+    for (const auto& c : checks) {
+        if (c.outcome == BudgetOutcome::fail) return false;
+        unknown = unknown || c.outcome == BudgetOutcome::unknown;
+    }
+    if (unknown) return std::nullopt;
+    return true;
+}
+
+void to_json(nlohmann::json& j, const Budgets& b) {
+    j = nlohmann::json::object();
+    for (const auto& f : fields)
+        if (b.*f.member) j[std::string(f.name)] = *(b.*f.member);
+}
+void from_json(const nlohmann::json& j, Budgets& b) {
+    if (!j.is_object()) throw std::invalid_argument("budgets must be a JSON object");
+    b = Budgets{};
+    for (const auto& [key, value] : j.items()) {
+        const BudgetField& f = field(key, false);
+        if (value.is_number()) {
+            const double v = value.get<double>();
+            if (!(v >= 0)) throw std::invalid_argument("budget " + key + " must not be negative");
+            b.*f.member = v;
+        } else if (value.is_string()) {
+            set_budget(b, key, value.get<std::string>());
+        } else if (!value.is_null()) {
+            throw std::invalid_argument("budget " + key + " must be a number or a string with a unit");
+        }
+    }
+}
+
+void to_json(nlohmann::json& j, BudgetOutcome o) { j = std::string(enum_name(o, budget_outcome_names)); }
+void from_json(const nlohmann::json& j, BudgetOutcome& o) {
+    o = enum_from_json<BudgetOutcome>(j, budget_outcome_names, "budget outcome");
+}
+
+void to_json(nlohmann::json& j, const BudgetCheck& c) {
+    j = {{"name", c.name},       {"budget", c.budget},   {"actual", c.actual},
+         {"outcome", c.outcome}, {"margin", c.margin},   {"note", c.note}};
+}
+void from_json(const nlohmann::json& j, BudgetCheck& c) {
+    j.at("name").get_to(c.name);
+    j.at("budget").get_to(c.budget);
+    get_optional(j, "actual", c.actual);
+    j.at("outcome").get_to(c.outcome);
+    get_optional(j, "margin", c.margin);
+    j.at("note").get_to(c.note);
+}
+
+void to_json(nlohmann::json& j, const BudgetActuals& a) {
+    j = {{"latency_s", a.latency_s},
+         {"peak_memory_bytes", a.peak_memory_bytes},
+         {"energy_j", a.energy_j},
+         {"power_w", a.power_w}};
+}
+void from_json(const nlohmann::json& j, BudgetActuals& a) {
+    get_optional(j, "latency_s", a.latency_s);
+    get_optional(j, "peak_memory_bytes", a.peak_memory_bytes);
+    get_optional(j, "energy_j", a.energy_j);
+    get_optional(j, "power_w", a.power_w);
+}
+
+}  // namespace ceiling

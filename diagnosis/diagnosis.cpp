@@ -1,0 +1,344 @@
+#include "diagnosis/diagnosis.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "diagnosis/json_support.hpp"
+
+namespace ceiling {
+namespace {
+
+std::string g3(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+std::string pct(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
+    return buf;
+}
+
+std::string unit_of(RoofKind k) { return k == RoofKind::compute ? "ops_per_s" : "bytes_per_s"; }
+
+std::string describe(const RoofComparison& c) {
+    return c.kind == RoofKind::compute ? "compute roof " + c.roof : c.level + " bandwidth roof";
+}
+
+// Says which signals were missing, so an unknown bound explains itself.
+std::string why_unknown(const Signals& s) {
+    if (!s.compute_fraction && !s.bandwidth_fraction)
+        return "no roof comparison was possible: operations and bytes were not both measured";
+    if (!s.compute_fraction) return "operations not measured: neither near the bandwidth roof nor known to be latency bound";
+    if (!s.bandwidth_fraction) return "bytes not measured: neither near the compute roof nor known to be latency bound";
+    return "no row of the decision table holds";
+}
+
+void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
+    d.findings.push_back(Finding{k, std::move(detail)});
+}
+
+}  // namespace
+
+RoofComparison compare(RoofComparison c, const Thresholds& t) {
+    if (c.achieved_per_s && c.roof_per_s && *c.roof_per_s > 0) {
+        c.fraction = *c.achieved_per_s / *c.roof_per_s;
+        c.verdict = verdict_for(*c.fraction, t);
+    } else {
+        c.fraction.reset();
+        c.verdict = Verdict::unknown;
+    }
+    return c;
+}
+
+Signals signals_of(const Diagnosis& d) {
+    Signals s;
+    for (const auto& c : d.roofs) {
+        if (!c.fraction || c.verdict == Verdict::above_roof || c.verdict == Verdict::unknown) continue;
+        auto& slot = c.kind == RoofKind::compute ? s.compute_fraction : s.bandwidth_fraction;
+        slot = std::max(slot.value_or(0.0), *c.fraction);
+    }
+    if (d.model_share) s.model_share = d.model_share->share;
+    if (d.capacity) s.capacity_fraction = d.capacity->fraction;
+    return s;
+}
+
+void conclude(Diagnosis& d, const Thresholds& t) {
+    std::erase_if(d.findings, [](const Finding& f) { return f.kind == FindingKind::above_roof; });
+    bool above = false;
+    std::optional<double> best;
+    for (const auto& c : d.roofs) {
+        if (c.verdict == Verdict::above_roof) {
+            above = true;
+            add_finding(d, FindingKind::above_roof,
+                        "achieved " + g3(*c.achieved_per_s) + " " + unit_of(c.kind) + " is " + g3(*c.fraction) +
+                            "x the " + describe(c) + " (" + g3(*c.roof_per_s) +
+                            "): a measurement error or an underestimated roof, not a fraction to trust");
+        } else if (c.fraction && c.verdict != Verdict::unknown) {
+            best = std::max(best.value_or(0.0), *c.fraction);
+        }
+    }
+    d.verdict = above ? Verdict::above_roof : best ? verdict_for(*best, t) : Verdict::unknown;
+
+    const Signals s = signals_of(d);
+    const Decision decision = decide(s, t);
+    d.levers.clear();
+    d.also_held.clear();
+    if (!decision.row) {
+        d.bound.reset();
+        d.observation = why_unknown(s);
+        d.diagnosis = "unknown";
+        d.first_move = "measure what is missing first: declare the work (operations, bytes) or run with counters";
+        return;
+    }
+    const DecisionRow& row = *decision.row;
+    d.bound = row.bound;
+    d.observation = std::string(row.observation);
+    d.diagnosis = std::string(row.diagnosis);
+    d.first_move = std::string(row.first_move);
+    for (const auto& l : row.levers) d.levers.push_back(LeverAdvice{l.lever, std::string(l.move)});
+    for (std::size_t i = 1; i < decision.held.size(); ++i) d.also_held.push_back(decision.held[i]->bound);
+}
+
+Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t) {
+    Diagnosis d;
+    d.subject = m.name;
+    const bool analytic = m.work.has_value();
+    const Precision precision = analytic ? m.work->precision : Precision::fp32;
+    const Engine engine = analytic ? m.work->engine : Engine::vector;
+    if (!analytic)
+        add_finding(d, FindingKind::assumption,
+                    "no analytic work: precision and engine unknown, compared with the fp32 vector roof");
+    const Roofline roofline = make_roofline(profile, precision, engine, m.threads);
+
+    std::optional<Summary> duration;
+    if (m.duration_s.count > 0)
+        duration = m.duration_s;
+    else if (!m.durations_s.empty())
+        duration = summarize(m.durations_s);
+    d.duration_s = duration;
+    // Median duration; 0 when there is none (then every rate below stays unknown).
+    const double seconds = duration && duration->median > 0 ? duration->median : 0.0;
+    if (!(seconds > 0)) add_finding(d, FindingKind::unknown_counter, "no timed execution: every rate is unknown");
+    if (duration && unstable(*duration, t.unstable_spread))
+        add_finding(d, FindingKind::unstable,
+                    "durations spread " + pct(duration->rel_spread) + " ((p90 - p10) / median) over " +
+                        std::to_string(duration->count) + " runs, above " + pct(t.unstable_spread) +
+                        ": the median is used, the verdict is less certain");
+
+    std::optional<double> ops, bytes;
+    std::optional<Source> ops_source, bytes_source;
+    if (analytic) {
+        ops = m.work->ops;
+        bytes = m.work->compulsory_bytes;
+        ops_source = bytes_source = Source::analytic;
+    } else {
+        ops = m.measured_ops;
+        bytes = m.measured_bytes;
+        ops_source = m.measured_ops_source;
+        bytes_source = m.measured_bytes_source;
+        if (!ops) add_finding(d, FindingKind::unknown_counter, "operations not counted (no analytic work, no counter)");
+        if (!bytes) add_finding(d, FindingKind::unknown_counter, "bytes not counted (no analytic work, no counter)");
+    }
+    auto rate = [&](const std::optional<double>& count) -> std::optional<double> {
+        if (count && seconds > 0) return *count / seconds;
+        return std::nullopt;
+    };
+
+    RoofComparison compute;
+    compute.kind = RoofKind::compute;
+    compute.precision = precision;
+    compute.engine = engine;
+    compute.threads = m.threads;
+    compute.achieved_per_s = rate(ops);
+    compute.source = ops ? ops_source : std::nullopt;
+    if (roofline.compute) {
+        compute.roof = roofline.compute->name;
+        compute.kernel = roofline.compute->instruction;
+        compute.roof_per_s = roofline.compute->ops_per_s;
+        if (roofline.compute->basis == RoofBasis::scaled)
+            add_finding(d, FindingKind::assumption,
+                        "compute roof " + compute.roof + " at " + std::to_string(roofline.compute->threads) +
+                            " threads derived from its " + std::to_string(roofline.compute->measured_threads) +
+                            "-thread measurement");
+    } else {
+        compute.roof = std::string(to_string(precision)) + "_" + std::string(to_string(engine));
+        add_finding(d, FindingKind::no_roof,
+                    "the machine profile has no " + std::string(to_string(precision)) + " " +
+                        std::string(to_string(engine)) + " compute roof");
+    }
+    d.roofs.push_back(compare(compute, t));
+
+    const double working_set = analytic ? m.work->working_set_bytes : 0;
+    if (const LevelRoof* level = roofline.level_for(working_set)) {
+        if (analytic && working_set <= 0)
+            add_finding(d, FindingKind::assumption,
+                        "working set unknown: compared with the outermost level, " + level->bandwidth.level);
+        if (level->bandwidth.basis == RoofBasis::scaled)
+            add_finding(d, FindingKind::assumption,
+                        level->bandwidth.level + " bandwidth roof at " + std::to_string(level->bandwidth.threads) +
+                            " threads derived from its " + std::to_string(level->bandwidth.measured_threads) +
+                            "-thread measurement");
+        RoofComparison bw;
+        bw.kind = RoofKind::bandwidth;
+        bw.roof = level->bandwidth.level;
+        bw.level = level->bandwidth.level;
+        bw.kernel = level->bandwidth.kernel;
+        bw.threads = m.threads;
+        bw.achieved_per_s = rate(bytes);
+        bw.roof_per_s = level->bandwidth.bytes_per_s;
+        bw.source = bytes ? bytes_source : std::nullopt;
+        d.roofs.push_back(compare(bw, t));
+        d.level = level->bandwidth.level;
+        if (ops && bytes && *bytes > 0) {
+            d.intensity_ops_per_byte = *ops / *bytes;
+            if (roofline.compute)
+                d.attainable_ops_per_s = attainable_ops_per_s(roofline.compute->ops_per_s, *d.intensity_ops_per_byte,
+                                                              level->bandwidth.bytes_per_s);
+        }
+    } else {
+        add_finding(d, FindingKind::no_roof, "the machine profile has no bandwidth roof");
+    }
+    conclude(d, t);
+    return d;
+}
+
+void to_json(nlohmann::json& j, FindingKind k) { j = std::string(enum_name(k, finding_kind_names)); }
+void from_json(const nlohmann::json& j, FindingKind& k) {
+    k = enum_from_json<FindingKind>(j, finding_kind_names, "finding kind");
+}
+
+void to_json(nlohmann::json& j, const RoofComparison& c) {
+    const std::string u = unit_of(c.kind);
+    j = {{"kind", c.kind},
+         {"roof", c.roof},
+         {"level", c.level},
+         {"kernel", c.kernel},
+         {"precision", c.precision},
+         {"engine", c.engine},
+         {"threads", c.threads},
+         {"achieved_" + u, c.achieved_per_s},
+         {"roof_" + u, c.roof_per_s},
+         {"fraction", c.fraction},
+         {"source", c.source},
+         {"verdict", c.verdict}};
+}
+void from_json(const nlohmann::json& j, RoofComparison& c) {
+    j.at("kind").get_to(c.kind);
+    const std::string u = unit_of(c.kind);
+    j.at("roof").get_to(c.roof);
+    j.at("level").get_to(c.level);
+    j.at("kernel").get_to(c.kernel);
+    get_optional(j, "precision", c.precision);
+    get_optional(j, "engine", c.engine);
+    j.at("threads").get_to(c.threads);
+    get_optional(j, ("achieved_" + u).c_str(), c.achieved_per_s);
+    get_optional(j, ("roof_" + u).c_str(), c.roof_per_s);
+    get_optional(j, "fraction", c.fraction);
+    get_optional(j, "source", c.source);
+    j.at("verdict").get_to(c.verdict);
+}
+
+void to_json(nlohmann::json& j, const Finding& f) { j = {{"kind", f.kind}, {"detail", f.detail}}; }
+void from_json(const nlohmann::json& j, Finding& f) {
+    j.at("kind").get_to(f.kind);
+    j.at("detail").get_to(f.detail);
+}
+
+void to_json(nlohmann::json& j, const RegionShare& r) {
+    j = {{"name", r.name}, {"total_s", r.total_s}, {"share", r.share}};
+}
+void from_json(const nlohmann::json& j, RegionShare& r) {
+    j.at("name").get_to(r.name);
+    j.at("total_s").get_to(r.total_s);
+    j.at("share").get_to(r.share);
+}
+
+void to_json(nlohmann::json& j, const ModelShare& m) {
+    j = {{"model_s", m.model_s},
+         {"wall_s", m.wall_s},
+         {"share", m.share},
+         {"outside_regions_s", m.outside_regions_s},
+         {"overlapping", m.overlapping},
+         {"top_non_model", m.top_non_model}};
+}
+void from_json(const nlohmann::json& j, ModelShare& m) {
+    j.at("model_s").get_to(m.model_s);
+    j.at("wall_s").get_to(m.wall_s);
+    j.at("share").get_to(m.share);
+    j.at("outside_regions_s").get_to(m.outside_regions_s);
+    j.at("overlapping").get_to(m.overlapping);
+    j.at("top_non_model").get_to(m.top_non_model);
+}
+
+void to_json(nlohmann::json& j, const CapacityEvidence& c) {
+    j = {{"footprint_bytes", c.footprint_bytes},
+         {"capacity_bytes", c.capacity_bytes},
+         {"fraction", c.fraction},
+         {"against", c.against}};
+}
+void from_json(const nlohmann::json& j, CapacityEvidence& c) {
+    j.at("footprint_bytes").get_to(c.footprint_bytes);
+    j.at("capacity_bytes").get_to(c.capacity_bytes);
+    j.at("fraction").get_to(c.fraction);
+    j.at("against").get_to(c.against);
+}
+
+void to_json(nlohmann::json& j, const SystemSignal& s) {
+    j = {{"name", s.name}, {"value", s.value}, {"threshold", s.threshold}, {"fired", s.fired}, {"meaning", s.meaning}};
+}
+void from_json(const nlohmann::json& j, SystemSignal& s) {
+    j.at("name").get_to(s.name);
+    get_optional(j, "value", s.value);
+    j.at("threshold").get_to(s.threshold);
+    j.at("fired").get_to(s.fired);
+    j.at("meaning").get_to(s.meaning);
+}
+
+void to_json(nlohmann::json& j, const LeverAdvice& l) { j = {{"lever", l.lever}, {"move", l.move}}; }
+void from_json(const nlohmann::json& j, LeverAdvice& l) {
+    j.at("lever").get_to(l.lever);
+    j.at("move").get_to(l.move);
+}
+
+void to_json(nlohmann::json& j, const Diagnosis& d) {
+    j = {{"subject", d.subject},
+         {"bound", d.bound},
+         {"observation", d.observation},
+         {"diagnosis", d.diagnosis},
+         {"first_move", d.first_move},
+         {"levers", d.levers},
+         {"also_held", d.also_held},
+         {"verdict", d.verdict},
+         {"intensity_ops_per_byte", d.intensity_ops_per_byte},
+         {"attainable_ops_per_s", d.attainable_ops_per_s},
+         {"level", d.level},
+         {"roofs", d.roofs},
+         {"model_share", d.model_share},
+         {"capacity", d.capacity},
+         {"system", d.system},
+         {"findings", d.findings},
+         {"duration_s", d.duration_s}};
+}
+void from_json(const nlohmann::json& j, Diagnosis& d) {
+    j.at("subject").get_to(d.subject);
+    get_optional(j, "bound", d.bound);
+    j.at("observation").get_to(d.observation);
+    j.at("diagnosis").get_to(d.diagnosis);
+    j.at("first_move").get_to(d.first_move);
+    j.at("levers").get_to(d.levers);
+    j.at("also_held").get_to(d.also_held);
+    j.at("verdict").get_to(d.verdict);
+    get_optional(j, "intensity_ops_per_byte", d.intensity_ops_per_byte);
+    get_optional(j, "attainable_ops_per_s", d.attainable_ops_per_s);
+    get_optional(j, "level", d.level);
+    j.at("roofs").get_to(d.roofs);
+    get_optional(j, "model_share", d.model_share);
+    get_optional(j, "capacity", d.capacity);
+    j.at("system").get_to(d.system);
+    j.at("findings").get_to(d.findings);
+    get_optional(j, "duration_s", d.duration_s);
+}
+
+}  // namespace ceiling

@@ -1,0 +1,153 @@
+#pragma once
+// Diagnosis: what bounds a piece of work (or a whole run), how far it is from that roof,
+// the first move, and every number the verdict compared. It never claims more than was
+// measured: a missing counter leaves a comparison unknown, a point above its roof is
+// reported as a measurement problem, and a wide distribution is flagged unstable.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "diagnosis/decision.hpp"
+#include "diagnosis/machine_profile.hpp"
+#include "diagnosis/measurement.hpp"
+#include "diagnosis/roofline.hpp"
+#include "diagnosis/statistics.hpp"
+#include "diagnosis/thresholds.hpp"
+
+namespace ceiling {
+
+// One achieved rate against one roof. Serialised with its unit in the field names:
+// achieved_ops_per_s / roof_ops_per_s for compute, *_bytes_per_s for bandwidth.
+struct RoofComparison {
+    RoofKind kind = RoofKind::compute;
+    std::string roof;    // compute: the roof's name ("fp32_fma512"); bandwidth: the level
+    std::string level;   // bandwidth: "L1" ... "DRAM"; compute: empty
+    std::string kernel;  // bandwidth: the sweep kernel behind the roof; compute: the instruction
+    std::optional<Precision> precision;  // compute only
+    std::optional<Engine> engine;        // compute only
+    int threads = 1;
+    std::optional<double> achieved_per_s;  // absent: not measured (never zero)
+    std::optional<double> roof_per_s;      // absent: the profile has no such roof
+    std::optional<double> fraction;        // achieved / roof, when both are known
+    std::optional<Source> source;          // where achieved's count came from
+    Verdict verdict = Verdict::unknown;
+};
+
+// Why a number is missing or not to be trusted.
+enum class FindingKind {
+    above_roof,           // achieved beyond its roof: a measurement error or an underestimated roof
+    unknown_counter,      // a quantity was not measured, so what depends on it is unknown
+    unstable,             // the distribution's relative spread exceeds the threshold
+    no_roof,              // the profile lacks the roof this work needs
+    assumption,           // a stated assumption (e.g. working set unknown: outermost level)
+};
+inline constexpr std::array<std::string_view, 5> finding_kind_names = {
+    "above_roof", "unknown_counter", "unstable", "no_roof", "assumption"};
+
+struct Finding {
+    FindingKind kind = FindingKind::assumption;
+    std::string detail;  // one line, with the numbers
+};
+
+struct RegionShare {
+    std::string name;
+    double total_s = 0;
+    double share = 0;  // of wall time
+};
+
+// Share of wall time spent in model regions (DESIGN.md: "the model regions are fast but
+// the process is slow").
+struct ModelShare {
+    double model_s = 0;
+    double wall_s = 0;
+    double share = 0;  // model_s / wall_s, at most 1
+    double outside_regions_s = 0;  // wall time in no region at all
+    // Top-level regions add up to more than the wall time (regions on several threads
+    // overlap), so the share is an upper estimate.
+    bool overlapping = false;
+    std::vector<RegionShare> top_non_model;  // largest first
+};
+
+struct CapacityEvidence {
+    double footprint_bytes = 0;
+    double capacity_bytes = 0;
+    double fraction = 0;
+    std::string against;  // "memory" or "memory budget"
+};
+
+// One piece of system-bound evidence from process accounting.
+struct SystemSignal {
+    std::string name;  // with its unit, e.g. "context_switches_per_s", "cpu_utilisation"
+    std::optional<double> value;  // absent: not measured
+    double threshold = 0;
+    bool fired = false;
+    std::string meaning;  // what it suggests, in words
+};
+
+struct LeverAdvice {
+    Lever lever = Lever::system;
+    std::string move;
+};
+
+struct Diagnosis {
+    std::string subject;          // the work or region name, or "run"
+    std::optional<Bound> bound;   // absent: unknown (the signals to decide were not measured)
+    std::string observation;      // the decision row's observation, or why it is unknown
+    std::string diagnosis;        // "bandwidth bound", ...
+    std::string first_move;       // plain words
+    std::vector<LeverAdvice> levers;  // in DESIGN.md's lever order
+    std::vector<Bound> also_held;     // other rows whose condition held
+    Verdict verdict = Verdict::unknown;
+    std::optional<double> intensity_ops_per_byte;
+    std::optional<double> attainable_ops_per_s;
+    std::optional<std::string> level;  // memory level of the working set
+    std::vector<RoofComparison> roofs;
+    std::optional<ModelShare> model_share;
+    std::optional<CapacityEvidence> capacity;
+    std::vector<SystemSignal> system;
+    std::vector<Finding> findings;
+    std::optional<Summary> duration_s;
+};
+
+// Compares achieved with roof: fraction and verdict, or unknown when either is absent.
+RoofComparison compare(RoofComparison c, const Thresholds& t);
+
+// The decision signals this diagnosis's evidence supports. A comparison above its roof
+// supports nothing (its fraction is not a fraction of a real roof).
+Signals signals_of(const Diagnosis& d);
+
+// Decides bound, observation, first move, levers, also_held and verdict from the evidence
+// already in `d` (roofs, model_share, capacity), and adds an above_roof finding for each
+// comparison beyond its roof.
+void conclude(Diagnosis& d, const Thresholds& t);
+
+// One measured piece of work against the profile. Achieved rates use the median duration.
+// With analytic work, its operations and compulsory bytes are compared with the compute
+// roof of its precision and engine and the bandwidth roof of its working set's level;
+// without, counter-measured operations and bytes are used, the bytes compared with the
+// outermost level (memory counters count memory traffic). Anything unmeasured stays unknown.
+Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t);
+
+void to_json(nlohmann::json& j, FindingKind k);
+void from_json(const nlohmann::json& j, FindingKind& k);
+void to_json(nlohmann::json& j, const RoofComparison& c);
+void from_json(const nlohmann::json& j, RoofComparison& c);
+void to_json(nlohmann::json& j, const Finding& f);
+void from_json(const nlohmann::json& j, Finding& f);
+void to_json(nlohmann::json& j, const RegionShare& r);
+void from_json(const nlohmann::json& j, RegionShare& r);
+void to_json(nlohmann::json& j, const ModelShare& m);
+void from_json(const nlohmann::json& j, ModelShare& m);
+void to_json(nlohmann::json& j, const CapacityEvidence& c);
+void from_json(const nlohmann::json& j, CapacityEvidence& c);
+void to_json(nlohmann::json& j, const SystemSignal& s);
+void from_json(const nlohmann::json& j, SystemSignal& s);
+void to_json(nlohmann::json& j, const LeverAdvice& l);
+void from_json(const nlohmann::json& j, LeverAdvice& l);
+void to_json(nlohmann::json& j, const Diagnosis& d);
+void from_json(const nlohmann::json& j, Diagnosis& d);
+
+}  // namespace ceiling

@@ -1,0 +1,69 @@
+#pragma once
+// The numbers the diagnosis compares against, as configuration with DESIGN.md's defaults.
+// Every field is listed in one table (name, member, meaning) so a config file, a
+// `--threshold NAME=VALUE` flag and the documentation all use the same names.
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace ceiling {
+
+struct Thresholds {
+    // Fractions of a roof (achieved / roof).
+    double far = 0.10;        // below: far from its roof
+    double near_roof = 0.60;  // at or above: near that roof, i.e. bound by it
+    double done = 0.70;       // at or above: done, little left to gain on this roof
+    // Roofs are medians of noisy measurements, so a point may land slightly above one. Within
+    // this margin it is "at the roof"; beyond it the point is a measurement error or the roof
+    // is underestimated, never "110%".
+    double above_roof_tolerance = 0.05;
+    // Relative spread ((p90 - p10) / median) above which a distribution is unstable. Same
+    // value `ceiling machine` uses to flag a roof noisy.
+    double unstable_spread = 0.10;
+    // Share of wall time in model regions below which the run is "not the model".
+    double model_share = 0.50;
+    // Footprint / capacity (memory or memory budget) at or above which it is capacity bound.
+    double capacity = 0.90;
+
+    // System-bound evidence (process accounting over the run's wall time).
+    double cpu_utilisation = 0.50;      // busy CPU time / (wall x cores used) below this: waiting
+    double system_time_share = 0.20;    // system / (user + system) at or above: syscalls, faults
+    double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
+    double page_faults_per_s = 10000;      // minor + major, per second of wall time
+    double major_page_faults_per_s = 1;    // faults that read from disk
+    double device_wait_share = 0.20;    // wall time blocked on an accelerator
+    double device_copy_share = 0.10;    // wall time copying between host and device
+};
+
+// One named field of Thresholds.
+struct ThresholdField {
+    std::string_view name;
+    double Thresholds::*member;
+    std::string_view meaning;
+};
+std::span<const ThresholdField> threshold_fields();
+
+// Throws std::invalid_argument with one line naming the field(s) at fault: roof fractions
+// must satisfy 0 < far < near_roof <= done <= 1 ("out of order" otherwise), shares lie in
+// (0, 1], rates are positive.
+void validate(const Thresholds& t);
+
+// Sets one field by name (as in the table); throws std::invalid_argument for an unknown
+// name. Does not validate (several fields may change together).
+void set_threshold(Thresholds& t, std::string_view name, double value);
+
+// "near_roof=0.5" -> set_threshold(t, "near_roof", 0.5); throws std::invalid_argument when
+// malformed.
+void apply_threshold_assignment(Thresholds& t, std::string_view assignment);
+
+// JSON object of some fields over `base` (absent fields keep base's value; an unknown key is
+// an error, so a typo is not silently ignored). Validates the result.
+Thresholds parse_thresholds(const std::string& json_text, const Thresholds& base = {});
+
+void to_json(nlohmann::json& j, const Thresholds& t);
+void from_json(const nlohmann::json& j, Thresholds& t);  // over defaults, validated
+
+}  // namespace ceiling

@@ -1,0 +1,88 @@
+#include "diagnosis/units.hpp"
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace ceiling {
+namespace {
+
+constexpr double kib = 1024.0;
+
+constexpr std::array<UnitSuffix, 7> duration_suffixes = {{
+    {"ns", 1e-9}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}}};
+constexpr std::array<UnitSuffix, 10> byte_suffixes = {{{"B", 1},
+                                                       {"kB", 1e3},
+                                                       {"KB", 1e3},
+                                                       {"MB", 1e6},
+                                                       {"GB", 1e9},
+                                                       {"TB", 1e12},
+                                                       {"KiB", kib},
+                                                       {"MiB", kib * kib},
+                                                       {"GiB", kib * kib * kib},
+                                                       {"TiB", kib * kib * kib * kib}}};
+constexpr std::array<UnitSuffix, 5> energy_suffixes = {
+    {{"mJ", 1e-3}, {"J", 1}, {"kJ", 1e3}, {"Wh", 3600}, {"kWh", 3.6e6}}};
+constexpr std::array<UnitSuffix, 3> power_suffixes = {{{"mW", 1e-3}, {"W", 1}, {"kW", 1e3}}};
+constexpr std::array<UnitSuffix, 5> count_suffixes = {
+    {{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"B", 1e9}, {"T", 1e12}}};
+
+struct KindInfo {
+    QuantityKind kind;
+    std::string_view noun;
+    std::span<const UnitSuffix> suffixes;
+};
+// Indexed by QuantityKind.
+const std::array<KindInfo, 5> kinds = {{{QuantityKind::duration, "a duration", duration_suffixes},
+                                        {QuantityKind::bytes, "a size", byte_suffixes},
+                                        {QuantityKind::energy, "an energy", energy_suffixes},
+                                        {QuantityKind::power, "a power", power_suffixes},
+                                        {QuantityKind::count, "a number", count_suffixes}}};
+
+std::string accepted(const KindInfo& k) {
+    std::string s;
+    for (const auto& u : k.suffixes) s += (s.empty() ? "" : ", ") + std::string(u.suffix);
+    return s;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+}  // namespace
+
+std::span<const UnitSuffix> unit_suffixes(QuantityKind kind) {
+    return kinds.at(static_cast<std::size_t>(kind)).suffixes;
+}
+
+double parse_quantity(std::string_view text, QuantityKind kind) {
+    const KindInfo& info = kinds.at(static_cast<std::size_t>(kind));
+    const std::string s(trim(text));
+    auto fail = [&](const std::string& why) -> std::invalid_argument {
+        return std::invalid_argument("'" + std::string(text) + "' is not " + std::string(info.noun) +
+                                     ": " + why);
+    };
+    if (s.empty()) throw fail("empty");
+    // strtod would also take "inf", "nan" and hex floats; only plain decimals are wanted.
+    const char first = s.front();
+    if (!(std::isdigit(static_cast<unsigned char>(first)) || first == '.' || first == '-' || first == '+'))
+        throw fail("expected a number");
+    char* end = nullptr;
+    const double number = std::strtod(s.c_str(), &end);
+    if (end == s.c_str()) throw fail("expected a number");
+    if (s.find_first_of("xXnNiI", 0) < static_cast<std::size_t>(end - s.c_str()))
+        throw fail("expected a plain decimal number");
+    if (!std::isfinite(number)) throw fail("not finite");
+    if (number < 0) throw fail("must not be negative");
+    const std::string_view unit = trim(std::string_view(end));
+    if (unit.empty()) return number;
+    for (const auto& u : info.suffixes)
+        if (u.suffix == unit) return number * u.scale;
+    throw fail("unknown unit '" + std::string(unit) + "' (use " + accepted(info) + ")");
+}
+
+}  // namespace ceiling

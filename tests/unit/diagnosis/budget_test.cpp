@@ -1,0 +1,175 @@
+// Budgets: every outcome (pass, fail, at the budget, unknown), p50 and p99 judged apart,
+// margins, the budget file and flag parsing.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/budget.hpp"
+
+namespace ceiling {
+namespace {
+
+const Thresholds t;
+
+const BudgetCheck& check(const std::vector<BudgetCheck>& checks, const std::string& name) {
+    for (const auto& c : checks)
+        if (c.name == name) return c;
+    throw std::runtime_error("no check " + name);
+}
+
+// Nine runs of 10 ms and one of 50 ms: p50 = 10 ms, p99 = 46.4 ms.
+Summary latencies() {
+    std::vector<double> x(9, 0.010);
+    x.push_back(0.050);
+    return summarize(x);
+}
+
+TEST(Budgets, LatencyIsJudgedAtP50AndP99) {
+    Budgets b;
+    set_budget(b, "latency", "12ms");
+    BudgetActuals a;
+    a.latency_s = latencies();
+    const auto checks = judge_budgets(b, a, t);
+    ASSERT_EQ(checks.size(), 2u);
+    const auto& p50 = check(checks, "latency_p50_s");
+    EXPECT_EQ(p50.outcome, BudgetOutcome::pass);
+    EXPECT_DOUBLE_EQ(p50.budget, 0.012);
+    EXPECT_DOUBLE_EQ(*p50.actual, 0.010);
+    EXPECT_NEAR(*p50.margin, (0.012 - 0.010) / 0.012, 1e-12);
+    // The median passes, the tail does not: judged on the distribution, not one number.
+    const auto& p99 = check(checks, "latency_p99_s");
+    EXPECT_EQ(p99.outcome, BudgetOutcome::fail);
+    EXPECT_NEAR(*p99.actual, 0.0464, 1e-12);
+    EXPECT_LT(*p99.margin, 0);
+    EXPECT_NE(p99.note.find("p99 of 10 samples"), std::string::npos) << p99.note;
+    EXPECT_EQ(budgets_met(checks), false);
+}
+
+TEST(Budgets, SeparateP99BudgetOverridesTheCommonOne) {
+    Budgets b;
+    set_budget(b, "latency", "12ms");
+    set_budget(b, "latency-p99", "50ms");
+    BudgetActuals a;
+    a.latency_s = latencies();
+    const auto checks = judge_budgets(b, a, t);
+    EXPECT_EQ(check(checks, "latency_p99_s").outcome, BudgetOutcome::pass);
+    EXPECT_DOUBLE_EQ(check(checks, "latency_p99_s").budget, 0.050);
+    EXPECT_EQ(budgets_met(checks), true);
+}
+
+struct OutcomeCase {
+    const char* name;
+    double budget;
+    std::optional<double> actual;
+    BudgetOutcome expected;
+};
+
+TEST(Budgets, EveryOutcomeForMemory) {
+    const OutcomeCase cases[] = {
+        {"under", 40e6, 30e6, BudgetOutcome::pass},
+        {"at", 40e6, 40e6, BudgetOutcome::pass},
+        {"just over", 40e6, 40e6 + 1, BudgetOutcome::fail},
+        {"over", 40e6, 80e6, BudgetOutcome::fail},
+        {"not measured", 40e6, std::nullopt, BudgetOutcome::unknown},
+    };
+    for (const auto& c : cases) {
+        Budgets b;
+        b.memory_bytes = c.budget;
+        BudgetActuals a;
+        a.peak_memory_bytes = c.actual;
+        const auto checks = judge_budgets(b, a, t);
+        ASSERT_EQ(checks.size(), 1u);
+        EXPECT_EQ(checks[0].outcome, c.expected) << c.name;
+        EXPECT_EQ(checks[0].actual.has_value(), c.actual.has_value()) << c.name;
+        if (c.actual) EXPECT_DOUBLE_EQ(*checks[0].margin, (c.budget - *c.actual) / c.budget) << c.name;
+        else EXPECT_FALSE(checks[0].margin) << c.name;
+    }
+}
+
+TEST(Budgets, EnergyAndPower) {
+    Budgets b;
+    set_budget(b, "energy_j", "5J");
+    set_budget(b, "power", "30W");
+    BudgetActuals a;
+    a.energy_j = 6;  // power not measured
+    const auto checks = judge_budgets(b, a, t);
+    ASSERT_EQ(checks.size(), 2u);
+    EXPECT_EQ(check(checks, "energy_j").outcome, BudgetOutcome::fail);
+    EXPECT_NEAR(*check(checks, "energy_j").margin, -0.2, 1e-12);
+    EXPECT_EQ(check(checks, "power_w").outcome, BudgetOutcome::unknown);
+    EXPECT_EQ(check(checks, "power_w").note, "not measured");
+}
+
+TEST(Budgets, MetIsUnknownWhenSomethingWasNotMeasured) {
+    std::vector<BudgetCheck> checks(2);
+    checks[0].outcome = BudgetOutcome::pass;
+    checks[1].outcome = BudgetOutcome::unknown;
+    EXPECT_EQ(budgets_met(checks), std::nullopt);
+    checks[1].outcome = BudgetOutcome::fail;
+    EXPECT_EQ(budgets_met(checks), false);
+    checks[1].outcome = BudgetOutcome::pass;
+    EXPECT_EQ(budgets_met(checks), true);
+    EXPECT_EQ(budgets_met({}), std::nullopt);
+}
+
+TEST(Budgets, UnsetBudgetsAreNotChecked) {
+    BudgetActuals a;
+    a.latency_s = latencies();
+    a.peak_memory_bytes = 1e9;
+    EXPECT_TRUE(judge_budgets(Budgets{}, a, t).empty());
+    EXPECT_TRUE(Budgets{}.empty());
+}
+
+TEST(Budgets, OneRunAndUnstableRunsAreNoted) {
+    Budgets b;
+    b.latency_s = 1.0;
+    BudgetActuals a;
+    a.latency_s = summarize({0.5});
+    EXPECT_NE(judge_budgets(b, a, t)[0].note.find("one run"), std::string::npos);
+    a.latency_s = summarize({0.1, 0.1, 0.1, 0.2, 0.4, 0.1, 0.1, 0.1, 0.3, 0.5});
+    EXPECT_NE(judge_budgets(b, a, t)[0].note.find("unstable"), std::string::npos);
+}
+
+TEST(Budgets, FileWithNumbersAndUnits) {
+    const Budgets b =
+        parse_budgets(R"({"latency_s": "12ms", "latency_p99_s": 0.02, "memory_bytes": "1.5GiB", "energy_j": 5})");
+    EXPECT_DOUBLE_EQ(*b.latency_s, 0.012);
+    EXPECT_DOUBLE_EQ(*b.latency_p99_s, 0.02);
+    EXPECT_DOUBLE_EQ(*b.memory_bytes, 1.5 * 1024 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(*b.energy_j, 5);
+    EXPECT_FALSE(b.power_w);
+    const nlohmann::json j = b;
+    EXPECT_EQ(j.size(), 4u);
+    const Budgets back = j.get<Budgets>();
+    EXPECT_EQ(nlohmann::json(back), j);
+}
+
+TEST(Budgets, BadFilesAndFlags) {
+    EXPECT_THROW(parse_budgets(R"({"latency": "12ms"})"), std::invalid_argument);  // unknown key
+    EXPECT_THROW(parse_budgets(R"({"latency_s": "12 parsecs"})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"memory_bytes": -1})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"memory_bytes": [1]})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets("not json"), std::invalid_argument);
+    Budgets b;
+    EXPECT_THROW(set_budget(b, "latency", "12MB"), std::invalid_argument);
+    EXPECT_THROW(set_budget(b, "speed", "1"), std::invalid_argument);
+    try {
+        set_budget(b, "memory", "lots");
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("memory_bytes"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Budgets, ChecksSerialise) {
+    Budgets b;
+    b.memory_bytes = 100;
+    BudgetActuals a;
+    a.peak_memory_bytes = 50;
+    const nlohmann::json j = judge_budgets(b, a, t)[0];
+    EXPECT_EQ(j.at("outcome"), "pass");
+    EXPECT_DOUBLE_EQ(j.at("margin").get<double>(), 0.5);
+    EXPECT_EQ(nlohmann::json(j.get<BudgetCheck>()), j);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -1,0 +1,182 @@
+// The decision table against DESIGN.md: every row, every threshold edge (just below, at,
+// just above), every verdict, the precedence between rows, and the unknown rule.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/decision.hpp"
+
+namespace ceiling {
+namespace {
+
+const Thresholds defaults;
+constexpr double eps = 1e-4;
+using O = std::optional<double>;
+
+std::optional<Bound> decided(const Signals& s, const Thresholds& t = defaults) {
+    const Decision d = decide(s, t);
+    return d.row ? std::optional<Bound>(d.row->bound) : std::nullopt;
+}
+
+TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
+    struct Expected {
+        Bound bound;
+        const char* observation;
+        const char* diagnosis;
+        const char* first_move;
+    };
+    const Expected expected[] = {
+        {Bound::compute, "achieved FLOP/s near the compute roof", "compute bound",
+         "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, bigger batch "
+         "only helps if not already here"},
+        {Bound::bandwidth, "achieved bandwidth near the bandwidth roof", "bandwidth bound",
+         "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching to raise "
+         "intensity"},
+        {Bound::latency, "neither near a roof", "latency bound",
+         "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator fallback"},
+        {Bound::not_the_model, "the model regions are fast but the process is slow", "not the model (system bound)",
+         "preprocessing, copies, format conversion, queueing, I/O, the interpreter"},
+        {Bound::capacity, "footprint near memory capacity / budget", "memory (capacity) bound",
+         "smaller footprint: quantise weights, offload, shard, shorter context"},
+    };
+    const auto table = decision_table();
+    ASSERT_EQ(table.size(), std::size(expected));
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(table[i].bound, expected[i].bound);
+        EXPECT_EQ(table[i].observation, expected[i].observation);
+        EXPECT_EQ(table[i].diagnosis, expected[i].diagnosis);
+        EXPECT_EQ(table[i].first_move, expected[i].first_move);
+        EXPECT_EQ(&decision_row(table[i].bound), &table[i]);
+    }
+}
+
+TEST(DecisionTable, LeversFollowDesignMdsLeverOrderAndEndByChangingTheProblem) {
+    for (const auto& row : decision_table()) {
+        ASSERT_FALSE(row.levers.empty()) << to_string(row.bound);
+        EXPECT_TRUE(std::is_sorted(row.levers.begin(), row.levers.end(),
+                                   [](const LeverMove& a, const LeverMove& b) { return a.lever < b.lever; }))
+            << to_string(row.bound);
+        EXPECT_EQ(row.levers.back().lever, Lever::change_the_problem) << to_string(row.bound);
+        for (const auto& l : row.levers) EXPECT_FALSE(l.move.empty());
+    }
+    // "Fix the system first": the system rows lead with the system lever.
+    EXPECT_EQ(decision_row(Bound::not_the_model).levers.front().lever, Lever::system);
+    EXPECT_EQ(decision_row(Bound::latency).levers.front().lever, Lever::system);
+}
+
+struct RowCase {
+    const char* name;
+    Signals signals;
+    std::optional<Bound> expected;
+};
+
+TEST(DecisionTable, EveryRow) {
+    const RowCase cases[] = {
+        {"compute", {O(0.85), O(0.20), {}, {}}, Bound::compute},
+        {"bandwidth", {O(0.05), O(0.83), {}, {}}, Bound::bandwidth},
+        {"latency", {O(0.20), O(0.30), {}, {}}, Bound::latency},
+        {"not the model", {{}, {}, O(0.30), {}}, Bound::not_the_model},
+        {"capacity", {{}, {}, {}, O(0.95)}, Bound::capacity},
+        {"model dominates, no roofs", {{}, {}, O(0.90), {}}, std::nullopt},
+        {"nothing measured", {}, std::nullopt},
+    };
+    for (const auto& c : cases) EXPECT_EQ(decided(c.signals), c.expected) << c.name;
+}
+
+TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
+    // All rows hold at once: capacity wins, and the others are listed.
+    const Signals all{O(0.9), O(0.2), O(0.3), O(0.95)};
+    const Decision d = decide(all, defaults);
+    ASSERT_NE(d.row, nullptr);
+    EXPECT_EQ(d.row->bound, Bound::capacity);
+    ASSERT_EQ(d.held.size(), 3u);
+    EXPECT_EQ(d.held[1]->bound, Bound::not_the_model);
+    EXPECT_EQ(d.held[2]->bound, Bound::compute);
+    // Without capacity the system comes before a roof.
+    EXPECT_EQ(decided({O(0.9), O(0.2), O(0.3), O(0.5)}), Bound::not_the_model);
+    // With the model dominating, the roof decides.
+    EXPECT_EQ(decided({O(0.9), O(0.2), O(0.8), O(0.5)}), Bound::compute);
+}
+
+TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {
+    EXPECT_EQ(decided({O(0.65), O(0.90), {}, {}}), Bound::bandwidth);
+    EXPECT_EQ(decided({O(0.95), O(0.61), {}, {}}), Bound::compute);
+    const Decision d = decide({O(0.65), O(0.90), {}, {}}, defaults);
+    ASSERT_EQ(d.held.size(), 2u);
+    EXPECT_EQ(d.held[1]->bound, Bound::compute);
+}
+
+TEST(DecisionTable, UnknownIsNeverZero) {
+    // A compute fraction of 0.05 with bytes unmeasured could be bandwidth bound: no row holds,
+    // where treating the missing bandwidth fraction as 0 would wrongly say "latency bound".
+    EXPECT_EQ(decided({O(0.05), {}, {}, {}}), std::nullopt);
+    EXPECT_EQ(decided({{}, O(0.05), {}, {}}), std::nullopt);
+    EXPECT_EQ(decided({O(0.05), O(0.0), {}, {}}), Bound::latency);  // a measured zero is a zero
+}
+
+struct EdgeCase {
+    const char* name;
+    Signals signals;
+    std::optional<Bound> expected;
+};
+
+TEST(DecisionTable, ThresholdEdges) {
+    const double near = defaults.near_roof, share = defaults.model_share, cap = defaults.capacity;
+    const EdgeCase cases[] = {
+        {"compute just below near", {O(near - eps), O(0.1), {}, {}}, Bound::latency},
+        {"compute at near", {O(near), O(0.1), {}, {}}, Bound::compute},
+        {"compute just above near", {O(near + eps), O(0.1), {}, {}}, Bound::compute},
+        {"bandwidth just below near", {O(0.1), O(near - eps), {}, {}}, Bound::latency},
+        {"bandwidth at near", {O(0.1), O(near), {}, {}}, Bound::bandwidth},
+        {"bandwidth just above near", {O(0.1), O(near + eps), {}, {}}, Bound::bandwidth},
+        {"model share just below", {{}, {}, O(share - eps), {}}, Bound::not_the_model},
+        {"model share at", {{}, {}, O(share), {}}, std::nullopt},
+        {"model share just above", {{}, {}, O(share + eps), {}}, std::nullopt},
+        {"capacity just below", {{}, {}, {}, O(cap - eps)}, std::nullopt},
+        {"capacity at", {{}, {}, {}, O(cap)}, Bound::capacity},
+        {"capacity just above", {{}, {}, {}, O(cap + eps)}, Bound::capacity},
+    };
+    for (const auto& c : cases) EXPECT_EQ(decided(c.signals), c.expected) << c.name;
+}
+
+TEST(DecisionTable, ThresholdsAreConfiguration) {
+    Thresholds t;
+    t.near_roof = 0.4;
+    EXPECT_EQ(decided({O(0.45), O(0.1), {}, {}}, t), Bound::compute);
+    EXPECT_EQ(decided({O(0.45), O(0.1), {}, {}}), Bound::latency);
+}
+
+struct VerdictCase {
+    double fraction;
+    Verdict expected;
+};
+
+TEST(Verdicts, EveryVerdictAndEdge) {
+    const double done = defaults.done, far = defaults.far, top = 1 + defaults.above_roof_tolerance;
+    const VerdictCase cases[] = {
+        {done - eps, Verdict::good}, {done, Verdict::done},       {done + eps, Verdict::done},
+        {far - eps, Verdict::far},   {far, Verdict::good},        {far + eps, Verdict::good},
+        {0.0, Verdict::far},         {1.0, Verdict::done},        {top, Verdict::done},
+        {top + eps, Verdict::above_roof}, {1.10, Verdict::above_roof}, {std::nan(""), Verdict::unknown},
+    };
+    for (const auto& c : cases) EXPECT_EQ(verdict_for(c.fraction, defaults), c.expected) << c.fraction;
+}
+
+TEST(Verdicts, BandsAreOrderedByThreshold) {
+    const auto bands = verdict_bands();
+    ASSERT_EQ(bands.size(), 3u);
+    EXPECT_EQ(bands.front().verdict, Verdict::done);
+    EXPECT_EQ(bands.back().at_least, nullptr);  // the last band catches every fraction
+}
+
+TEST(DecisionTable, EnumsSerialiseByName) {
+    EXPECT_EQ(nlohmann::json(Bound::not_the_model), "not_the_model");
+    EXPECT_EQ(nlohmann::json(Verdict::above_roof), "above_roof");
+    EXPECT_EQ(nlohmann::json("compiler_kernel").get<Lever>(), Lever::compiler_kernel);
+    EXPECT_THROW(nlohmann::json("fast").get<Bound>(), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -1,0 +1,247 @@
+// Diagnoses of measured work against the synthetic profile (fp32 FMA 143.7 GFLOP/s, DRAM
+// 125.1 GB/s, L1 1.2 TB/s, bf16 AMX 1 TFLOP/s at 4 threads), and the sanity rules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/diagnosis.hpp"
+#include "diagnosis/json_support.hpp"
+#include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
+
+namespace ceiling {
+namespace {
+
+using testing::timed_work;
+
+Work work(double ops, double bytes, double ws, Precision p = Precision::fp32, Engine e = Engine::vector) {
+    Work w;
+    w.precision = p;
+    w.engine = e;
+    w.ops = ops;
+    w.compulsory_bytes = bytes;
+    w.working_set_bytes = ws;
+    return w;
+}
+
+bool has_finding(const Diagnosis& d, FindingKind k) {
+    return std::any_of(d.findings.begin(), d.findings.end(), [&](const Finding& f) { return f.kind == k; });
+}
+
+const RoofComparison& roof(const Diagnosis& d, RoofKind k) {
+    return *std::find_if(d.roofs.begin(), d.roofs.end(), [&](const RoofComparison& c) { return c.kind == k; });
+}
+
+class DiagnoseKernel : public ::testing::Test {
+protected:
+    MachineProfile profile = testing::synthetic_profile();
+    Thresholds t;
+};
+
+TEST_F(DiagnoseKernel, SaxpyNearTheDramRoofIsBandwidthBoundAndDone) {
+    // 1e8 elements: 2e8 FLOP, 1.2e9 bytes, at 20 GFLOP/s -> 10 ms, 120 GB/s = 96% of 125.1.
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t);
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::bandwidth);
+    EXPECT_EQ(d.verdict, Verdict::done);
+    EXPECT_EQ(d.level, "DRAM");
+    const auto& bw = roof(d, RoofKind::bandwidth);
+    EXPECT_DOUBLE_EQ(*bw.achieved_per_s, 120e9);
+    EXPECT_DOUBLE_EQ(*bw.roof_per_s, 125.1e9);
+    EXPECT_NEAR(*bw.fraction, 0.959, 0.001);
+    EXPECT_EQ(bw.source, Source::analytic);
+    EXPECT_EQ(bw.level, "DRAM");
+    EXPECT_NEAR(*d.attainable_ops_per_s / 1e9, 20.9, 0.05);
+    EXPECT_EQ(d.first_move, decision_row(Bound::bandwidth).first_move);
+    ASSERT_FALSE(d.levers.empty());
+    EXPECT_EQ(d.levers.back().lever, Lever::change_the_problem);
+}
+
+TEST_F(DiagnoseKernel, PolynomialNearTheFmaRoofIsComputeBound) {
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(64e8, 4e8, 4e8), 64e8 / 120e9), t);
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::compute);
+    const auto& c = roof(d, RoofKind::compute);
+    EXPECT_EQ(c.roof, "fp32_fma512");
+    EXPECT_EQ(c.precision, Precision::fp32);
+    EXPECT_NEAR(*c.fraction, 120 / 143.7, 1e-9);
+    EXPECT_EQ(d.verdict, Verdict::done);
+    EXPECT_DOUBLE_EQ(*d.intensity_ops_per_byte, 16);
+}
+
+TEST_F(DiagnoseKernel, TinyKernelFarFromBothRoofsIsLatencyBoundAndFar) {
+    // 12 KiB in L1, 10 us for 2 kFLOP and 12 kB: 0.1% of L1 bandwidth.
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e3, 12e3, 12e3), 1e-5), t);
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::latency);
+    EXPECT_EQ(d.level, "L1");
+    EXPECT_EQ(d.verdict, Verdict::far);
+}
+
+TEST_F(DiagnoseKernel, HalfwayIsLatencyBoundButGood) {
+    // 62.55 GB/s = 50% of DRAM: not near (60%), not far (10%).
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 1.2e9 / 62.55e9), t);
+    EXPECT_EQ(*d.bound, Bound::latency);
+    EXPECT_EQ(d.verdict, Verdict::good);
+}
+
+TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {
+    struct Case {
+        double fraction;
+        Bound bound;
+        Verdict verdict;
+    };
+    // A 100 GB/s DRAM roof and 1 s runs keep every fraction exact (bytes / 1 / 1e11 is one
+    // correctly rounded division of integers); the compute fraction stays tiny.
+    for (auto& b : profile.bandwidth_roofs)
+        if (b.level == "DRAM") b.bytes_per_s.median = 100e9;
+    const Case cases[] = {
+        {0.5999, Bound::latency, Verdict::good}, {0.60, Bound::bandwidth, Verdict::good},
+        {0.6001, Bound::bandwidth, Verdict::good}, {0.6999, Bound::bandwidth, Verdict::good},
+        {0.70, Bound::bandwidth, Verdict::done},   {0.7001, Bound::bandwidth, Verdict::done},
+        {0.0999, Bound::latency, Verdict::far},    {0.10, Bound::latency, Verdict::good},
+    };
+    for (const auto& c : cases) {
+        const double bytes = c.fraction * 100e9;
+        const Diagnosis d = diagnose_kernel(profile, timed_work(work(1, bytes, 8e9), 1.0), t);
+        ASSERT_TRUE(d.bound) << c.fraction;
+        EXPECT_EQ(*roof(d, RoofKind::bandwidth).fraction, c.fraction);
+        EXPECT_EQ(*d.bound, c.bound) << c.fraction;
+        EXPECT_EQ(d.verdict, c.verdict) << c.fraction;
+    }
+}
+
+TEST_F(DiagnoseKernel, AmxGemmIsComparedWithTheMatrixRoof) {
+    // A bf16 GEMM at 800 GFLOP/s on AMX tiles: 80% of the AMX roof...
+    const Work gemm = work(2.0 * 2048 * 2048 * 2048, 3.0 * 2048 * 2048 * 2, 3.0 * 2048 * 2048 * 2,
+                           Precision::bf16, Engine::matrix);
+    const double seconds = gemm.ops / 800e9;
+    const Diagnosis d = diagnose_kernel(profile, timed_work(gemm, seconds), t);
+    EXPECT_EQ(roof(d, RoofKind::compute).roof, "bf16_amx");
+    EXPECT_NEAR(*roof(d, RoofKind::compute).fraction, 0.8, 1e-9);
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_EQ(d.verdict, Verdict::done);
+    EXPECT_FALSE(has_finding(d, FindingKind::above_roof));
+}
+
+TEST_F(DiagnoseKernel, AboveTheRoofIsAMeasurementProblemNotAPercentage) {
+    // ...mislabelled as vector work it would read 278% of the bf16 dot-product roof.
+    Work gemm = work(2.0 * 2048 * 2048 * 2048, 3.0 * 2048 * 2048 * 2, 3.0 * 2048 * 2048 * 2, Precision::bf16,
+                     Engine::vector);
+    const Diagnosis d = diagnose_kernel(profile, timed_work(gemm, gemm.ops / 800e9), t);
+    EXPECT_EQ(d.verdict, Verdict::above_roof);
+    EXPECT_EQ(roof(d, RoofKind::compute).verdict, Verdict::above_roof);
+    EXPECT_TRUE(has_finding(d, FindingKind::above_roof));
+    // The invalid comparison cannot make it "compute bound"; the bandwidth fraction is tiny and
+    // the compute one untrustworthy, so the bound is unknown rather than invented.
+    EXPECT_FALSE(d.bound);
+    const auto f = std::find_if(d.findings.begin(), d.findings.end(),
+                                [](const Finding& x) { return x.kind == FindingKind::above_roof; });
+    EXPECT_NE(f->detail.find("measurement error or an underestimated roof"), std::string::npos) << f->detail;
+}
+
+TEST_F(DiagnoseKernel, JustAboveTheRoofWithinNoiseIsDone) {
+    const double bytes = 1.2e9;
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(1, bytes, bytes), bytes / (1.03 * 125.1e9)), t);
+    EXPECT_EQ(d.verdict, Verdict::done);
+    EXPECT_EQ(*d.bound, Bound::bandwidth);
+    EXPECT_FALSE(has_finding(d, FindingKind::above_roof));
+}
+
+TEST_F(DiagnoseKernel, MissingCounterIsUnknownNeverZero) {
+    Measurement m;
+    m.name = "wrapped";
+    m.threads = 4;
+    m.durations_s = {0.01, 0.01, 0.01};
+    m.duration_s = summarize(m.durations_s);
+    m.measured_ops = 0.05 * 143.7e9 * 0.01;  // 5% of the FMA roof, counted by the PMU
+    m.measured_ops_source = Source::pmu;
+    const Diagnosis d = diagnose_kernel(profile, m, t);
+    const auto& bw = roof(d, RoofKind::bandwidth);
+    EXPECT_FALSE(bw.achieved_per_s);
+    EXPECT_FALSE(bw.fraction);
+    EXPECT_EQ(bw.verdict, Verdict::unknown);
+    EXPECT_TRUE(has_finding(d, FindingKind::unknown_counter));
+    EXPECT_EQ(roof(d, RoofKind::compute).source, Source::pmu);
+    // 5% of the compute roof with bytes unknown could be bandwidth bound: not "latency".
+    EXPECT_FALSE(d.bound);
+    EXPECT_EQ(d.diagnosis, "unknown");
+    const nlohmann::json j = d;
+    EXPECT_TRUE(j.at("roofs").at(1).at("achieved_bytes_per_s").is_null());
+    EXPECT_TRUE(j.at("bound").is_null());
+
+    // Near the compute roof the missing bytes do not matter.
+    m.measured_ops = 0.9 * 143.7e9 * 0.01;
+    const Diagnosis near = diagnose_kernel(profile, m, t);
+    EXPECT_EQ(near.bound, Bound::compute);
+}
+
+TEST_F(DiagnoseKernel, NoTimingMeansEveryRateUnknown) {
+    Measurement m;
+    m.name = "untimed";
+    m.work = work(2e8, 1.2e9, 1.2e9);
+    const Diagnosis d = diagnose_kernel(profile, m, t);
+    EXPECT_FALSE(d.bound);
+    EXPECT_EQ(d.verdict, Verdict::unknown);
+    for (const auto& c : d.roofs) EXPECT_FALSE(c.achieved_per_s);
+}
+
+TEST_F(DiagnoseKernel, UnstableDistributionIsFlaggedAndTheMedianUsed) {
+    Measurement m = timed_work(work(2e8, 1.2e9, 1.2e9), 0.01);
+    m.durations_s = {0.01, 0.01, 0.01, 0.01, 0.01, 0.012, 0.015, 0.02, 0.03, 0.05};
+    m.duration_s = summarize(m.durations_s);
+    const Diagnosis d = diagnose_kernel(profile, m, t);
+    EXPECT_TRUE(has_finding(d, FindingKind::unstable));
+    EXPECT_NEAR(*roof(d, RoofKind::bandwidth).achieved_per_s, 1.2e9 / m.duration_s.median, 1);
+    // A steady one is not flagged.
+    EXPECT_FALSE(has_finding(diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t),
+                             FindingKind::unstable));
+}
+
+TEST_F(DiagnoseKernel, MissingRoofIsSaid) {
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(1e9, 1e6, 1e6, Precision::tf32, Engine::matrix), 0.01), t);
+    EXPECT_TRUE(has_finding(d, FindingKind::no_roof));
+    EXPECT_FALSE(roof(d, RoofKind::compute).roof_per_s);
+}
+
+TEST_F(DiagnoseKernel, RoofDerivedFromAnotherThreadCountIsSaid) {
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01, 2), t);
+    EXPECT_TRUE(has_finding(d, FindingKind::assumption));
+    EXPECT_DOUBLE_EQ(*roof(d, RoofKind::compute).roof_per_s, 71.8e9);
+}
+
+TEST_F(DiagnoseKernel, JsonRoundTripWithUnitsInFieldNames) {
+    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t);
+    const nlohmann::json j = d;
+    EXPECT_EQ(j.at("bound"), "bandwidth");
+    EXPECT_EQ(j.at("verdict"), "done");
+    EXPECT_TRUE(j.at("roofs").at(0).contains("achieved_ops_per_s"));
+    EXPECT_TRUE(j.at("roofs").at(0).contains("roof_ops_per_s"));
+    EXPECT_TRUE(j.at("roofs").at(1).contains("achieved_bytes_per_s"));
+    EXPECT_EQ(j.at("roofs").at(1).at("source"), "analytic");
+    EXPECT_EQ(j.at("levers").at(0).at("lever"), "quantisation");
+    const Diagnosis back = j.get<Diagnosis>();
+    EXPECT_EQ(nlohmann::json(back), j);
+}
+
+TEST(Conclude, HandBuiltEvidence) {
+    Thresholds t;
+    Diagnosis d;
+    d.roofs.push_back(compare(RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, 100.0, {}, {}, {}}, t));
+    d.roofs.push_back(compare(RoofComparison{RoofKind::bandwidth, "DRAM", "DRAM", "triad", {}, {}, 1, 5.0, 100.0, {}, {}, {}}, t));
+    conclude(d, t);
+    EXPECT_EQ(d.bound, Bound::compute);
+    EXPECT_EQ(d.verdict, Verdict::done);
+    d.capacity = CapacityEvidence{95, 100, 0.95, "memory"};
+    conclude(d, t);
+    EXPECT_EQ(d.bound, Bound::capacity);
+    ASSERT_EQ(d.also_held.size(), 1u);
+    EXPECT_EQ(d.also_held[0], Bound::compute);
+    // An absent roof leaves the comparison unknown.
+    const auto c = compare(RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, {}, {}, {}, {}}, t);
+    EXPECT_FALSE(c.fraction);
+    EXPECT_EQ(c.verdict, Verdict::unknown);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -8,6 +8,9 @@ function(_ceiling_part name found detail)
 endfunction()
 _ceiling_part("PAPI" PAPI_FOUND "${PAPI_VERSION}")
 _ceiling_part("libpfm4" Pfm_FOUND "${Pfm_LIBRARY}")
+# --- GPU (issue 7) ---
+_ceiling_part("CUDA" CEILING_HAVE_CUDA "${CEILING_CUDA_DETAIL}")
+# --- end GPU ---
 if(CEILING_WITH_CUDA)
   _ceiling_part("CUPTI" CUPTI_FOUND "${CUPTI_VERSION}")
 else()

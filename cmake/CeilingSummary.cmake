@@ -16,6 +16,11 @@ if(CEILING_WITH_CUDA)
 else()
   message(STATUS "ceiling: CUPTI: left out (CEILING_WITH_CUDA=OFF)")
 endif()
+# --- reference kernels' libraries (issue 4; found in kernels/CMakeLists.txt) ---
+_ceiling_part("OpenBLAS" CEILING_HAVE_OPENBLAS "${CEILING_OPENBLAS_DETAIL}")
+_ceiling_part("oneDNN" CEILING_HAVE_DNNL "${CEILING_DNNL_DETAIL}")
+_ceiling_part("OpenCV" CEILING_HAVE_OPENCV "${CEILING_OPENCV_DETAIL}")
+# --- end reference kernels ---
 if(CEILING_SANITIZE)
   message(STATUS "ceiling: sanitizers: ASan + UBSan")
 endif()

@@ -1,0 +1,28 @@
+#pragma once
+// What each kernel family gives the registry: its problems, its standard cases and a case
+// at any shape. One table in registry.cpp lists the families.
+
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kernels/registry.hpp"
+
+namespace ceiling::kernels {
+
+struct KernelFamily {
+    std::string_view name;
+    std::span<const std::string_view> problems;
+    std::string_view shape_form;  // how a shape is written, for error messages
+    std::vector<KernelCase> (*standard_cases)();
+    // Throws std::invalid_argument for a shape or a problem/variant pair it does not offer.
+    KernelCase (*make_case)(std::string_view problem, Variant variant, std::string_view shape);
+};
+
+const KernelFamily& gemm_family();
+const KernelFamily& gemv_family();
+const KernelFamily& conv_family();
+const KernelFamily& nms_family();
+const KernelFamily& resize_family();
+
+}  // namespace ceiling::kernels

@@ -1,0 +1,189 @@
+#include "kernels/gemm/gemm.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/parallel.hpp"
+
+namespace ceiling::kernels {
+
+extern const GemmImpl gemm_avx512;
+extern const GemmImpl gemm_avx2;
+extern const GemmImpl gemm_scalar;
+
+namespace {
+
+const std::array<const GemmImpl*, 3> impls = {&gemm_avx512, &gemm_avx2, &gemm_scalar};
+
+int round_up(int x, int m) { return (x + m - 1) / m * m; }
+
+// A block (mc x kc, leading dimension lda) -> panels of mr rows, each kc x mr with the mr
+// values of one k adjacent (what the micro-kernel broadcasts in turn). Rows past mc are
+// zero, so the edge tile computes zeros it then discards.
+void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, int mr, float* ap) {
+    for (int p = 0; p < mc; p += mr) {
+        const int rows = std::min(mr, mc - p);
+        float* dst = ap + static_cast<std::ptrdiff_t>(p) * kc;
+        for (int i = 0; i < rows; ++i) {
+            const float* src = a + (p + i) * lda;
+            for (int k = 0; k < kc; ++k) dst[k * mr + i] = src[k];
+        }
+        for (int i = rows; i < mr; ++i)
+            for (int k = 0; k < kc; ++k) dst[k * mr + i] = 0.0f;
+    }
+}
+
+// B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
+// nr/lanes aligned loads per k). Columns past nc are zero.
+void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, int nr, float* bp) {
+    for (int q = 0; q < nc; q += nr) {
+        const int cols = std::min(nr, nc - q);
+        float* dst = bp + static_cast<std::ptrdiff_t>(q) * kc;
+        for (int k = 0; k < kc; ++k) {
+            std::memcpy(dst + k * nr, b + k * ldb + q, sizeof(float) * static_cast<std::size_t>(cols));
+            std::fill(dst + k * nr + cols, dst + (k + 1) * nr, 0.0f);
+        }
+    }
+}
+
+// The five loops around the micro-kernel (jc, pc, ic, jr, ir), on the calling thread.
+// get_b(jc, pc, nc, kc) returns the packed kc x nc panel of B for that block.
+template <typename GetB>
+void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, GetB get_b) {
+    alignas(64) float tile[gemm_max_mr * 64];
+    if (g.k == 0) {
+        if (!g.accumulate)
+            for (int i = 0; i < g.m; ++i)
+                std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+        return;
+    }
+    for (int jc = 0; jc < g.n; jc += im.nc) {
+        const int nc = std::min(im.nc, g.n - jc);
+        for (int pc = 0; pc < g.k; pc += im.kc) {
+            const int kc = std::min(im.kc, g.k - pc);
+            const float* bp = get_b(jc, pc, nc, kc);
+            const bool accumulate = g.accumulate || pc > 0;
+            for (int ic = 0; ic < g.m; ic += im.mc) {
+                const int mc = std::min(im.mc, g.m - ic);
+                pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, im.mr, ap);
+                for (int jr = 0; jr < nc; jr += im.nr) {
+                    const int nr = std::min(im.nr, nc - jr);
+                    const float* bpanel = bp + static_cast<std::ptrdiff_t>(jr) * kc;
+                    for (int ir = 0; ir < mc; ir += im.mr) {
+                        const int rows = std::min(im.mr, mc - ir);
+                        const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
+                        float* c = g.c + (ic + ir) * g.ldc + jc + jr;
+                        const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
+                        if (nr == im.nr) {
+                            kernel(kc, apanel, bpanel, c, g.ldc, accumulate);
+                            continue;
+                        }
+                        // Right edge: the full tile into a scratch tile, then the valid columns.
+                        kernel(kc, apanel, bpanel, tile, im.nr, false);
+                        for (int i = 0; i < rows; ++i)
+                            for (int j = 0; j < nr; ++j)
+                                c[i * g.ldc + j] = accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j]
+                                                              : tile[i * im.nr + j];
+                    }
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+std::span<const GemmImpl* const> gemm_impls() { return impls; }
+
+const GemmImpl& best_gemm_impl() {
+    for (const auto* im : impls)
+        if (im->supported(cpu_features())) return *im;
+    return gemm_scalar;
+}
+
+std::size_t GemmWorkspace::bytes(const GemmImpl& im, int threads) {
+    const auto per_thread = static_cast<std::size_t>(round_up(im.mc, im.mr)) * im.kc +
+                            static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr);
+    return per_thread * sizeof(float) * static_cast<std::size_t>(threads);
+}
+
+GemmWorkspace::GemmWorkspace(const GemmImpl& im, int threads) {
+    for (int t = 0; t < threads; ++t) {
+        a_.emplace_back(static_cast<std::size_t>(round_up(im.mc, im.mr)) * im.kc);
+        b_.emplace_back(static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr));
+    }
+}
+
+std::size_t PackedB::bytes(const GemmImpl& im, int k, int n) {
+    return sizeof(float) * static_cast<std::size_t>(std::max(k, 1)) * round_up(std::max(n, 1), im.nr);
+}
+
+// Blocks in (jc, pc) order; block (jb, pb) holds kc_p x round_up(nc_j, nr) floats, so its
+// offset is jc * K + pc * round_up(nc_j, nr) when every block before it in jc is full.
+PackedB::PackedB(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int k, int n)
+    : k_(k), n_(n), kc_(im.kc), nc_(im.nc), nr_(im.nr),
+      data_(static_cast<std::size_t>(std::max(k, 1)) * round_up(std::max(n, 1), im.nr)) {
+    for (int jc = 0; jc < n; jc += nc_) {
+        const int nc = std::min(nc_, n - jc);
+        for (int pc = 0; pc < k; pc += kc_) {
+            const int kc = std::min(kc_, k - pc);
+            pack_b(b + pc * ldb + jc, ldb, kc, nc, nr_, const_cast<float*>(panel(jc, pc)));
+        }
+    }
+}
+
+const float* PackedB::panel(int jc, int pc) const {
+    const int nc_padded = round_up(std::min(nc_, n_ - jc), nr_);
+    return data_.data() + static_cast<std::ptrdiff_t>(jc) * k_ +
+           static_cast<std::ptrdiff_t>(pc) * nc_padded;
+}
+
+void gemm_naive(const GemmArgs& g) {
+    for (int i = 0; i < g.m; ++i)
+        for (int j = 0; j < g.n; ++j) {
+            float s = g.accumulate ? g.c[i * g.ldc + j] : 0.0f;
+            for (int k = 0; k < g.k; ++k) s += g.a[i * g.lda + k] * g.b[k * g.ldb + j];
+            g.c[i * g.ldc + j] = s;
+        }
+}
+
+void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, int threads) {
+    threads = std::clamp(threads, 1, ws.threads());
+    const int n_panels = (g.n + im.nr - 1) / im.nr;
+    const int m_panels = (g.m + im.mr - 1) / im.mr;
+    // Split N when each thread gets at least two panels (B, the larger operand of a
+    // decode-like GEMM, is then read once in total); else M; else one thread.
+    const bool split_n = n_panels >= 2 * threads;
+    if (!split_n && m_panels < 2 * threads) threads = 1;
+    const auto work = [&](int t) {
+        GemmArgs sub = g;
+        if (split_n) {
+            const int p0 = n_panels * t / threads, p1 = n_panels * (t + 1) / threads;
+            const int n0 = p0 * im.nr, n1 = std::min(g.n, p1 * im.nr);
+            sub.b = g.b + n0;
+            sub.c = g.c + n0;
+            sub.n = n1 - n0;
+        } else {
+            const int p0 = m_panels * t / threads, p1 = m_panels * (t + 1) / threads;
+            const int m0 = p0 * im.mr, m1 = std::min(g.m, p1 * im.mr);
+            sub.a = g.a + m0 * g.lda;
+            sub.c = g.c + m0 * g.ldc;
+            sub.m = m1 - m0;
+        }
+        if (sub.m <= 0 || sub.n <= 0) return;
+        float* bp = ws.b_panel(t);
+        blocked(im, sub, ws.a_block(t), [&](int jc, int pc, int nc, int kc) {
+            pack_b(sub.b + pc * sub.ldb + jc, sub.ldb, kc, nc, im.nr, bp);
+            return static_cast<const float*>(bp);
+        });
+    };
+    run_on_threads(threads, work);
+}
+
+void gemm_prepacked(const GemmImpl& im, const GemmArgs& g, const PackedB& b, GemmWorkspace& ws,
+                    int slot) {
+    blocked(im, g, ws.a_block(slot),
+            [&](int jc, int pc, int, int) { return b.panel(jc, pc); });
+}
+
+}  // namespace ceiling::kernels

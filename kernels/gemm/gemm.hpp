@@ -1,0 +1,91 @@
+#pragma once
+// Single-precision GEMM, row-major, C (M x N) = A (M x K) * B (K x N), or C += A * B.
+//
+// optimized: the BLIS structure. B is packed into panels NR columns wide (kc x NR,
+// contiguous, in L1 while the micro-kernel sweeps a block of A), A into panels MR rows
+// tall (kc x MR, a block of MC rows kept in L2); the micro-kernel holds an MR x NR tile
+// of C in registers and does MR x NR/lanes FMAs per k with NR/lanes loads of B and MR
+// broadcasts of A. Threads split N (or M when N is too narrow), each with its own packing
+// buffers, so they never wait for each other.
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "kernels/common/array.hpp"
+#include "kernels/cpu_features.hpp"
+
+namespace ceiling::kernels {
+
+// C tile of `rows` x nr (rows <= mr) from packed panels: a advances by mr floats per k,
+// b by nr. accumulate: C += A * B, else C = A * B.
+using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* c,
+                                 std::ptrdiff_t ldc, bool accumulate);
+
+inline constexpr int gemm_max_mr = 16;
+
+struct GemmImpl {
+    std::string_view isa;  // "avx512", "avx2", "scalar"
+    bool (*supported)(const CpuFeatures&);
+    int mr, nr;            // register tile
+    int kc, mc, nc;        // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
+    std::array<GemmMicroKernel, gemm_max_mr> kernels;  // kernels[r - 1] computes r rows
+    std::string_view symbol;  // the full-tile micro-kernel, for reading its disassembly
+};
+
+std::span<const GemmImpl* const> gemm_impls();  // widest first
+const GemmImpl& best_gemm_impl();               // the widest this CPU runs
+
+// Packing buffers of `threads` threads for one implementation.
+class GemmWorkspace {
+public:
+    GemmWorkspace(const GemmImpl& impl, int threads);
+    float* a_block(int thread) { return a_[static_cast<std::size_t>(thread)].data(); }
+    float* b_panel(int thread) { return b_[static_cast<std::size_t>(thread)].data(); }
+    int threads() const { return static_cast<int>(a_.size()); }
+    static std::size_t bytes(const GemmImpl& impl, int threads);
+
+private:
+    std::vector<Array<float>> a_, b_;
+};
+
+// B packed once, for a B used many times (convolution weights).
+class PackedB {
+public:
+    PackedB(const GemmImpl& impl, const float* b, std::ptrdiff_t ldb, int k, int n);
+    int k() const { return k_; }
+    int n() const { return n_; }
+    // Panel of columns [jc, jc + nc) and rows [pc, pc + kc) for the impl's blocks.
+    const float* panel(int jc, int pc) const;
+    static std::size_t bytes(const GemmImpl& impl, int k, int n);
+
+private:
+    int k_, n_, kc_, nc_, nr_;
+    Array<float> data_;
+};
+
+struct GemmArgs {
+    const float* a;
+    std::ptrdiff_t lda;
+    const float* b;
+    std::ptrdiff_t ldb;
+    float* c;
+    std::ptrdiff_t ldc;
+    int m, n, k;
+    bool accumulate = false;
+};
+
+// Textbook triple loop (i, j, k), one thread: the naive variant and the test reference.
+void gemm_naive(const GemmArgs& g);
+
+// Blocked, packed, on `threads` threads (workspace for at least that many).
+void gemm_optimized(const GemmImpl& impl, const GemmArgs& g, GemmWorkspace& ws, int threads);
+
+// With B already packed (g.b, g.ldb ignored), on the calling thread with workspace slot
+// `slot`: for callers that parallelise over independent GEMMs themselves.
+void gemm_prepacked(const GemmImpl& impl, const GemmArgs& g, const PackedB& b,
+                    GemmWorkspace& ws, int slot);
+
+}  // namespace ceiling::kernels

@@ -1,0 +1,58 @@
+#pragma once
+// bf16 GEMM on the AMX tile unit: C (M x N, fp32) = A (M x K, bf16, row-major) * B (K x N,
+// bf16), B packed once into tiles (weights are packed ahead of time, as libraries do).
+//
+// Tiles are 16 rows x 64 bytes: A tiles 16 x 32 bf16, B tiles 16 (k pairs) x 16 columns x
+// 2 (the VNNI layout tdpbf16ps reads), C tiles 16 x 16 fp32. Eight tile registers allow a
+// 2 x 2 block of C tiles (4) with 2 A and 2 B tiles: per 32 k, 4 tile products (16384
+// flop each) for 4 KiB of tile loads.
+
+#include <cstddef>
+#include <vector>
+
+#include "kernels/common/array.hpp"
+#include "kernels/common/bf16.hpp"
+
+namespace ceiling::kernels {
+
+// B (k x n, row-major, ldb) in 16-column blocks, each ceil(k/32) tiles of 1 KiB: element
+// (r, 2c + e) of tile t in block j is B[32t + 2r + e][16j + c]; zero past k and n.
+class AmxPackedB {
+public:
+    AmxPackedB(const Bf16* b, std::ptrdiff_t ldb, int k, int n);
+    int k() const { return k_; }
+    int n() const { return n_; }
+    int k_tiles() const { return k_tiles_; }
+    // First tile of 16-column block j.
+    const Bf16* block(int j) const {
+        return data_.data() + static_cast<std::ptrdiff_t>(j) * k_tiles_ * 512;
+    }
+    static std::size_t bytes(int k, int n);
+
+private:
+    int k_, n_, k_tiles_;
+    Array<Bf16> data_;
+};
+
+// Scratch of `threads` threads: A padded to multiples of 32 (only used when M or K is not).
+class AmxWorkspace {
+public:
+    AmxWorkspace(int m, int k, int threads);
+    Bf16* padded_a() { return a_.data(); }
+    float* c_tile(int thread) { return c_.data() + static_cast<std::ptrdiff_t>(thread) * 1024; }
+    static std::size_t bytes(int m, int k, int threads);
+
+private:
+    Array<Bf16> a_;
+    Array<float> c_;
+};
+
+// Whether this build has the tile code and this CPU runs it (permission is separate:
+// request_amx_permission() before the first call).
+bool amx_bf16_supported();
+
+// Runs on `threads` threads; C is written (not accumulated).
+void gemm_amx_bf16(const Bf16* a, std::ptrdiff_t lda, const AmxPackedB& b, float* c,
+                   std::ptrdiff_t ldc, int m, AmxWorkspace& ws, int threads);
+
+}  // namespace ceiling::kernels

@@ -1,0 +1,26 @@
+// Compiled with AVX2 + FMA enabled (kernels/CMakeLists.txt); run only where supported.
+#include <immintrin.h>
+
+#include "kernels/gemm/gemm_impl.hpp"
+
+namespace ceiling::kernels {
+namespace {
+struct V256 {
+    using reg = __m256;
+    static constexpr int lanes = 8;
+    static reg zero() { return _mm256_setzero_ps(); }
+    static reg set1(float x) { return _mm256_set1_ps(x); }
+    static reg load(const float* p) { return _mm256_load_ps(p); }
+    static reg loadu(const float* p) { return _mm256_loadu_ps(p); }
+    static void storeu(float* p, reg v) { _mm256_storeu_ps(p, v); }
+    static reg add(reg a, reg b) { return _mm256_add_ps(a, b); }
+    static reg fmadd(reg a, reg b, reg c) { return _mm256_fmadd_ps(a, b, c); }
+};
+bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
+}  // namespace
+// 6 x 16 tile: 12 accumulators + 2 B + 1 A = 15 of the 16 ymm registers.
+// kc = 256: B micro-panel 16 KiB in L1.
+extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
+    "avx2", supported, 256, 144, 2048,
+    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_Pflb");
+}  // namespace ceiling::kernels

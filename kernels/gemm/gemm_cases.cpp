@@ -1,0 +1,285 @@
+// GEMM cases for the registry: fp32 (naive, optimized, OpenBLAS) at square shapes and the
+// batch sweep M = 1 .. 256 with N = K = 4096 (decode to prefill: bandwidth bound while B,
+// 64 MiB, dominates the bytes, compute bound once 2MNK / 4(KN) = M/2 flop per byte passes
+// the ridge point), and bf16 (our AMX tiles, oneDNN matmul).
+#include <cmath>
+#include <optional>
+
+#include "kernels/common/array.hpp"
+#include "kernels/common/check.hpp"
+#include "kernels/common/family.hpp"
+#include "kernels/common/libraries.hpp"
+#include "kernels/common/prepared.hpp"
+#include "kernels/common/random.hpp"
+#include "kernels/cpu_features.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_amx.hpp"
+#include "kernels/gemm/gemm_dnnl.hpp"
+
+namespace ceiling::kernels {
+namespace {
+
+constexpr std::string_view kernel = "gemm";
+constexpr std::string_view shape_form = "MxNxK or S (square)";
+constexpr std::string_view problems[] = {"fp32", "bf16"};
+constexpr Offer offers[] = {
+    {"fp32", Variant::naive},
+    {"fp32", Variant::optimized},
+    {"fp32", Variant::library},
+    {"bf16", Variant::optimized},
+    {"bf16", Variant::library},
+};
+
+struct Dims {
+    int m, n, k;
+};
+
+Dims parse(std::string_view shape) {
+    auto d = parse_dims(shape);
+    if (d.size() == 1) d = {d[0], d[0], d[0]};
+    if (d.size() != 3) bad_shape(kernel, shape, shape_form);
+    for (auto v : d)
+        if (v > (1 << 30)) bad_shape(kernel, shape, shape_form, "has a dimension above 2^30");
+    return {static_cast<int>(d[0]), static_cast<int>(d[1]), static_cast<int>(d[2])};
+}
+
+double mn(Dims d) { return static_cast<double>(d.m) * d.n; }
+double mk(Dims d) { return static_cast<double>(d.m) * d.k; }
+double kn(Dims d) { return static_cast<double>(d.k) * d.n; }
+
+// One multiply-add per (i, j, k): 2MNK operations. A and B are read once and C written
+// once (beta = 0, so C is not read): in_bytes x (MK + KN) + 4MN. Nothing else is touched,
+// so the working set equals the compulsory bytes. E.g. 2048^3 fp32: 17.2 GFLOP over
+// 4 x 3 x 2048^2 = 48 MiB, 341 flop/byte; M = 1, N = K = 4096: 33.6 MFLOP over 64 MiB,
+// 0.5 flop/byte.
+KernelWork gemm_work(Dims d, WorkPrecision p, WorkEngine e, double in_bytes) {
+    KernelWork w;
+    w.precision = p;
+    w.engine = e;
+    w.ops = 2.0 * mn(d) * d.k;
+    w.compulsory_bytes = in_bytes * (mk(d) + kn(d)) + 4.0 * mn(d);
+    w.working_set_bytes = w.compulsory_bytes;
+    return w;
+}
+
+// Sampled check against a double-precision reference. get_a(i, k) / get_b(k, j) return
+// the inputs as the kernel saw them (Bf16 values exactly), c the output.
+template <typename GetA, typename GetB>
+Verification verify_gemm(Dims d, GetA get_a, GetB get_b, const float* c) {
+    ErrorCheck check(dot_tolerance_fp32, "|c - ref| / sum|a*b|");
+    for (auto idx : sample_indices(static_cast<std::size_t>(mn(d)), 4096, kernel_data_seed)) {
+        const auto i = static_cast<int>(idx / static_cast<std::size_t>(d.n));
+        const auto j = static_cast<int>(idx % static_cast<std::size_t>(d.n));
+        double ref = 0, scale = 0;
+        for (int k = 0; k < d.k; ++k) {
+            const double t = static_cast<double>(get_a(i, k)) * get_b(k, j);
+            ref += t;
+            scale += std::abs(t);
+        }
+        check.add(c[idx], ref, scale > 0 ? scale : 1.0, idx);
+    }
+    return check.result();
+}
+
+std::size_t sz(double elems) { return static_cast<std::size_t>(elems); }
+
+// ---- fp32 ------------------------------------------------------------------------------
+
+struct Fp32Set {
+    Array<float> a, b, c;
+};
+
+std::vector<Fp32Set> fp32_sets(Dims d, int sets, int threads) {
+    std::vector<Fp32Set> v;
+    for (int s = 0; s < sets; ++s) {
+        Fp32Set set{Array<float>(sz(mk(d))), Array<float>(sz(kn(d))),
+                    Array<float>(sz(mn(d)))};
+        if (s == 0) {
+            fill_uniform(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, threads);
+            fill_uniform(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, threads);
+        } else {
+            parallel_copy(set.a.data(), v[0].a.data(), set.a.bytes(), threads);
+            parallel_copy(set.b.data(), v[0].b.data(), set.b.bytes(), threads);
+        }
+        // NaN: an output the kernel forgets to write can never pass the check.
+        fill_float(set.c.data(), set.c.size(), NAN, threads);
+        v.push_back(std::move(set));
+    }
+    return v;
+}
+
+std::unique_ptr<PreparedKernel> setup_fp32(Dims d, Variant variant, const SetupOptions& o,
+                                           int sets) {
+    const int threads = variant == Variant::naive ? 1 : resolve_threads(o);
+    auto k = std::make_unique<SetKernel<Fp32Set>>(threads, fp32_sets(d, sets, resolve_threads(o)));
+    const auto args = [d](Fp32Set& s) {
+        return GemmArgs{s.a.data(), d.k, s.b.data(), d.n, s.c.data(), d.n, d.m, d.n, d.k};
+    };
+    if (variant == Variant::naive) {
+        k->run_fn = [args](Fp32Set& s) { gemm_naive(args(s)); };
+    } else if (variant == Variant::optimized) {
+        const auto& impl = best_gemm_impl();
+        auto ws = std::make_shared<GemmWorkspace>(impl, threads);
+        k->run_fn = [args, ws, &impl, threads](Fp32Set& s) {
+            gemm_optimized(impl, args(s), *ws, threads);
+        };
+    } else {
+        k->run_fn = [d, threads](Fp32Set& s) {
+            openblas_set_threads(threads);
+            openblas_sgemm(s.a.data(), s.b.data(), s.c.data(), d.m, d.n, d.k);
+        };
+    }
+    k->verify_fn = [d](const Fp32Set& s) {
+        return verify_gemm(
+            d, [&](int i, int kk) { return s.a[static_cast<std::size_t>(i) * d.k + kk]; },
+            [&](int kk, int j) { return s.b[static_cast<std::size_t>(kk) * d.n + j]; }, s.c.data());
+    };
+    return k;
+}
+
+// ---- bf16 ------------------------------------------------------------------------------
+
+struct Bf16Set {
+    Array<Bf16> a, b;  // b: K x N row-major (the reference reads it; the kernels their packs)
+    Array<float> c;
+    std::unique_ptr<AmxPackedB> packed;
+    std::unique_ptr<DnnlMatmulBf16> dnnl;
+};
+
+std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupOptions& o,
+                                           int sets) {
+    if (auto why = request_amx_permission(); !why.empty() && variant == Variant::optimized)
+        throw KernelUnavailable("gemm/bf16: " + why);
+    const int threads = resolve_threads(o);
+    std::vector<Bf16Set> v;
+    for (int s = 0; s < sets; ++s) {
+        Bf16Set set{Array<Bf16>(sz(mk(d))), Array<Bf16>(sz(kn(d))),
+                    Array<float>(sz(mn(d))), nullptr, nullptr};
+        fill_uniform_bf16(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, threads);
+        fill_uniform_bf16(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, threads);
+        fill_float(set.c.data(), set.c.size(), NAN, threads);
+        if (variant == Variant::optimized)
+            set.packed = std::make_unique<AmxPackedB>(set.b.data(), d.n, d.k, d.n);
+        else
+            set.dnnl = std::make_unique<DnnlMatmulBf16>(d.m, d.n, d.k, set.b.data(), threads);
+        v.push_back(std::move(set));
+    }
+    auto k = std::make_unique<SetKernel<Bf16Set>>(threads, std::move(v));
+    if (variant == Variant::optimized) {
+        auto ws = std::make_shared<AmxWorkspace>(d.m, d.k, threads);
+        k->run_fn = [d, ws, threads](Bf16Set& s) {
+            gemm_amx_bf16(s.a.data(), d.k, *s.packed, s.c.data(), d.n, d.m, *ws, threads);
+        };
+    } else {
+        k->run_fn = [](Bf16Set& s) { s.dnnl->run(s.a.data(), s.c.data()); };
+    }
+    k->verify_fn = [d](const Bf16Set& s) {
+        return verify_gemm(
+            d, [&](int i, int kk) { return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]); },
+            [&](int kk, int j) { return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]); },
+            s.c.data());
+    };
+    return k;
+}
+
+// ---- cases -----------------------------------------------------------------------------
+
+KernelCase make(std::string_view problem, Variant variant, std::string_view shape) {
+    require_offer(kernel, offers, problem, variant);
+    const Dims d = parse(shape);
+    KernelCase c = base_case(kernel, problem, variant, dims_string({d.m, d.n, d.k}));
+    const auto& f = cpu_features();
+    if (problem == "fp32") {
+        c.work = gemm_work(d, WorkPrecision::fp32, WorkEngine::vector, 4);
+        c.bytes_per_set = static_cast<std::size_t>(c.work.working_set_bytes);
+        c.setup = [d, variant](const SetupOptions& o, int sets) { return setup_fp32(d, variant, o, sets); };
+        if (variant == Variant::naive) {
+            c.implementation = "triple loop i, j, k; one thread";
+        } else if (variant == Variant::optimized) {
+            const auto& im = best_gemm_impl();
+            c.implementation = std::string(im.isa) + " " + std::to_string(im.mr) + "x" +
+                               std::to_string(im.nr) + " micro-kernel, packed panels, blocks kc " +
+                               std::to_string(im.kc) + " mc " + std::to_string(im.mc) + " nc " +
+                               std::to_string(im.nc);
+            c.bytes_per_thread = GemmWorkspace::bytes(im, 1);
+        } else {
+            const auto& lib = openblas_info();
+            c.implementation = lib.description + ", cblas_sgemm";
+            c.advice = lib.advice;
+            if (!lib.available) c.unavailable = lib.description;
+        }
+    } else {
+        const bool amx = f.amx_bf16;
+        c.work = gemm_work(d, WorkPrecision::bf16, amx ? WorkEngine::matrix : WorkEngine::vector, 2);
+        // Per set: A, B, C and B's packed copy (AMX tiles or oneDNN's layout).
+        c.bytes_per_set = static_cast<std::size_t>(c.work.working_set_bytes) + AmxPackedB::bytes(d.k, d.n);
+        c.setup = [d, variant](const SetupOptions& o, int sets) { return setup_bf16(d, variant, o, sets); };
+        if (variant == Variant::optimized) {
+            c.implementation = "AMX tiles, 2x2 blocks of 16x16 fp32 C tiles, tdpbf16ps; B pre-packed";
+            c.fixed_bytes = AmxWorkspace::bytes(d.m, d.k, 0);
+            c.bytes_per_thread = AmxWorkspace::bytes(1, 1, 1);
+            if (!amx_bf16_supported())
+                c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
+        } else {
+            const auto& lib = dnnl_info();
+            c.implementation = lib.description + ", matmul Bf16 x bf16 -> f32";
+            if (!lib.available) c.unavailable = lib.description;
+        }
+    }
+    return c;
+}
+
+struct Standard {
+    std::string_view problem;
+    Variant variant;
+    std::string_view shape;
+    bool in_default, in_quick;
+};
+// Naive GEMM runs ~1 GFLOP/s: 512 (0.27 GFLOP) keeps the suite short; 1024 on request.
+constexpr Standard standard[] = {
+    {"fp32", Variant::naive, "512", true, true},
+    {"fp32", Variant::naive, "1024", false, false},
+    {"fp32", Variant::optimized, "512", true, false},
+    {"fp32", Variant::optimized, "1024", true, false},
+    {"fp32", Variant::optimized, "2048", true, true},
+    {"fp32", Variant::optimized, "4096", true, false},
+    {"fp32", Variant::library, "512", true, false},
+    {"fp32", Variant::library, "1024", true, false},
+    {"fp32", Variant::library, "2048", true, true},
+    {"fp32", Variant::library, "4096", true, false},
+    {"bf16", Variant::optimized, "2048", true, true},
+    {"bf16", Variant::optimized, "4096", true, false},
+    {"bf16", Variant::library, "2048", true, true},
+    {"bf16", Variant::library, "4096", true, false},
+};
+// Batch sweep M = 1, 2, 4 .. 256 at N = K = 4096; quick keeps every other point.
+constexpr int batch_n_k = 4096;
+constexpr int batch_max_m = 256;
+
+std::vector<KernelCase> family_cases() {
+    std::vector<KernelCase> out;
+    for (const auto& s : standard) {
+        auto c = make(s.problem, s.variant, s.shape);
+        c.in_default = s.in_default;
+        c.in_quick = s.in_quick;
+        out.push_back(std::move(c));
+    }
+    for (Variant v : {Variant::optimized, Variant::library})
+        for (int m = 1, i = 0; m <= batch_max_m; m *= 2, ++i) {
+            auto c = make("fp32", v, dims_string({m, batch_n_k, batch_n_k}));
+            c.series = "batch";
+            c.in_default = true;
+            c.in_quick = i % 2 == 0;
+            out.push_back(std::move(c));
+        }
+    return out;
+}
+
+}  // namespace
+
+const KernelFamily& gemm_family() {
+    static const KernelFamily f{kernel, problems, shape_form, family_cases, make};
+    return f;
+}
+
+}  // namespace ceiling::kernels

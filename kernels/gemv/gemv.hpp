@@ -1,0 +1,46 @@
+#pragma once
+// Matrix-vector product y = W x, the batch-1 decode step of a transformer layer: every
+// weight is read once and used for one multiply-add, so the kernel can only stream W at
+// the memory's read bandwidth (2 flop per 4 bytes in fp32: 0.5 flop/byte, far left of any
+// ridge point). Weight-only quantisation (bf16: 2 bytes, int8 with a per-row fp32 scale:
+// 1 byte) moves fewer bytes for the same fp32 arithmetic: the lever it shows.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "kernels/common/bf16.hpp"
+#include "kernels/cpu_features.hpp"
+
+namespace ceiling::kernels {
+
+// Rows [0, m) of y = W x (W row-major, m x k); int8: y[i] = scale[i] * sum_k w[i,k] x[k].
+struct GemvImpl {
+    std::string_view isa;  // "avx512", "avx2", "scalar"
+    bool (*supported)(const CpuFeatures&);
+    void (*fp32)(const float* w, const float* x, float* y, int m, int k);
+    void (*bf16)(const Bf16* w, const float* x, float* y, int m, int k);
+    void (*int8)(const std::int8_t* w, const float* scale, const float* x, float* y, int m, int k);
+    std::string_view fp32_symbol;  // for reading the disassembly
+};
+
+std::span<const GemvImpl* const> gemv_impls();  // widest first
+const GemvImpl& best_gemv_impl();
+
+// One accumulator per row, k in order: the textbook loop (latency bound: each FMA waits
+// for the previous one).
+void gemv_naive_fp32(const float* w, const float* x, float* y, int m, int k);
+void gemv_naive_bf16(const Bf16* w, const float* x, float* y, int m, int k);
+void gemv_naive_int8(const std::int8_t* w, const float* scale, const float* x, float* y, int m,
+                     int k);
+
+// The impl's kernel on `threads` threads, each a contiguous block of rows.
+void gemv_fp32(const GemvImpl& impl, const float* w, const float* x, float* y, int m, int k,
+               int threads);
+void gemv_bf16(const GemvImpl& impl, const Bf16* w, const float* x, float* y, int m, int k,
+               int threads);
+void gemv_int8(const GemvImpl& impl, const std::int8_t* w, const float* scale, const float* x,
+               float* y, int m, int k, int threads);
+
+}  // namespace ceiling::kernels

@@ -1,0 +1,132 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/common/bf16.hpp"
+#include "kernels/common/random.hpp"
+#include "kernels/gemm/gemm.hpp"
+#include "kernels/gemm/gemm_amx.hpp"
+#include "kernels/registry.hpp"
+#include "tests/unit/kernels/kernel_test_support.hpp"
+
+namespace ceiling::kernels {
+namespace {
+
+using test::expect_verifies;
+
+// Odd sizes hit every edge: 1x1x1 (one element), tails in M (17 = 14 + 3 rows), N (33 =
+// 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the
+// kc/mc/nc cache blocks (300 > kc = 256, 700 > mc = 336).
+const char* const odd_shapes[] = {"1x1x1", "17x33x65", "1x4096x64", "31x17x300", "700x70x260"};
+
+TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
+    for (const char* shape : odd_shapes)
+        for (Variant v : {Variant::naive, Variant::optimized, Variant::library})
+            expect_verifies("gemm", "fp32", v, shape);
+}
+
+TEST(GemmFp32, OptimizedVerifiesOnOneAndTwoThreads) {
+    for (int threads : {1, 2, 3}) expect_verifies("gemm", "fp32", Variant::optimized, "64x200x100", threads);
+}
+
+// Each ISA's micro-kernels (every row count 1..mr) against the naive loop, accumulating
+// into a non-zero C so the accumulate path is checked too.
+TEST(GemmFp32, EveryIsaImplementationMatchesNaive) {
+    const int m = 37, n = 53, k = 301;
+    std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+    std::vector<float> c0(static_cast<std::size_t>(m) * n);
+    fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
+    fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
+    fill_uniform(c0.data(), c0.size(), 3, -1, 1, 1);
+    auto ref = c0;
+    gemm_naive({a.data(), k, b.data(), n, ref.data(), n, m, n, k, true});
+    int tested = 0;
+    for (const auto* impl : gemm_impls()) {
+        if (!impl->supported(cpu_features())) continue;
+        SCOPED_TRACE(impl->isa);
+        auto c = c0;
+        GemmWorkspace ws(*impl, 2);
+        gemm_optimized(*impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws, 2);
+        for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
+        auto c2 = c0;
+        const PackedB packed(*impl, b.data(), n, k, n);
+        gemm_prepacked(*impl, {a.data(), k, nullptr, 0, c2.data(), n, m, n, k, true}, packed, ws, 0);
+        for (std::size_t i = 0; i < c2.size(); ++i) ASSERT_NEAR(c2[i], ref[i], 1e-3) << i;
+        ++tested;
+    }
+    EXPECT_GE(tested, 1);  // the scalar fallback runs everywhere
+}
+
+TEST(GemmBf16, EveryVariantVerifiesOnOddShapes) {
+    for (const char* shape : {"1x1x1", "17x33x65", "48x64x96", "33x100x40"})
+        for (Variant v : {Variant::optimized, Variant::library})
+            expect_verifies("gemm", "bf16", v, shape);
+}
+
+TEST(GemmBf16, RoundingIsToNearestEven) {
+    EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+    EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f)), 1.0f);  // tie -> even (down)
+    EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 3 * 0x1p-8f)), 1.0f + 0x1p-6f);  // tie -> up
+    EXPECT_EQ(bf16_to_float(float_to_bf16(-2.5f)), -2.5f);
+}
+
+// Work: 2MNK operations; bytes: 4 x (MK + KN + MN) for fp32, 2 x (MK + KN) + 4MN for bf16.
+TEST(GemmWork, CountsFlopsAndBytes) {
+    const auto sq = make_case("gemm", "fp32", Variant::optimized, "2048");
+    EXPECT_EQ(sq.shape, "2048x2048x2048");
+    EXPECT_DOUBLE_EQ(sq.work.ops, 2.0 * 2048 * 2048 * 2048);  // 17.18e9
+    EXPECT_DOUBLE_EQ(sq.work.compulsory_bytes, 4.0 * 3 * 2048 * 2048);  // 48 MiB
+    EXPECT_DOUBLE_EQ(sq.work.working_set_bytes, sq.work.compulsory_bytes);
+    EXPECT_EQ(sq.work.precision, WorkPrecision::fp32);
+    EXPECT_EQ(sq.work.engine, WorkEngine::vector);
+    EXPECT_TRUE(sq.multithreaded);
+
+    // Decode-like M = 1: 2 x 4096 x 4096 = 33.5 MFLOP over 4 x (4096 + 4096^2 + 4096) bytes
+    // = 64.03 MiB: 0.5 flop/byte, far left of any ridge point.
+    const auto decode = make_case("gemm", "fp32", Variant::library, "1x4096x4096");
+    EXPECT_DOUBLE_EQ(decode.work.ops, 2.0 * 4096 * 4096);
+    EXPECT_DOUBLE_EQ(decode.work.compulsory_bytes, 4.0 * (4096 + 4096.0 * 4096 + 4096));
+    EXPECT_NEAR(decode.work.ops / decode.work.compulsory_bytes, 0.5, 1e-3);
+
+    const auto odd = make_case("gemm", "fp32", Variant::naive, "17x33x65");
+    EXPECT_DOUBLE_EQ(odd.work.ops, 2.0 * 17 * 33 * 65);                           // 72930
+    EXPECT_DOUBLE_EQ(odd.work.compulsory_bytes, 4.0 * (17 * 65 + 65 * 33 + 17 * 33));  // 15296
+    EXPECT_FALSE(odd.multithreaded);
+
+    const auto bf = make_case("gemm", "bf16", Variant::optimized, "2048");
+    EXPECT_EQ(bf.work.precision, WorkPrecision::bf16);
+    EXPECT_DOUBLE_EQ(bf.work.compulsory_bytes, 2.0 * 2 * 2048 * 2048 + 4.0 * 2048 * 2048);  // 32 MiB
+    EXPECT_EQ(bf.work.engine, cpu_features().amx_bf16 ? WorkEngine::matrix : WorkEngine::vector);
+}
+
+TEST(GemmCases, StandardShapesAndBatchSweep) {
+    int batch = 0, squares = 0;
+    for (const auto& c : standard_cases()) {
+        if (c.kernel != "gemm") continue;
+        if (c.series == "batch") {
+            ++batch;
+            EXPECT_TRUE(c.shape.ends_with("x4096x4096")) << c.shape;
+        }
+        if (c.shape == "2048x2048x2048" && c.problem == "fp32") {
+            ++squares;
+            EXPECT_TRUE(c.in_default && c.in_quick);
+        }
+    }
+    EXPECT_EQ(batch, 2 * 9);  // M = 1 .. 256, optimized and library
+    EXPECT_EQ(squares, 2);
+}
+
+TEST(GemmCases, BadShapesAndVariantsSayWhatIsValid) {
+    EXPECT_THROW(make_case("gemm", "fp32", Variant::naive, "12x"), std::invalid_argument);
+    EXPECT_THROW(make_case("gemm", "fp32", Variant::naive, "0x4x4"), std::invalid_argument);
+    try {
+        make_case("gemm", "bf16", Variant::naive, "64");
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("optimized, library"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace ceiling::kernels

@@ -6,8 +6,13 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <ctime>
 #include <thread>
 #include <vector>
@@ -31,6 +36,20 @@ double burn_cpu(double seconds) {
     while (thread_cpu_s() - start < seconds)
         for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
     return thread_cpu_s() - start;
+}
+
+// CPU time every task on the machine spent busy (user, nice, system, irq, softirq,
+// steal), from the first line of /proc/stat.
+double machine_busy_s() {
+    std::FILE* f = std::fopen("/proc/stat", "r");
+    if (!f) return 0;
+    unsigned long long v[8] = {};
+    const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2],
+                              &v[3], &v[4], &v[5], &v[6], &v[7]);
+    std::fclose(f);
+    if (n < 8) return 0;
+    const double busy = static_cast<double>(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]);
+    return busy / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 double process_cpu_s() {
@@ -61,10 +80,20 @@ TEST(SoftwareEvents, AreAvailableOnThisMachine) {
     EXPECT_TRUE(probe_software_events().available);
 }
 
-TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
-    skip_without_software_events();
+struct TwoThreadRun {
+    std::optional<double> task_clock;
+    double threads_cpu = 0;  // what the two threads' own CPU clocks say
+    double process_cpu = 0;  // rusage of this process over the same interval
+    double others = 0;       // CPU time every other task on the machine used meanwhile
+    double wall = 0;
+    Readings readings;
+};
+
+TwoThreadRun run_two_busy_threads() {
+    TwoThreadRun run;
     SoftwareEventCollector c(CountTarget::this_process());
     const double cpu_before = process_cpu_s();
+    const double machine_before = machine_busy_s();
     c.start();
     // Threads created after start(): counted through inheritance.
     const std::int64_t t0 = now_ns();
@@ -72,28 +101,49 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
     std::vector<std::thread> team;
     for (int i = 0; i < 2; ++i) team.emplace_back([&burnt, i] { burnt[i] = burn_cpu(0.4); });
     for (auto& t : team) t.join();
-    const double wall = static_cast<double>(now_ns() - t0) * 1e-9;
-    const Readings r = c.stop();
-    const double cpu = process_cpu_s() - cpu_before;
+    run.wall = static_cast<double>(now_ns() - t0) * 1e-9;
+    run.readings = c.stop();
+    run.process_cpu = process_cpu_s() - cpu_before;
+    run.others = machine_busy_s() - machine_before - run.process_cpu;
+    run.task_clock = run.readings.value("task_clock_s");
+    run.threads_cpu = burnt[0] + burnt[1];
+    return run;
+}
 
-    const auto task_clock = r.value("task_clock_s");
-    ASSERT_TRUE(task_clock) << "task-clock absent";
-    const double threads_cpu = burnt[0] + burnt[1];
-    // Task-clock is the counted threads' CPU time: it agrees with their own clocks and
-    // with rusage over the same interval (both within scheduling-tick slack).
-    EXPECT_NEAR(*task_clock, threads_cpu, 0.05 * threads_cpu + 0.02);
-    EXPECT_NEAR(*task_clock, cpu, 0.1 * cpu + 0.03);
-    // Two threads busy at once: about 2 CPU-seconds per second of wall time. The lower
-    // bound is generous because the two shared cores may be busy with other work.
-    const unsigned cpus = std::thread::hardware_concurrency();
-    if (cpus >= 2) {
-        EXPECT_GT(*task_clock / wall, 1.3) << "task-clock " << *task_clock << " s, wall " << wall << " s";
-        EXPECT_LT(*task_clock / wall, 2.1) << "task-clock " << *task_clock << " s, wall " << wall << " s";
+TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
+    skip_without_software_events();
+    // Two threads busy at once: about 2 CPU-seconds per second of wall time, when two CPUs
+    // are free for them. Other work on the machine (a parallel build on two shared cores)
+    // takes CPU time from them, which /proc/stat shows; such attempts are retried, and
+    // when every attempt was crowded the ratio is not judged.
+    const bool two_cpus = std::thread::hardware_concurrency() >= 2;
+    std::string crowded;
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        const TwoThreadRun run = run_two_busy_threads();
+        ASSERT_TRUE(run.task_clock) << "task-clock absent";
+        // Task-clock is the counted threads' CPU time: it agrees with their own clocks and
+        // with rusage over the same interval (both within scheduling-tick slack).
+        EXPECT_NEAR(*run.task_clock, run.threads_cpu, 0.05 * run.threads_cpu + 0.02);
+        EXPECT_NEAR(*run.task_clock, run.process_cpu, 0.1 * run.process_cpu + 0.03);
+        EXPECT_TRUE(run.readings.find("context_switches"));
+        EXPECT_TRUE(run.readings.find("cpu_migrations"));
+        EXPECT_EQ(run.readings.find("task_clock_s")->unit, "s");
+        EXPECT_FALSE(run.readings.find("task_clock_s")->running_fraction)
+            << "software events never multiplex";
+        if (!two_cpus) GTEST_SKIP() << "one CPU: two threads cannot run at once";
+        const double ratio = *run.task_clock / run.wall;
+        if (ratio >= 1.3) {
+            EXPECT_LT(ratio, 2.1) << "task-clock " << *run.task_clock << " s, wall " << run.wall << " s";
+            return;
+        }
+        if (run.others < 0.25 * run.wall) {
+            ADD_FAILURE() << "task-clock " << *run.task_clock << " s over " << run.wall
+                          << " s wall (ratio " << ratio << ") while the machine was otherwise idle";
+            return;
+        }
+        crowded += " " + std::to_string(ratio) + " (others used " + std::to_string(run.others) + " CPU-s)";
     }
-    EXPECT_TRUE(r.find("context_switches"));
-    EXPECT_TRUE(r.find("cpu_migrations"));
-    EXPECT_EQ(r.find("task_clock_s")->unit, "s");
-    EXPECT_FALSE(r.find("task_clock_s")->running_fraction) << "software events never multiplex";
+    GTEST_SKIP() << "the machine was busy with other work in every attempt; task-clock/wall:" << crowded;
 }
 
 TEST(SoftwareEvents, CallingThreadScopeLeavesOtherThreadsOut) {

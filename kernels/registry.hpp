@@ -102,6 +102,10 @@ public:
 
     int threads() const { return threads_; }
     int buffer_sets() const { return sets_; }
+    // What setup learnt about the implementation that the case could not know beforehand
+    // (e.g. the oneDNN primitive chosen: "brg:avx512_core_amx"); may be empty.
+    const std::string& detail() const { return detail_; }
+    void set_detail(std::string d) { detail_ = std::move(d); }
 
 protected:
     virtual void run_set(int set) = 0;
@@ -112,6 +116,7 @@ private:
     int threads_;
     int next_ = 0;
     int last_ = -1;
+    std::string detail_;
 };
 
 // One kernel / problem / variant / shape.

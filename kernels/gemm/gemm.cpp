@@ -151,10 +151,12 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     threads = std::clamp(threads, 1, ws.threads());
     const int n_panels = (g.n + im.nr - 1) / im.nr;
     const int m_panels = (g.m + im.mr - 1) / im.mr;
-    // Split N when each thread gets at least two panels (B, the larger operand of a
-    // decode-like GEMM, is then read once in total); else M; else one thread.
-    const bool split_n = n_panels >= 2 * threads;
-    if (!split_n && m_panels < 2 * threads) threads = 1;
+    // Splitting N makes every thread read all of A, splitting M all of B: split the
+    // dimension whose operand is larger (N for decode-like GEMMs, whose B dominates; M for
+    // a 1x1 convolution, P x C by C x C), when each thread gets at least two panels.
+    const bool m_ok = m_panels >= 2 * threads, n_ok = n_panels >= 2 * threads;
+    const bool split_n = n_ok && !(m_ok && g.m > g.n);
+    if (!split_n && !m_ok) threads = 1;
     const auto work = [&](int t) {
         GemmArgs sub = g;
         if (split_n) {

@@ -165,6 +165,7 @@ std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupO
         v.push_back(std::move(set));
     }
     auto k = std::make_unique<SetKernel<Bf16Set>>(threads, std::move(v));
+    if (k->set(0).dnnl) k->set_detail("oneDNN primitive " + k->set(0).dnnl->implementation());
     if (variant == Variant::optimized) {
         auto ws = std::make_shared<AmxWorkspace>(d.m, d.k, threads);
         k->run_fn = [d, ws, threads](Bf16Set& s) {

@@ -15,6 +15,7 @@ struct DnnlMatmulBf16::State {
     dnnl::memory::desc a_md, c_md;
     dnnl::memory weights;
     dnnl::matmul prim;
+    std::string impl;
 };
 
 DnnlMatmulBf16::DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads)
@@ -27,6 +28,7 @@ DnnlMatmulBf16::DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads)
     const dnnl::memory::desc b_any({k, n}, dt::bf16, tag::any);
     const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(state_->a_md, b_any, state_->c_md),
                                           eng);
+    state_->impl = pd.impl_info_str();
     state_->prim = dnnl::matmul(pd);
     dnnl::memory b_user({{k, n}, dt::bf16, tag::ab}, eng, const_cast<Bf16*>(b));
     state_->weights = dnnl::memory(pd.weights_desc(), eng);
@@ -47,6 +49,8 @@ void DnnlMatmulBf16::run(const Bf16* a, float* c) {
     dnnl_cpu_stream().wait();
 }
 
+std::string DnnlMatmulBf16::implementation() const { return state_->impl; }
+
 }  // namespace ceiling::kernels
 #else
 namespace ceiling::kernels {
@@ -54,5 +58,6 @@ struct DnnlMatmulBf16::State {};
 DnnlMatmulBf16::DnnlMatmulBf16(int, int, int, const Bf16*, int) {}
 DnnlMatmulBf16::~DnnlMatmulBf16() = default;
 void DnnlMatmulBf16::run(const Bf16*, float*) {}
+std::string DnnlMatmulBf16::implementation() const { return {}; }
 }  // namespace ceiling::kernels
 #endif

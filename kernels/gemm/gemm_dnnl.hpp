@@ -4,6 +4,7 @@
 // at construction, as an inference framework does.
 
 #include <memory>
+#include <string>
 
 #include "kernels/common/bf16.hpp"
 
@@ -18,6 +19,8 @@ public:
     DnnlMatmulBf16& operator=(const DnnlMatmulBf16&) = delete;
     // a: M x K row-major, c: M x N row-major.
     void run(const Bf16* a, float* c);
+    // The implementation oneDNN chose, e.g. "brg:avx512_core_amx".
+    std::string implementation() const;
 
 private:
     struct State;

@@ -47,12 +47,11 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     }
 }
 
+// Aggregate-initialised (no std::array member functions instantiated under ISA flags).
 template <typename V, int MR, int NV, std::size_t... Rows>
 constexpr std::array<GemmMicroKernel, gemm_max_mr> micro_kernel_table(
     std::index_sequence<Rows...>) {
-    std::array<GemmMicroKernel, gemm_max_mr> t{};
-    ((t[Rows] = &micro_kernel<V, MR, NV, static_cast<int>(Rows) + 1>), ...);
-    return t;
+    return {{&micro_kernel<V, MR, NV, static_cast<int>(Rows) + 1>...}};
 }
 
 template <typename V, int MR, int NV>

@@ -66,6 +66,32 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyMeasurement, level, working_set_bytes,
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DispatchOverheads, threads, fork_join_s, empty_call_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Absence, what, reason)
 
+// --- GPU (issue 7) ---
+const GpuComputeRoof* GpuProfile::best_compute_roof(Precision p, Engine e) const {
+    const GpuComputeRoof* best = nullptr;
+    for (const auto& r : compute_roofs)
+        if (r.precision == p && r.engine == e && (!best || r.ops_per_s.median > best->ops_per_s.median)) best = &r;
+    return best;
+}
+
+const GpuBandwidthRoof* GpuProfile::best_bandwidth_roof(const std::string& level) const {
+    const GpuBandwidthRoof* best = nullptr;
+    for (const auto& r : bandwidth_roofs)
+        if (r.level == level && (!best || r.bytes_per_s.median > best->bytes_per_s.median)) best = &r;
+    return best;
+}
+
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuComputeRoof, name, precision, engine, library, method, ops_per_s,
+                                   theoretical_ops_per_s, theoretical_basis, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuBandwidthRoof, name, level, kernel, library, method, working_set_bytes,
+                                   bytes_per_s, theoretical_bytes_per_s, theoretical_basis, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuLatency, name, method, seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuProfile, index, name, pci_bus_id, compute_capability_major,
+                                   compute_capability_minor, multiprocessors, memory_bytes, l2_bytes, sm_clock_hz,
+                                   memory_clock_hz, memory_bus_bits, driver, cuda_runtime, compute_roofs,
+                                   bandwidth_roofs, latencies)
+// --- end GPU ---
+
 void to_json(nlohmann::json& j, const MachineProfile& p) {
     j = {{"schema_version", p.schema_version},
          {"created_at", p.created_at},
@@ -80,7 +106,8 @@ void to_json(nlohmann::json& j, const MachineProfile& p) {
          {"sweep", p.sweep},
          {"latencies", p.latencies},
          {"overheads", p.overheads},
-         {"absent", p.absent}};
+         {"absent", p.absent},
+         {"gpus", p.gpus}};
 }
 
 void from_json(const nlohmann::json& j, MachineProfile& p) {
@@ -108,6 +135,7 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
         j.at("latencies").get_to(p.latencies);
         j.at("overheads").get_to(p.overheads);
         j.at("absent").get_to(p.absent);
+        if (auto g = j.find("gpus"); g != j.end()) g->get_to(p.gpus);  // absent in profiles before issue 7
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed machine profile: ") + e.what());

@@ -116,6 +116,66 @@ struct Absence {
     std::string reason;
 };
 
+// --- GPU (issue 7) ---------------------------------------------------------------------------
+// The measured ceilings of one GPU, each beside the theoretical value from the device's
+// properties (absent when unknown). Compute roofs on tensor cores have engine matrix; roofs
+// measured through a library (cuBLAS, cudaMemcpy) say so: `library` and `method`.
+struct GpuComputeRoof {
+    std::string name;  // "fp32_fma", "bf16_mma", "bf16_cublas", ...
+    Precision precision = Precision::fp32;
+    Engine engine = Engine::vector;
+    bool library = false;
+    std::string method;  // what ran, in words
+    Summary ops_per_s;
+    std::optional<double> theoretical_ops_per_s;
+    std::string theoretical_basis;  // "132 SMs x 1980 MHz x 256 flop/clk/SM"
+    bool noisy = false;
+};
+
+struct GpuBandwidthRoof {
+    std::string name;    // "hbm_copy", "l2_read", "pcie_h2d_pinned", ...
+    std::string level;   // "HBM", "L2", "PCIe"
+    std::string kernel;  // "read", "write", "copy", "h2d_pinned", "d2h_pageable", ...
+    bool library = false;
+    std::string method;
+    std::uint64_t working_set_bytes = 0;
+    Summary bytes_per_s;
+    std::optional<double> theoretical_bytes_per_s;
+    std::string theoretical_basis;
+    bool noisy = false;
+};
+
+struct GpuLatency {
+    std::string name;  // "launch", "launch_sync"
+    std::string method;
+    Summary seconds;
+};
+
+struct GpuProfile {
+    int index = 0;
+    std::string name;
+    std::string pci_bus_id;
+    int compute_capability_major = 0;
+    int compute_capability_minor = 0;
+    int multiprocessors = 0;
+    std::uint64_t memory_bytes = 0;
+    std::uint64_t l2_bytes = 0;
+    std::optional<double> sm_clock_hz;      // peak, as the driver reports it
+    std::optional<double> memory_clock_hz;
+    std::optional<int> memory_bus_bits;
+    std::string driver;        // "580.159.03, CUDA 13.0"
+    std::string cuda_runtime;  // "13.0"
+    std::vector<GpuComputeRoof> compute_roofs;
+    std::vector<GpuBandwidthRoof> bandwidth_roofs;
+    std::vector<GpuLatency> latencies;
+
+    // The highest compute roof of this precision and engine, library or not (nullptr: none).
+    const GpuComputeRoof* best_compute_roof(Precision p, Engine e) const;
+    // The highest bandwidth roof of a level ("HBM", "L2", "PCIe"), any kernel.
+    const GpuBandwidthRoof* best_bandwidth_roof(const std::string& level) const;
+};
+// --- end GPU ---
+
 struct MachineProfile {
     int schema_version = machine_profile_schema_version;
     std::string created_at;  // ISO 8601 UTC
@@ -131,6 +191,9 @@ struct MachineProfile {
     std::vector<LatencyMeasurement> latencies;
     DispatchOverheads overheads;
     std::vector<Absence> absent;
+    // Measured GPUs (issue 7). Added without a schema_version change: a profile without the
+    // field reads as "no GPU measured".
+    std::vector<GpuProfile> gpus;
 
     // The highest measured compute roof for this precision and engine at this thread
     // count (nullptr when none was measured).

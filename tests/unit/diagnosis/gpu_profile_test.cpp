@@ -1,0 +1,78 @@
+// The GPU section of the machine profile: round trip, best-roof queries, and profiles written
+// before GPUs were measured still load.
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/machine_profile.hpp"
+
+namespace ceiling {
+namespace {
+
+Summary at(double median) {
+    Summary s;
+    s.count = 5;
+    s.median = s.min = s.max = s.mean = s.p90 = s.p99 = median;
+    return s;
+}
+
+GpuProfile h200() {
+    GpuProfile g;
+    g.name = "NVIDIA H200";
+    g.pci_bus_id = "0000:19:00.0";
+    g.compute_capability_major = 9;
+    g.multiprocessors = 132;
+    g.memory_bytes = 150'754'820'096ull;
+    g.l2_bytes = 62'914'560;
+    g.sm_clock_hz = 1.98e9;
+    g.driver = "580.159.03, CUDA 13.0";
+    g.compute_roofs = {{"bf16_mma", Precision::bf16, Engine::matrix, false, "mma.sync", at(6.0e14), 9.9e14, "x", false},
+                       {"bf16_cublas", Precision::bf16, Engine::matrix, true, "cuBLAS", at(7.8e14), 9.9e14, "x", false},
+                       {"fp32_fma", Precision::fp32, Engine::vector, false, "ffma", at(6.0e13), std::nullopt, "", false}};
+    g.bandwidth_roofs = {{"hbm_copy", "HBM", "copy", false, "kernel", 2u << 30, at(4.3e12), 4.8e12, "x", false},
+                         {"hbm_read", "HBM", "read", false, "kernel", 2u << 30, at(4.4e12), std::nullopt, "", false},
+                         {"pcie_h2d_pinned", "PCIe", "h2d_pinned", true, "cudaMemcpy", 256u << 20, at(5.5e10),
+                          std::nullopt, "", false}};
+    g.latencies = {{"launch", "empty kernel", at(2.5e-6)}};
+    return g;
+}
+
+TEST(GpuProfile, RoundTripsThroughJson) {
+    MachineProfile p;
+    p.gpus = {h200()};
+    const auto back = parse_machine_profile(nlohmann::json(p).dump());
+    ASSERT_EQ(back.gpus.size(), 1u);
+    const auto& g = back.gpus[0];
+    EXPECT_EQ(g.name, "NVIDIA H200");
+    EXPECT_EQ(g.multiprocessors, 132);
+    EXPECT_EQ(g.sm_clock_hz, 1.98e9);
+    EXPECT_FALSE(g.memory_clock_hz);  // unknown stays unknown
+    ASSERT_EQ(g.compute_roofs.size(), 3u);
+    EXPECT_EQ(g.compute_roofs[1].library, true);
+    EXPECT_EQ(g.compute_roofs[1].engine, Engine::matrix);
+    EXPECT_FALSE(g.compute_roofs[2].theoretical_ops_per_s);
+    EXPECT_EQ(g.bandwidth_roofs[0].theoretical_bytes_per_s, 4.8e12);
+    EXPECT_EQ(g.latencies.at(0).seconds.median, 2.5e-6);
+    EXPECT_EQ(nlohmann::json(back), nlohmann::json(p));
+}
+
+TEST(GpuProfile, BestRoofsPickTheFastestOfAKind) {
+    const auto g = h200();
+    ASSERT_NE(g.best_compute_roof(Precision::bf16, Engine::matrix), nullptr);
+    EXPECT_EQ(g.best_compute_roof(Precision::bf16, Engine::matrix)->name, "bf16_cublas");
+    EXPECT_EQ(g.best_compute_roof(Precision::fp64, Engine::vector), nullptr);
+    EXPECT_EQ(g.best_bandwidth_roof("HBM")->name, "hbm_read");
+    EXPECT_EQ(g.best_bandwidth_roof("L2"), nullptr);
+}
+
+TEST(GpuProfile, ProfilesWithoutTheGpuSectionStillLoad) {
+    MachineProfile p;
+    auto j = nlohmann::json(p);
+    j.erase("gpus");
+    const auto back = parse_machine_profile(j.dump());
+    EXPECT_TRUE(back.gpus.empty());
+}
+
+}  // namespace
+}  // namespace ceiling

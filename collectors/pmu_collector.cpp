@@ -89,6 +89,56 @@ Capability probe_cpu_pmu(PerfEventApi& api, const PerfEnvironment& env) {
                                : "user and kernel counting");
 }
 
+namespace {
+// Kernel PMUs that count DRAM traffic at the memory controller.
+struct MemoryControllerPmu {
+    std::string_view prefix;
+    std::string_view what;
+};
+constexpr MemoryControllerPmu memory_controller_pmus[] = {
+    {"uncore_imc", "Intel integrated memory controller"},
+    {"amd_umc", "AMD unified memory controller"},
+    {"amd_df", "AMD data fabric"},
+};
+}  // namespace
+
+Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api, const PerfEnvironment& env) {
+    for (const auto& mc : memory_controller_pmus) {
+        const auto pmus = sysfs_pmus(root, mc.prefix);
+        if (pmus.empty()) continue;
+        const std::string which = std::string(mc.what) + " (" + pmus.front() +
+                                  (pmus.size() > 1 ? ".." + pmus.back() : "") + ")";
+        if (!env.system_wide_allowed())
+            return Capability::no(which + " present, but CPU-wide events need perf_event_paranoid<=0 "
+                                  "or CAP_PERFMON (perf_event_paranoid=" +
+                                      (env.paranoid ? std::to_string(*env.paranoid) : "unknown") + ")",
+                                  "sudo sysctl kernel.perf_event_paranoid=0 (or sudo setcap "
+                                  "cap_perfmon+ep <path to ceiling>)");
+        // Try one named event of the first instance, as the collector would.
+        for (const auto& event : sysfs_event_names(root, pmus.front())) {
+            const SysfsLookup l = resolve_sysfs_event(root, pmus.front(), event);
+            if (!l.event) continue;
+            CounterSpec s = core_spec(event, l.event->encoding);
+            s.scope = EventScope::system_wide;
+            PerfEventSetOptions opts;
+            opts.environment = &env;
+            auto set = PerfEventSet::open(
+                CountTarget::cpu_wide({l.event->cpus.empty() ? 0 : l.event->cpus.front()}), {s}, api, opts);
+            if (!set.failures().empty()) return set.failures().front().explanation;
+            return Capability::yes(which);
+        }
+        return Capability::yes(which + ", no named events (raw encodings only)");
+    }
+    if (env.virtual_machine)
+        return Capability::no("no memory-controller PMU exposed in this VM (uncore counters are not "
+                              "virtualised)",
+                              "measure DRAM traffic on bare metal; here bytes come from analytic "
+                              "counts or cache-miss estimates");
+    return Capability::no("no memory-controller PMU exposed (uncore_imc / amd_umc absent)",
+                          "load the uncore driver (modprobe intel_uncore) or use a kernel that "
+                          "supports this CPU's uncore");
+}
+
 PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
     PmuPlan plan;
     const PerfEnvironment& env = *b.environment;

@@ -53,6 +53,10 @@ Capability probe_cpu_pmu(PerfEventApi& api, const PerfEnvironment& env);
 
 PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& backends);
 
+// Memory-controller (uncore) counters: is a memory-controller PMU exposed, may this
+// process open CPU-wide events, and does one open? Detail names the PMUs.
+Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api, const PerfEnvironment& env);
+
 class PmuCollector : public Collector {
 public:
     explicit PmuCollector(CountTarget target = CountTarget::this_process(), PmuOptions options = {},

@@ -19,5 +19,8 @@ int main(int argc, char** argv) {
         x ^= x >> 7;
         x ^= x << 17;
     }
-    return static_cast<int>(x & 1U) * 0;  // keeps x live; always 0
+    // xorshift never reaches 0 from a non-zero seed, but the compiler cannot know: the
+    // loop's result is used, so the loop stays.
+    if (x == 0) std::puts("0");
+    return 0;
 }

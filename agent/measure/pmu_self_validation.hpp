@@ -1,0 +1,48 @@
+#pragma once
+// Before a PMU is believed, it counts work whose size is known exactly: a compute-roof
+// kernel (its FLOPs are instructions x operations per instruction) and, where DRAM bytes
+// are measured, a streaming read over a buffer much larger than the last-level cache.
+// The verdicts (collectors/pmu_metrics.hpp) go into `ceiling doctor` and decide whether
+// measured FLOPs and bytes are used or the diagnosis falls back to analytic counts.
+
+#include <optional>
+#include <string>
+
+#include "collectors/pmu_collector.hpp"
+#include "collectors/pmu_metrics.hpp"
+
+namespace ceiling::measure {
+
+struct PmuSelfValidation {
+    bool ran = false;
+    std::string not_run_reason;  // when !ran
+    std::string kernel;          // the compute-roof kernel used
+    double kernel_flops = 0;     // its known work
+    std::optional<collectors::Validation> flops;
+    std::optional<collectors::Validation> bytes;
+    // Trusted when every check that ran agreed; absent checks do not vote.
+    bool trusted() const;
+};
+
+// The compute kernel used for the FLOP check on this CPU (a double-precision FMA kernel,
+// the widest the CPU has), with the FLOPs one call of `iterations` does.
+struct ValidationKernel {
+    std::string name;
+    double flops_per_iteration = 0;
+};
+std::optional<ValidationKernel> flop_validation_kernel();
+
+struct PmuSelfValidationOptions {
+    std::int64_t iterations = 200'000;  // of the compute kernel: 4.8e6 FMA instructions
+    std::size_t stream_bytes = 0;       // read twice for the byte check; 0: 4 x LLC, 64 MiB..1 GiB
+};
+
+// The buffer the byte check streams by default: 4 x the last-level cache, within limits.
+std::size_t default_validation_stream_bytes();
+
+// Runs the checks with a PMU collector on the calling thread. Backends are injectable
+// (tests feed recorded counts); default: the real ones.
+PmuSelfValidation run_pmu_self_validation(const collectors::PmuBackends& backends = {},
+                                          const PmuSelfValidationOptions& options = {});
+
+}  // namespace ceiling::measure

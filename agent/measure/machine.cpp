@@ -6,6 +6,7 @@
 #include <ctime>
 #include <memory>
 
+#include "agent/measure/gpu_machine.hpp"
 #include "agent/measure/host_info.hpp"
 #include "agent/measure/repeat.hpp"
 #include "agent/version.hpp"
@@ -226,6 +227,7 @@ MachineProfile measure_machine(const MachineOptions& options) {
     phase("bandwidth roofs", [&] { measure_bandwidth_roofs(p, thread_counts, options); });
     phase("latencies", [&] { measure_latencies(p, options); });
     phase("overheads", [&] { measure_overheads(p, all, options); });
+    phase("gpus", [&] { p.gpus = measure_gpus(options, p.absent); });  // GPU section (issue 7)
     p.duration_s = collectors::now_s() - t0;
     return p;
 }

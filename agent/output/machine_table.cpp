@@ -4,6 +4,7 @@
 #include <set>
 
 #include "agent/output/format.hpp"
+#include "agent/output/gpu_machine_table.hpp"
 #include "agent/output/table.hpp"
 
 namespace ceiling::output {
@@ -116,6 +117,8 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
             << "\n";
     if (p.overheads.empty_call_s)
         out << "  empty function call:     " << duration(p.overheads.empty_call_s->median) << "\n";
+
+    render_gpu_profiles(p, out);  // GPU section (issue 7)
 
     if (!p.absent.empty()) {
         out << "\nNot measured here\n";

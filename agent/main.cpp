@@ -20,6 +20,7 @@ using namespace ceiling::cli;
 constexpr Registrar registrars[] = {
     add_doctor,
     add_machine,
+    add_bound,
 };
 
 void setup_logging(const GlobalOptions& g) {

@@ -45,5 +45,6 @@ using Registrar = Command (*)(CLI::App& root, const GlobalOptions& global);
 
 Command add_doctor(CLI::App& root, const GlobalOptions& global);
 Command add_machine(CLI::App& root, const GlobalOptions& global);
+Command add_bound(CLI::App& root, const GlobalOptions& global);
 
 }  // namespace ceiling::cli

@@ -37,4 +37,11 @@ Readings CollectorSet::stop() {
     return all;
 }
 
+Readings CollectorSet::read() {
+    Readings all;
+    for (auto& e : collectors_)
+        if (e.running) all.append(e.collector->read());
+    return all;
+}
+
 }  // namespace ceiling::collectors

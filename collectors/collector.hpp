@@ -24,6 +24,9 @@ public:
     virtual void start() = 0;
     // Stops counting and returns what was measured since start().
     virtual Readings stop() = 0;
+    // What was measured since start(), without stopping: for sampling while a workload
+    // runs. Collectors that cannot read mid-way return nothing.
+    virtual Readings read() { return {}; }
 };
 
 // Several collectors around one region: probed once, the unavailable ones left out with
@@ -36,6 +39,7 @@ public:
     std::vector<std::pair<std::string, Capability>> probe();
     void start();
     Readings stop();
+    Readings read();  // every running collector's read(), for sampling
     std::size_t size() const { return collectors_.size(); }
 
 private:

@@ -151,7 +151,11 @@ void EnergyCollector::start() {
     perf_set_->enable();
 }
 
-Readings EnergyCollector::stop() {
+Readings EnergyCollector::stop() { return collect(true); }
+
+Readings EnergyCollector::read() { return collect(false); }
+
+Readings EnergyCollector::collect(bool stopping) {
     Readings r;
     const double interval_s = static_cast<double>(now_ns() - begin_ns_) * 1e-9;
     std::vector<std::pair<std::string, std::optional<double>>> joules;
@@ -166,14 +170,14 @@ Readings EnergyCollector::stop() {
                                 energy_delta_uj(begin_uj_[i], end[i], domains_[i].max_range_uj) * 1e-6);
         }
     } else if (perf_set_) {
-        perf_set_->disable();
+        if (stopping) perf_set_->disable();
         const Readings p = perf_set_->read();
         for (const auto& d : domains_) {
             const Reading* v = p.find(d.name);
             joules.emplace_back(d.name, v ? std::optional<double>(v->value) : std::nullopt);
         }
         r.warnings = p.warnings;
-        perf_set_.reset();
+        if (stopping) perf_set_.reset();
     }
     double total = 0;
     bool any_total = false, total_low = false;

@@ -44,6 +44,7 @@ public:
     // Readings "energy_<domain>_j" per domain and "energy_j" (packages + DRAM, or psys
     // when that is all there is). A domain that did not advance is low-confidence.
     Readings stop() override;
+    Readings read() override;
 
     // Counts while the calling thread spins for `busy`: a RAPL interface that does not
     // advance under load (some VMs pass it through without data) is not believed.
@@ -54,6 +55,7 @@ public:
 
 private:
     std::vector<double> read_powercap() const;
+    Readings collect(bool stopping);
     const FsRoot* root_;
     PerfEventApi* api_;
     PerfEnvironment env_;

@@ -257,19 +257,30 @@ void PmuCollector::start() {
     if (!p.uncore.empty())
         uncore_set_.emplace(PerfEventSet::open(CountTarget::cpu_wide(p.uncore_cpus), p.uncore,
                                                *backends_.perf, opts));
-    for (auto* set : {&core_set_, &uncore_set_})
-        if (*set) {
-            (*set)->reset();
-            (*set)->enable();
-        }
+    for (auto* set : {&core_set_, &uncore_set_}) {
+        if (!*set) continue;
+        // An exec target's core counters are armed: the kernel enables them at exec.
+        if (set == &core_set_ && target_.enable_on_exec) continue;
+        (*set)->reset();
+        (*set)->enable();
+    }
 }
 
+Readings PmuCollector::read() { return core_set_ ? derive() : Readings{}; }
+
 Readings PmuCollector::stop() {
-    Readings r;
-    if (!core_set_) return r;
+    if (!core_set_) return {};
     for (auto* set : {&core_set_, &uncore_set_})
         if (*set) (*set)->disable();
-    const PmuPlan& p = plan();
+    Readings r = derive();
+    core_set_.reset();
+    uncore_set_.reset();
+    return r;
+}
+
+Readings PmuCollector::derive() const {
+    Readings r;
+    const PmuPlan& p = *plan_;
 
     EventCounts counts;
     collect(*core_set_, counts);
@@ -332,8 +343,6 @@ Readings PmuCollector::stop() {
         const DerivedValue d = bytes_from_counts(*p.bytes, counts);
         if (d.value) r.values.push_back(derived_reading("dram_bytes", d, "bytes"));
     }
-    core_set_.reset();
-    uncore_set_.reset();
     return r;
 }
 

@@ -69,6 +69,7 @@ public:
     // "fp_ops_<precision>" (flop), "dram_bytes" (bytes; estimate when from cache misses),
     // and every raw event as "event:NAME" (count).
     Readings stop() override;
+    Readings read() override;
     const PmuPlan& plan();
 
 private:
@@ -80,6 +81,7 @@ private:
     std::optional<PmuPlan> plan_;
     std::optional<PerfEventSet> core_set_;
     std::optional<PerfEventSet> uncore_set_;
+    Readings derive() const;
 };
 
 }  // namespace ceiling::collectors

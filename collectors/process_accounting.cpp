@@ -189,6 +189,8 @@ void ProcessAccountingCollector::start() {
     begin_ns_ = now_ns();
 }
 
+Readings ProcessAccountingCollector::read() { return stop(); }
+
 Readings ProcessAccountingCollector::stop() {
     const std::int64_t end_ns = now_ns();
     const ProcessUsage end = sample();

@@ -73,6 +73,7 @@ public:
     Capability probe() override { return Capability::yes("getrusage and the monotonic clock"); }
     void start() override;
     Readings stop() override;
+    Readings read() override;
 
 private:
     ProcessUsage sample() const;

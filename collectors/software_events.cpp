@@ -64,9 +64,12 @@ void SoftwareEventCollector::start() {
         set_.reset();
         throw CollectorError(why);
     }
+    if (target_.enable_on_exec) return;  // armed: the kernel enables them at exec
     set_->reset();
     set_->enable();
 }
+
+Readings SoftwareEventCollector::read() { return set_ ? set_->read() : Readings{}; }
 
 Readings SoftwareEventCollector::stop() {
     if (!set_) return {};

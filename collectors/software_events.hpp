@@ -37,8 +37,10 @@ public:
                                     PerfEventApi& api = system_perf_event_api());
     std::string_view name() const override { return "perf_event software events"; }
     Capability probe() override { return probe_software_events(*api_); }
+    // For an exec target (CountTarget::exec_child) the kernel starts the counters at exec.
     void start() override;
     Readings stop() override;
+    Readings read() override;
 
 private:
     CountTarget target_;

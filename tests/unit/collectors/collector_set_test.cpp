@@ -1,0 +1,81 @@
+// The default collectors around a region of this process: what this machine can measure
+// is measured, what it cannot is left out with its reason, and sampling reads mid-way.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "collectors/default_collectors.hpp"
+#include "collectors/sampler.hpp"
+#include "collectors/software_events.hpp"
+
+namespace ceiling::collectors {
+namespace {
+
+void spin(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    volatile double x = 1;
+    while (std::chrono::steady_clock::now() < end) x = x * 1.0000001 + 1e-9;
+}
+
+TEST(RegionCollectors, MeasureWhatTheyCanAndSayWhyNotForTheRest) {
+    CollectorSet set = make_region_collectors(CountTarget::this_process());
+    const auto caps = set.probe();
+    ASSERT_GE(caps.size(), 2u);
+    for (const auto& [name, cap] : caps)
+        if (!cap.available) {
+            EXPECT_FALSE(cap.reason.empty()) << name;
+        }
+    set.start();
+    spin(0.05);
+    const Readings r = set.stop();
+    ASSERT_TRUE(r.value("wall_s"));
+    EXPECT_GE(*r.value("wall_s"), 0.05);
+    EXPECT_TRUE(r.value("user_s"));
+    if (probe_software_events().available) {
+        // Some CPU time, and no more than the wall time allows (a busy machine gives less).
+        ASSERT_TRUE(r.value("task_clock_s"));
+        EXPECT_GT(*r.value("task_clock_s"), 0);
+        EXPECT_LT(*r.value("task_clock_s"), *r.value("wall_s") * 1.1 + 0.01);
+    }
+    // Whatever the PMU could not measure is absent, never a zero.
+    for (const char* name : {"fp_ops", "dram_bytes", "cycles"})
+        if (const Reading* v = r.find(name)) {
+            EXPECT_EQ(v->source, ReadingSource::pmu);
+        }
+}
+
+TEST(Sampler, ReadsAtItsPeriodWhileTheWorkRuns) {
+    if (!probe_software_events().available) GTEST_SKIP() << "no perf_event software events here";
+    CollectorSet set = make_region_collectors(CountTarget::this_process(), {true, false, false});
+    set.start();
+    Sampler sampler(std::chrono::milliseconds(10), [&] { return set.read(); });
+    sampler.start();
+    spin(0.2);
+    const auto samples = sampler.stop();
+    set.stop();
+    // 200 ms at 10 ms: about 20 samples (fewer when the machine is busy, never bunched).
+    EXPECT_GE(samples.size(), 5u);
+    EXPECT_LE(samples.size(), 21u);
+    double last_t = 0, last_clock = 0;
+    for (const auto& s : samples) {
+        EXPECT_GT(s.t_s, last_t);
+        last_t = s.t_s;
+        const auto clock = s.readings.value("task_clock_s");
+        ASSERT_TRUE(clock);
+        EXPECT_GE(*clock, last_clock) << "cumulative counts never go down";
+        last_clock = *clock;
+    }
+}
+
+TEST(Sampler, StopsAtOnce) {
+    Sampler sampler(std::chrono::seconds(10), [] { return Readings{}; });
+    sampler.start();
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(sampler.stop().empty());
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+    EXPECT_THROW(Sampler(std::chrono::nanoseconds(0), [] { return Readings{}; }), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace ceiling::collectors

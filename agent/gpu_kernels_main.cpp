@@ -7,9 +7,14 @@
 //   ceiling_gpu_kernels [--case NAME]...    run (all available cases by default)
 //   ceiling_gpu_kernels --list              case names and their analytic work
 //   ceiling_gpu_kernels --metric-table      derived metrics as JSON
+//   ceiling_gpu_kernels --time PROFILE      time each case (CUDA events, after warm-up) and
+//                                           print its rates against PROFILE's GPU roofs
 // Exit status: 0 all checks passed, 1 a check or CUDA call failed, 2 bad usage.
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -17,6 +22,8 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/cupti/metric_table.hpp"
+#include "diagnosis/machine_profile.hpp"
+#include "diagnosis/statistics.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
 
 namespace {
@@ -46,6 +53,52 @@ int list(const std::vector<kg::GpuCase>& cases) {
     return 0;
 }
 
+// Achieved rates of each case against the GPU roofs of a saved profile: the fraction of the
+// best compute roof of the case's precision and engine, and of the best HBM roof.
+int time_cases(const std::vector<kg::GpuCase>& cases, const std::string& profile_path) {
+    std::ifstream in(profile_path);
+    if (!in) {
+        std::cerr << "ceiling_gpu_kernels: cannot read " << profile_path << "\n";
+        return 2;
+    }
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto profile = ceiling::parse_machine_profile(text);
+    if (profile.gpus.empty()) {
+        std::cerr << "ceiling_gpu_kernels: " << profile_path << " has no GPU section\n";
+        return 1;
+    }
+    const auto& gpu = profile.gpus.front();
+    const auto* hbm = gpu.best_bandwidth_roof("HBM");
+    nlohmann::json out = nlohmann::json::array();
+    int failed = 0;
+    for (const auto& c : cases) {
+        if (!c.unavailable.empty()) continue;
+        try {
+            const auto run = kg::run_gpu_case(c, gpu.index, {3, 10});
+            const auto s = ceiling::summarize(run.seconds);
+            const auto p = ceiling::parse_precision(ceiling::kernels::to_string(c.work.precision));
+            const auto e = ceiling::parse_engine(ceiling::kernels::to_string(c.work.engine));
+            const auto* roof = p && e ? gpu.best_compute_roof(*p, *e) : nullptr;
+            nlohmann::json j = {{"name", c.name()}, {"median_s", s.median}, {"rel_spread", s.rel_spread},
+                                {"ops_per_s", c.work.ops / s.median}, {"bytes_per_s", c.work.compulsory_bytes / s.median}};
+            if (roof) {
+                j["compute_roof"] = roof->name;
+                j["compute_fraction"] = c.work.ops / s.median / roof->ops_per_s.median;
+            }
+            if (hbm) {
+                j["bandwidth_roof"] = hbm->name;
+                j["bandwidth_fraction"] = c.work.compulsory_bytes / s.median / hbm->bytes_per_s.median;
+            }
+            out.push_back(j);
+        } catch (const kg::GpuError& err) {
+            out.push_back({{"name", c.name()}, {"error", err.what()}});
+            ++failed;
+        }
+    }
+    std::cout << out.dump(1) << "\n";
+    return failed ? 1 : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,11 +108,12 @@ int main(int argc, char** argv) {
         const std::string a = argv[i];
         if (a == "--metric-table") return metric_table();
         if (a == "--list") return list(cases);
+        if (a == "--time" && i + 1 < argc) return time_cases(cases, argv[i + 1]);
         if (a == "--case" && i + 1 < argc) {
             chosen.push_back(argv[++i]);
             continue;
         }
-        std::cerr << "usage: ceiling_gpu_kernels [--case NAME]... | --list | --metric-table\n";
+        std::cerr << "usage: ceiling_gpu_kernels [--case NAME]... | --list | --metric-table | --time PROFILE\n";
         return 2;
     }
     const auto availability = kg::gpu_availability();

@@ -34,14 +34,21 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, int mr, float* a
 }
 
 // B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
-// nr/lanes aligned loads per k). Columns past nc are zero.
+// nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
+// sequentially: for decode-like GEMMs (M of 1 to 16) packing B is the DRAM stream, and
+// panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at half the
+// read roof.
 void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, int nr, float* bp) {
-    for (int q = 0; q < nc; q += nr) {
-        const int cols = std::min(nr, nc - q);
-        float* dst = bp + static_cast<std::ptrdiff_t>(q) * kc;
-        for (int k = 0; k < kc; ++k) {
-            std::memcpy(dst + k * nr, b + k * ldb + q, sizeof(float) * static_cast<std::size_t>(cols));
-            std::fill(dst + k * nr + cols, dst + (k + 1) * nr, 0.0f);
+    const int full = nc / nr * nr;
+    for (int k = 0; k < kc; ++k) {
+        const float* row = b + k * ldb;
+        for (int q = 0; q < full; q += nr)
+            std::memcpy(bp + static_cast<std::ptrdiff_t>(q) * kc + k * nr, row + q,
+                        sizeof(float) * static_cast<std::size_t>(nr));
+        if (full < nc) {
+            float* dst = bp + static_cast<std::ptrdiff_t>(full) * kc + k * nr;
+            std::memcpy(dst, row + full, sizeof(float) * static_cast<std::size_t>(nc - full));
+            std::fill(dst + (nc - full), dst + nr, 0.0f);
         }
     }
 }
@@ -65,7 +72,10 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, GetB get_b) {
             const bool accumulate = g.accumulate || pc > 0;
             for (int ic = 0; ic < g.m; ic += im.mc) {
                 const int mc = std::min(im.mc, g.m - ic);
-                pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, im.mr, ap);
+                if (im.pack_a)
+                    im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
+                else
+                    pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, im.mr, ap);
                 for (int jr = 0; jr < nc; jr += im.nr) {
                     const int nr = std::min(im.nr, nc - jr);
                     const float* bpanel = bp + static_cast<std::ptrdiff_t>(jr) * kc;
@@ -127,7 +137,11 @@ PackedB::PackedB(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int k, 
         const int nc = std::min(nc_, n - jc);
         for (int pc = 0; pc < k; pc += kc_) {
             const int kc = std::min(kc_, k - pc);
-            pack_b(b + pc * ldb + jc, ldb, kc, nc, nr_, const_cast<float*>(panel(jc, pc)));
+            float* dst = data_.data() + (panel(jc, pc) - data_.data());
+            if (im.pack_b)
+                im.pack_b(b + pc * ldb + jc, ldb, kc, nc, dst);
+            else
+                pack_b(b + pc * ldb + jc, ldb, kc, nc, nr_, dst);
         }
     }
 }
@@ -149,13 +163,27 @@ void gemm_naive(const GemmArgs& g) {
 
 void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, int threads) {
     threads = std::clamp(threads, 1, ws.threads());
+    // Decode-like: B streamed unpacked, columns split over threads (each reads its part of
+    // every row of B once).
+    if (g.m >= 1 && g.m <= gemm_small_m && g.n > 0) {
+        const auto kernel = im.small_m[static_cast<std::size_t>(g.m - 1)];
+        const int vecs = (g.n + 63) / 64;  // split on 64-column (256-byte) boundaries
+        threads = std::clamp(threads, 1, vecs);
+        run_on_threads(threads, [&](int t) {
+            const int n0 = std::min(g.n, 64 * (vecs * t / threads));
+            const int n1 = std::min(g.n, 64 * (vecs * (t + 1) / threads));
+            if (n1 > n0) kernel(g.a, g.lda, g.b + n0, g.ldb, g.c + n0, g.ldc, n1 - n0, g.k, g.accumulate);
+        });
+        return;
+    }
     const int n_panels = (g.n + im.nr - 1) / im.nr;
     const int m_panels = (g.m + im.mr - 1) / im.mr;
-    // Splitting N makes every thread read all of A, splitting M all of B: split the
-    // dimension whose operand is larger (N for decode-like GEMMs, whose B dominates; M for
-    // a 1x1 convolution, P x C by C x C), when each thread gets at least two panels.
+    // Splitting N makes every thread read and pack all of A, splitting M all of B: split
+    // the dimension whose operand is larger (N for decode-like GEMMs, whose B dominates; M
+    // for square ones, as A's packing is a transpose and B's a copy, and for a 1x1
+    // convolution, P x C by C x C), when each thread gets at least two panels.
     const bool m_ok = m_panels >= 2 * threads, n_ok = n_panels >= 2 * threads;
-    const bool split_n = n_ok && !(m_ok && g.m > g.n);
+    const bool split_n = n_ok && !(m_ok && g.m >= g.n);
     if (!split_n && !m_ok) threads = 1;
     const auto work = [&](int t) {
         GemmArgs sub = g;
@@ -175,7 +203,10 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
         if (sub.m <= 0 || sub.n <= 0) return;
         float* bp = ws.b_panel(t);
         blocked(im, sub, ws.a_block(t), [&](int jc, int pc, int nc, int kc) {
-            pack_b(sub.b + pc * sub.ldb + jc, sub.ldb, kc, nc, im.nr, bp);
+            if (im.pack_b)
+                im.pack_b(sub.b + pc * sub.ldb + jc, sub.ldb, kc, nc, bp);
+            else
+                pack_b(sub.b + pc * sub.ldb + jc, sub.ldb, kc, nc, im.nr, bp);
             return static_cast<const float*>(bp);
         });
     };

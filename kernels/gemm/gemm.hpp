@@ -26,6 +26,12 @@ using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* 
 
 inline constexpr int gemm_max_mr = 16;
 
+// Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
+// of B streams once, in chunks of columns whose m-row block of C stays in L1.
+using GemmSmallM = void (*)(const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
+                            float* c, std::ptrdiff_t ldc, int n, int k, bool accumulate);
+inline constexpr int gemm_small_m = 8;
+
 struct GemmImpl {
     std::string_view isa;  // "avx512", "avx2", "scalar"
     bool (*supported)(const CpuFeatures&);
@@ -33,6 +39,12 @@ struct GemmImpl {
     int kc, mc, nc;        // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
     std::array<GemmMicroKernel, gemm_max_mr> kernels;  // kernels[r - 1] computes r rows
     std::string_view symbol;  // the full-tile micro-kernel, for reading its disassembly
+    // Packs an mc x kc block of A into mr-row panels (see gemm.cpp); null: the portable one.
+    void (*pack_a)(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) = nullptr;
+    // Packs a kc x nc block of B into nr-column panels; null: the portable one.
+    void (*pack_b)(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) = nullptr;
+    // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
+    std::array<GemmSmallM, gemm_small_m> small_m{};
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first

@@ -21,6 +21,6 @@ bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 // 6 x 16 tile: 12 accumulators + 2 B + 1 A = 15 of the 16 ymm registers.
 // kc = 256: B micro-panel 16 KiB in L1.
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
-    "avx2", supported, 256, 144, 2048,
+    "avx2", supported, 256, 144, 2048, nullptr, nullptr,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_Pflb");
 }  // namespace ceiling::kernels

@@ -18,5 +18,5 @@ struct Scalar {
 bool supported(const CpuFeatures&) { return true; }
 }  // namespace
 extern const GemmImpl gemm_scalar =
-    detail::make_gemm_impl<Scalar, 4, 8>("scalar", supported, 256, 64, 1024, "");
+    detail::make_gemm_impl<Scalar, 4, 8>("scalar", supported, 256, 64, 1024, nullptr, nullptr, "");
 }  // namespace ceiling::kernels

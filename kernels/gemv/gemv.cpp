@@ -14,14 +14,15 @@ extern const GemvImpl gemv_scalar;
 namespace {
 const std::array<const GemvImpl*, 3> impls = {&gemv_avx512, &gemv_avx2, &gemv_scalar};
 
-// Contiguous blocks of rows, multiples of 4 (the kernels' row group), one per thread.
+// Contiguous blocks of rows, multiples of 16 (every kernel's row group divides it), one
+// per thread.
 template <typename Fn>
 void split_rows(int m, int threads, Fn fn) {
-    const int groups = (m + 3) / 4;
+    const int groups = (m + 15) / 16;
     threads = std::clamp(threads, 1, std::max(1, groups));
     run_on_threads(threads, [&](int t) {
-        const int r0 = std::min(m, 4 * (groups * t / threads));
-        const int r1 = std::min(m, 4 * (groups * (t + 1) / threads));
+        const int r0 = std::min(m, 16 * (groups * t / threads));
+        const int r1 = std::min(m, 16 * (groups * (t + 1) / threads));
         if (r1 > r0) fn(r0, r1);
     });
 }

@@ -8,6 +8,11 @@ namespace {
 struct V512 {
     using reg = __m512;
     static constexpr int lanes = 16;
+    // Rows x vectors per step for each weight type (gemv_impl.hpp says why).
+    template <typename W>
+    static constexpr detail::GemvBlocking blocking = sizeof(W) == 4   ? detail::GemvBlocking{4, 2}
+                                                     : sizeof(W) == 2 ? detail::GemvBlocking{16, 1}
+                                                                      : detail::GemvBlocking{16, 1};
     static constexpr __mmask16 full = 0xffff;
     static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
     static reg zero() { return _mm512_setzero_ps(); }

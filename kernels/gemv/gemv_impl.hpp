@@ -10,48 +10,72 @@
 
 namespace ceiling::kernels::detail {
 
-// Four rows at a time, two vectors of k per step: 8 independent FMA chains (covering the
-// 4-cycle latency on 2 ports) and 4 row streams plus x in flight, which the L2 streamer
-// prefetches; x (64 KiB at k = 16384) stays in L2 and is loaded once per step for 4 rows.
+struct GemvBlocking {
+    int rows, vecs;
+};
+
+// ROWS rows at a time, VECS vectors of k per step. x (64 KiB at k = 16384) does not fit
+// the 48 KiB L1, so each of its lines comes from L2 once per group of rows, and those
+// misses take L1 fill buffers away from the DRAM stream of W (one core's DRAM bandwidth
+// is bound by the lines it has in flight: ~48 x 64 B / 221 ns = 14 GB/s here). Groups are
+// sized so every x line serves 4 lines of W whatever the weight type: fp32 4 rows x 2
+// vectors (8 W lines per 2 x lines), bf16 8 x 2, int8 16 x 1. With 4 rows the int8
+// kernel streamed 9 GB/s against fp32's 12.7 on one thread. ROWS x VECS independent FMA
+// chains (>= 8) cover the 4-cycle latency on 2 ports.
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the
 // first n (n < lanes), the rest zero.
-template <typename V, typename W>
-void gemv_rows(const W* w, const float* x, float* y, const float* scale, int m, int k) {
+template <typename V, typename W, int ROWS, int VECS>
+int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m, int k) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
-    constexpr int rows = 4;
-    const int k_main = k / (2 * L) * (2 * L);
+    constexpr int step = VECS * L;
+    const int k_main = k / step * step;
     int i = 0;
-    for (; i + rows <= m; i += rows) {
-        const W* r[rows];
-        R acc[rows][2];
-#pragma GCC unroll 4
-        for (int j = 0; j < rows; ++j) {
+    for (; i + ROWS <= m; i += ROWS) {
+        const W* r[ROWS];
+        R acc[ROWS][VECS];
+#pragma GCC unroll 16
+        for (int j = 0; j < ROWS; ++j) {
             r[j] = w + static_cast<std::ptrdiff_t>(i + j) * k;
-            acc[j][0] = V::zero();
-            acc[j][1] = V::zero();
+#pragma GCC unroll 2
+            for (int v = 0; v < VECS; ++v) acc[j][v] = V::zero();
         }
-        for (int kk = 0; kk < k_main; kk += 2 * L) {
-            const R x0 = V::loadu(x + kk), x1 = V::loadu(x + kk + L);
-#pragma GCC unroll 4
-            for (int j = 0; j < rows; ++j) {
-                acc[j][0] = V::fmadd(V::weights(r[j] + kk), x0, acc[j][0]);
-                acc[j][1] = V::fmadd(V::weights(r[j] + kk + L), x1, acc[j][1]);
-            }
+        for (int kk = 0; kk < k_main; kk += step) {
+            R xv[VECS];
+#pragma GCC unroll 2
+            for (int v = 0; v < VECS; ++v) xv[v] = V::loadu(x + kk + v * L);
+#pragma GCC unroll 16
+            for (int j = 0; j < ROWS; ++j)
+#pragma GCC unroll 2
+                for (int v = 0; v < VECS; ++v)
+                    acc[j][v] = V::fmadd(V::weights(r[j] + kk + v * L), xv[v], acc[j][v]);
         }
         for (int kk = k_main; kk < k; kk += L) {
             const int n = k - kk < L ? k - kk : L;
             const R xv = V::load_partial(x + kk, n);
-#pragma GCC unroll 4
-            for (int j = 0; j < rows; ++j)
+#pragma GCC unroll 16
+            for (int j = 0; j < ROWS; ++j)
                 acc[j][0] = V::fmadd(V::weights_partial(r[j] + kk, n), xv, acc[j][0]);
         }
-#pragma GCC unroll 4
-        for (int j = 0; j < rows; ++j) {
-            const float s = V::sum(V::add(acc[j][0], acc[j][1]));
+#pragma GCC unroll 16
+        for (int j = 0; j < ROWS; ++j) {
+            R sum = acc[j][0];
+#pragma GCC unroll 2
+            for (int v = 1; v < VECS; ++v) sum = V::add(sum, acc[j][v]);
+            const float s = V::sum(sum);
             y[i + j] = scale ? s * scale[i + j] : s;
         }
     }
+    return i;
+}
+
+// Full groups first, then the remaining rows one at a time.
+template <typename V, typename W>
+void gemv_rows(const W* w, const float* x, float* y, const float* scale, int m, int k) {
+    using R = typename V::reg;
+    constexpr int L = V::lanes;
+    constexpr auto b = V::template blocking<W>;
+    int i = gemv_groups<V, W, b.rows, b.vecs>(w, x, y, scale, m, k);
     for (; i < m; ++i) {
         const W* r0 = w + static_cast<std::ptrdiff_t>(i) * k;
         R acc = V::zero();

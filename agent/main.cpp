@@ -21,6 +21,9 @@ constexpr Registrar registrars[] = {
     add_doctor,
     add_machine,
     add_bound,
+    add_run,
+    add_report,
+    add_diff,
 };
 
 void setup_logging(const GlobalOptions& g) {

@@ -14,6 +14,8 @@ namespace ceiling::cli {
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;  // a measurement or an output failed
 inline constexpr int exit_usage = 2;   // bad usage or bad input
+// `run --fail-on-budget`: the program succeeded but missed a budget (its own failure wins).
+inline constexpr int exit_budget_missed = 3;
 
 // Thrown to end a command with a one-line message and a documented exit status.
 struct Failure : std::runtime_error {
@@ -46,5 +48,8 @@ using Registrar = Command (*)(CLI::App& root, const GlobalOptions& global);
 Command add_doctor(CLI::App& root, const GlobalOptions& global);
 Command add_machine(CLI::App& root, const GlobalOptions& global);
 Command add_bound(CLI::App& root, const GlobalOptions& global);
+Command add_run(CLI::App& root, const GlobalOptions& global);
+Command add_report(CLI::App& root, const GlobalOptions& global);
+Command add_diff(CLI::App& root, const GlobalOptions& global);
 
 }  // namespace ceiling::cli

@@ -1,0 +1,110 @@
+// `ceiling report RECORD... [--html FILE] [--profile FILE]`: re-render a saved run record,
+// re-judged against the profile it carries or another one, without re-running anything.
+// Several records (the ranks of one job) are summarised across ranks first.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "agent/cli/command.hpp"
+#include "agent/measure/region_diagnosis.hpp"
+#include "agent/output/atomic_file.hpp"
+#include "agent/output/html_report.hpp"
+#include "agent/output/run_summary.hpp"
+#include "agent/store/profile_store.hpp"
+#include "agent/store/run_store.hpp"
+
+namespace ceiling::cli {
+
+namespace {
+struct ReportArgs {
+    std::vector<std::string> records;
+    std::string html;
+    std::string profile;
+    std::string thresholds_file;
+    std::vector<std::string> thresholds;
+};
+// The record's own thresholds, overridden by a file, then by single assignments.
+Thresholds thresholds_for(const ReportArgs& a, Thresholds t) {
+    if (!a.thresholds_file.empty()) {
+        std::ifstream in(a.thresholds_file);
+        if (!in) throw UsageError("--thresholds " + a.thresholds_file + ": no such file or not readable");
+        std::ostringstream text;
+        text << in.rdbuf();
+        try {
+            t = parse_thresholds(text.str(), t);
+        } catch (const std::exception& e) {
+            throw UsageError("--thresholds " + a.thresholds_file + ": " + e.what());
+        }
+    }
+    try {
+        for (const auto& assignment : a.thresholds) apply_threshold_assignment(t, assignment);
+        validate(t);
+    } catch (const std::exception& e) {
+        throw UsageError(std::string("--threshold: ") + e.what());
+    }
+    return t;
+}
+
+}  // namespace
+
+Command add_report(CLI::App& root, const GlobalOptions&) {
+    auto args = std::make_shared<ReportArgs>();
+    auto* app = root.add_subcommand(
+        "report",
+        "Show a saved run record again (summary, regions, diagnosis, budgets), re-judged against\n"
+        "the machine profile it carries or --profile FILE. Several records (one per rank) are\n"
+        "also summarised across ranks: slowest rank and spread. --html writes one\n"
+        "self-contained page with the summary, the roofline and the region table.");
+    app->add_option("records", args->records, "Run records written by `ceiling run` or `ceiling suite`")
+        ->required();
+    app->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
+    app->add_option("--profile", args->profile, "Judge against this machine profile instead of the record's");
+    app->add_option("--thresholds", args->thresholds_file, "Judge with the thresholds of this JSON file");
+    app->add_option("--threshold", args->thresholds, "Judge with NAME=VALUE (e.g. near_roof=0.5); repeatable");
+    return {app, [args]() -> int {
+                if (!args->html.empty()) {
+                    try {
+                        output::check_writable(args->html);
+                    } catch (const std::exception& e) {
+                        throw MeasurementError(e.what());
+                    }
+                }
+                std::optional<MachineProfile> profile;
+                if (!args->profile.empty()) profile = store::load_profile(args->profile);
+                std::vector<RunRecord> records;
+                std::vector<std::string> names;
+                for (const auto& path : args->records) {
+                    RunRecord r = store::load_run_record(path);
+                    if (profile) {
+                        r.machine_profile = profile;
+                        r.machine_profile_path = std::filesystem::absolute(args->profile).string();
+                    }
+                    r.thresholds = thresholds_for(*args, r.thresholds);
+                    measure::judge_record(r);
+                    records.push_back(std::move(r));
+                    names.push_back(path);
+                }
+                if (records.size() > 1) {
+                    output::render_rank_summary(records, names, std::cout);
+                    std::cout << "\n";
+                }
+                for (std::size_t i = 0; i < records.size(); ++i) {
+                    if (records.size() > 1) std::cout << "== " << names[i] << " ==\n";
+                    output::render_run_summary(records[i], std::cout);
+                    if (i + 1 < records.size()) std::cout << "\n";
+                }
+                if (!args->html.empty()) {
+                    try {
+                        output::write_file_atomically(args->html, output::render_html_report(records, names));
+                    } catch (const std::exception& e) {
+                        throw MeasurementError(e.what());
+                    }
+                    std::cout << "\nHTML report: " << args->html << "\n";
+                }
+                return exit_ok;
+            }};
+}
+
+}  // namespace ceiling::cli

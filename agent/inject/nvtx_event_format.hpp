@@ -1,0 +1,58 @@
+#pragma once
+// The files the NVTX injection library (libceiling_inject_nvtx.so) leaves for `ceiling run`,
+// shared by the writer (agent/inject/nvtx_inject.cpp) and the reader (agent/measure/region).
+//
+// Why files and not a pipe: each thread appends fixed-size events to its own memory-mapped
+// file, so recording is a few stores (no system call, no lock) and whatever a crashing
+// program recorded is already in the page cache when it dies.
+//
+// In the directory named by CEILING_NVTX_DIR, per loaded image (process, or new program
+// image after exec) "IMAGE" = "<pid>-<load time ns>":
+//   IMAGE.str           strings: repeated {u32 id, u32 length, bytes}; ids start at 1
+//   IMAGE-<tid>-<n>.evt  thread tid's n-th chunk: EventFileHeader, then Events up to
+//                        `capacity`; an Event whose kind is 0 ends the valid ones (the file
+//                        is created zero-filled and `kind` is stored last)
+// Times are CLOCK_MONOTONIC nanoseconds, the clock `ceiling run` uses for its own timing.
+
+#include <cstdint>
+
+namespace ceiling::inject {
+
+inline constexpr char nvtx_dir_env[] = "CEILING_NVTX_DIR";
+inline constexpr std::uint32_t event_file_magic = 0x564e4543;  // "CENV" little-endian
+inline constexpr std::uint32_t event_format_version = 1;
+
+enum class EventKind : std::uint8_t {
+    none = 0,         // end of the valid events
+    push = 1,         // push/pop range opened: string = message, domain
+    pop = 2,          // innermost push/pop range of this thread (and domain) closed
+    start = 3,        // start/end range opened: range_id, string, domain
+    end = 4,          // start/end range range_id closed (possibly on another thread)
+    mark = 5,         // instant: string, domain
+    thread_name = 6,  // nvtxNameOsThread: range_id holds the named thread id, string the name
+};
+
+struct EventFileHeader {
+    std::uint32_t magic = event_file_magic;
+    std::uint32_t version = event_format_version;
+    std::int32_t pid = 0;
+    std::int32_t tid = 0;
+    std::uint64_t load_ns = 0;   // the image's load time: with pid, names the image
+    std::uint64_t capacity = 0;  // Events this chunk holds after the header
+    std::uint32_t chunk = 0;     // 0, 1, ... per thread
+    std::uint32_t event_bytes = 0;  // sizeof(Event), checked by the reader
+    std::uint8_t reserved[24] = {};
+};
+static_assert(sizeof(EventFileHeader) == 64);
+
+struct Event {
+    std::int64_t t_ns;
+    std::uint64_t range_id;  // start/end: the nvtxRangeId_t; thread_name: the thread id
+    std::uint32_t string;    // id in IMAGE.str; 0 = no message
+    std::uint32_t domain;    // string id of the domain's name; 0 = default domain
+    std::uint8_t kind;       // EventKind, stored last
+    std::uint8_t reserved[7];
+};
+static_assert(sizeof(Event) == 32);
+
+}  // namespace ceiling::inject

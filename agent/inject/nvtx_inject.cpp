@@ -1,0 +1,404 @@
+// libceiling_inject_nvtx.so: loaded by NVTX itself into a program that `ceiling run` starts
+// (NVTX_INJECTION64_PATH names it), records every NVTX range and mark with a CLOCK_MONOTONIC
+// timestamp into per-thread memory-mapped files (agent/inject/nvtx_event_format.hpp) that
+// ceiling reads once the program has ended.
+//
+// The protocol (nvtx3/nvtxDetail/nvtxInit.h, nvtxImpl.h): on the first NVTX call the
+// program's NVTX copy dlopens this library and calls InitializeInjectionNvtx2 with its
+// export-table getter. NVTX_ETID_CALLBACKS gives GetModuleFunctionTable(module), an array
+// indexed by callback id (NVTX_CBID_*) of pointers to the program's function-pointer slots;
+// writing our functions into those slots routes every later NVTX call here. Returning 0
+// leaves NVTX a no-op, which is what happens outside `ceiling run` (no CEILING_NVTX_DIR).
+//
+// Cost per range: a string hash with a per-thread cache, two clock reads and two 32-byte
+// stores into a mapped page; no lock and no system call except when a 4 MiB chunk fills.
+// No dependency beyond libc and libstdc++, no sanitizer runtime (it is loaded into programs
+// built without one).
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "agent/inject/nvtx_event_format.hpp"
+
+namespace {
+
+using ceiling::inject::Event;
+using ceiling::inject::EventFileHeader;
+using ceiling::inject::EventKind;
+
+// 4 MiB of events per chunk: a new file every ~0.6 s at 100k ranges/s, and a sparse file on
+// tmpfs costs only the pages written.
+constexpr std::uint64_t chunk_events = (std::uint64_t{4} << 20) / sizeof(Event);
+constexpr std::size_t chunk_bytes = sizeof(EventFileHeader) + chunk_events * sizeof(Event);
+
+std::int64_t now_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Process-wide state. Allocated once and never freed: threads may still record while the
+// process runs its exit handlers, so nothing here may have a destructor.
+struct Globals {
+    char dir[PATH_MAX] = {};
+    int pid = 0;
+    std::uint64_t load_ns = 0;
+    std::atomic<std::uint64_t> next_range_id{1};
+    pthread_mutex_t strings_mutex = PTHREAD_MUTEX_INITIALIZER;
+    int strings_fd = -1;
+    std::unordered_map<std::string, std::uint32_t>* strings = nullptr;
+    std::vector<const std::string*>* by_id = nullptr;  // index id - 1
+};
+Globals* g = nullptr;
+
+void write_string_record(std::uint32_t id, const std::string& text) {
+    if (g->strings_fd < 0) return;
+    std::string rec(8 + text.size(), '\0');
+    const auto len = static_cast<std::uint32_t>(text.size());
+    std::memcpy(rec.data(), &id, 4);
+    std::memcpy(rec.data() + 4, &len, 4);
+    std::memcpy(rec.data() + 8, text.data(), text.size());
+    // One write per record on an O_APPEND descriptor: whole records even if the program
+    // crashes right after.
+    const ssize_t n = ::write(g->strings_fd, rec.data(), rec.size());
+    (void)n;
+}
+
+void open_strings_file() {
+    char path[PATH_MAX + 128];  // dir is at most PATH_MAX - 64, the rest is numbers
+    std::snprintf(path, sizeof path, "%s/%d-%llu.str", g->dir, g->pid,
+                  static_cast<unsigned long long>(g->load_ns));
+    g->strings_fd = ::open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+}
+
+// Interns under the lock; returns the id and a pointer to the stable copy.
+std::uint32_t intern_slow(const char* text, std::size_t len, const std::string** stable) {
+    pthread_mutex_lock(&g->strings_mutex);
+    auto [it, inserted] = g->strings->try_emplace(std::string(text, len), 0);
+    if (inserted) {
+        it->second = static_cast<std::uint32_t>(g->by_id->size() + 1);
+        g->by_id->push_back(&it->first);
+        write_string_record(it->second, it->first);
+    }
+    *stable = &it->first;
+    const std::uint32_t id = it->second;
+    pthread_mutex_unlock(&g->strings_mutex);
+    return id;
+}
+
+struct CacheEntry {
+    std::uint64_t hash = 0;
+    const std::string* text = nullptr;
+    std::uint32_t id = 0;
+};
+
+// Per-thread: the current chunk and a small cache of interned strings.
+struct ThreadState {
+    Event* next = nullptr;
+    Event* end = nullptr;
+    void* map = nullptr;
+    std::uint32_t chunk = 0;
+    int tid = 0;
+    int depth = 0;
+    bool failed = false;  // could not create a chunk: stop trying on this thread
+    CacheEntry cache[256];
+
+    ~ThreadState() { release(); }
+    void release() {
+        if (map) ::munmap(map, chunk_bytes);
+        map = nullptr;
+        next = end = nullptr;
+    }
+    bool open_chunk() {
+        release();
+        if (failed) return false;
+        if (tid == 0) tid = static_cast<int>(::syscall(SYS_gettid));
+        char path[PATH_MAX + 128];  // dir is at most PATH_MAX - 64, the rest is numbers
+        std::snprintf(path, sizeof path, "%s/%d-%llu-%d-%u.evt", g->dir, g->pid,
+                      static_cast<unsigned long long>(g->load_ns), tid, chunk);
+        const int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0) return failed = true, false;
+        void* m = MAP_FAILED;
+        if (::ftruncate(fd, static_cast<off_t>(chunk_bytes)) == 0)
+            m = ::mmap(nullptr, chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        ::close(fd);
+        if (m == MAP_FAILED) return failed = true, false;
+        map = m;
+        auto* header = new (m) EventFileHeader{};
+        header->pid = g->pid;
+        header->tid = tid;
+        header->load_ns = g->load_ns;
+        header->capacity = chunk_events;
+        header->chunk = chunk++;
+        header->event_bytes = sizeof(Event);
+        next = reinterpret_cast<Event*>(static_cast<char*>(m) + sizeof(EventFileHeader));
+        end = next + chunk_events;
+        return true;
+    }
+};
+thread_local ThreadState state;
+
+// FNV-1a (64 bit) over the bytes, giving the length too; the cache then compares the text.
+std::uint32_t intern(const char* text) {
+    if (!text) return 0;
+    std::uint64_t h = 1469598103934665603ull;
+    std::size_t n = 0;
+    for (; text[n]; ++n) {
+        h ^= static_cast<unsigned char>(text[n]);
+        h *= 1099511628211ull;
+    }
+    CacheEntry& c = state.cache[h & 255];
+    if (c.text && c.hash == h && c.text->size() == n && std::memcmp(c.text->data(), text, n) == 0)
+        return c.id;
+    const std::string* stable = nullptr;
+    const std::uint32_t id = intern_slow(text, n, &stable);
+    c = {h, stable, id};
+    return id;
+}
+
+// UTF-32 (Linux wchar_t) to UTF-8, for the W variants; rare, so no cache.
+std::uint32_t intern_wide(const wchar_t* text) {
+    if (!text) return 0;
+    std::string out;
+    for (; *text; ++text) {
+        auto c = static_cast<std::uint32_t>(*text);
+        if (c < 0x80) {
+            out += static_cast<char>(c);
+        } else if (c < 0x800) {
+            out += static_cast<char>(0xC0 | (c >> 6));
+            out += static_cast<char>(0x80 | (c & 0x3F));
+        } else if (c < 0x10000) {
+            out += static_cast<char>(0xE0 | (c >> 12));
+            out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (c & 0x3F));
+        } else {
+            out += static_cast<char>(0xF0 | (c >> 18));
+            out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
+            out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
+            out += static_cast<char>(0x80 | (c & 0x3F));
+        }
+    }
+    return intern(out.c_str());
+}
+
+std::uint32_t message_of(const nvtxEventAttributes_t* a) {
+    if (!a) return 0;
+    switch (a->messageType) {
+        case NVTX_MESSAGE_TYPE_ASCII:
+            return intern(a->message.ascii);
+        case NVTX_MESSAGE_TYPE_UNICODE:
+            return intern_wide(a->message.unicode);
+        case NVTX_MESSAGE_TYPE_REGISTERED:
+            // Our nvtxDomainRegisterString handed out the id as the handle.
+            return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(a->message.registered));
+        default:
+            return 0;
+    }
+}
+
+std::uint32_t domain_of(nvtxDomainHandle_t d) {
+    return static_cast<std::uint32_t>(reinterpret_cast<std::uintptr_t>(d));
+}
+
+void emit(EventKind kind, std::int64_t t, std::uint32_t string, std::uint32_t domain,
+          std::uint64_t range_id) {
+    ThreadState& s = state;
+    if (s.next == s.end && !s.open_chunk()) return;
+    Event* e = s.next++;
+    e->t_ns = t;
+    e->range_id = range_id;
+    e->string = string;
+    e->domain = domain;
+    // `kind` marks the event valid: it must reach memory after the other fields, in case the
+    // program dies between the stores (a signal lands between instructions of this thread).
+    std::atomic_signal_fence(std::memory_order_release);
+    *static_cast<volatile std::uint8_t*>(&e->kind) = static_cast<std::uint8_t>(kind);
+}
+
+// Push: the name is interned before the clock is read and pop reads the clock first, so our
+// own work stays outside the measured range.
+int push(std::uint32_t string, std::uint32_t domain) {
+    emit(EventKind::push, now_ns(), string, domain, 0);
+    return state.depth++;
+}
+int pop(std::uint32_t domain) {
+    const std::int64_t t = now_ns();
+    if (state.depth == 0) return -1;  // unbalanced pop: NVTX reports an error, so do we
+    emit(EventKind::pop, t, 0, domain, 0);
+    return --state.depth;
+}
+nvtxRangeId_t start(std::uint32_t string, std::uint32_t domain) {
+    const std::uint64_t id = g->next_range_id.fetch_add(1, std::memory_order_relaxed);
+    emit(EventKind::start, now_ns(), string, domain, id);
+    return id;
+}
+void end(nvtxRangeId_t id, std::uint32_t domain) { emit(EventKind::end, now_ns(), 0, domain, id); }
+void mark(std::uint32_t string, std::uint32_t domain) {
+    emit(EventKind::mark, now_ns(), string, domain, 0);
+}
+
+// NVTX entry points (the signatures of the *_impl_fntype typedefs in nvtxTypes.h).
+void NVTX_API mark_ex(const nvtxEventAttributes_t* a) { mark(message_of(a), 0); }
+void NVTX_API mark_a(const char* m) { mark(intern(m), 0); }
+void NVTX_API mark_w(const wchar_t* m) { mark(intern_wide(m), 0); }
+nvtxRangeId_t NVTX_API start_ex(const nvtxEventAttributes_t* a) { return start(message_of(a), 0); }
+nvtxRangeId_t NVTX_API start_a(const char* m) { return start(intern(m), 0); }
+nvtxRangeId_t NVTX_API start_w(const wchar_t* m) { return start(intern_wide(m), 0); }
+void NVTX_API end_id(nvtxRangeId_t id) { end(id, 0); }
+int NVTX_API push_ex(const nvtxEventAttributes_t* a) { return push(message_of(a), 0); }
+int NVTX_API push_a(const char* m) { return push(intern(m), 0); }
+int NVTX_API push_w(const wchar_t* m) { return push(intern_wide(m), 0); }
+int NVTX_API pop_default() { return pop(0); }
+void NVTX_API name_category_a(uint32_t, const char*) {}
+void NVTX_API name_category_w(uint32_t, const wchar_t*) {}
+void NVTX_API name_thread_a(uint32_t tid, const char* name) {
+    emit(EventKind::thread_name, now_ns(), intern(name), 0, tid);
+}
+void NVTX_API name_thread_w(uint32_t tid, const wchar_t* name) {
+    emit(EventKind::thread_name, now_ns(), intern_wide(name), 0, tid);
+}
+
+void NVTX_API domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    mark(message_of(a), domain_of(d));
+}
+nvtxRangeId_t NVTX_API domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return start(message_of(a), domain_of(d));
+}
+void NVTX_API domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) { end(id, domain_of(d)); }
+int NVTX_API domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a) {
+    return push(message_of(a), domain_of(d));
+}
+int NVTX_API domain_pop(nvtxDomainHandle_t d) { return pop(domain_of(d)); }
+void NVTX_API domain_name_category_a(nvtxDomainHandle_t, uint32_t, const char*) {}
+void NVTX_API domain_name_category_w(nvtxDomainHandle_t, uint32_t, const wchar_t*) {}
+// Handles are our string ids (never 0 for a real string), so resolving one costs nothing.
+nvtxStringHandle_t NVTX_API register_string_a(nvtxDomainHandle_t, const char* s) {
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<std::uintptr_t>(intern(s)));
+}
+nvtxStringHandle_t NVTX_API register_string_w(nvtxDomainHandle_t, const wchar_t* s) {
+    return reinterpret_cast<nvtxStringHandle_t>(static_cast<std::uintptr_t>(intern_wide(s)));
+}
+nvtxDomainHandle_t NVTX_API domain_create_a(const char* name) {
+    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<std::uintptr_t>(intern(name)));
+}
+nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t* name) {
+    return reinterpret_cast<nvtxDomainHandle_t>(static_cast<std::uintptr_t>(intern_wide(name)));
+}
+void NVTX_API domain_destroy(nvtxDomainHandle_t) {}
+void NVTX_API initialize(const void*) {}
+
+// The child of a fork is a new process: it gets its own image name and strings file (with
+// every string interned so far, so handles created before the fork stay valid) and drops
+// the parent's chunk, which the parent keeps writing.
+void before_fork() { pthread_mutex_lock(&g->strings_mutex); }
+void after_fork_parent() { pthread_mutex_unlock(&g->strings_mutex); }
+void after_fork_child() {
+    g->pid = static_cast<int>(::getpid());
+    g->load_ns = static_cast<std::uint64_t>(now_ns());
+    if (g->strings_fd >= 0) ::close(g->strings_fd);
+    open_strings_file();
+    for (std::size_t i = 0; i < g->by_id->size(); ++i)
+        write_string_record(static_cast<std::uint32_t>(i + 1), *(*g->by_id)[i]);
+    pthread_mutex_unlock(&g->strings_mutex);
+    state.release();
+    state.chunk = 0;
+    state.tid = 0;
+    state.failed = false;
+}
+
+struct Slot {
+    unsigned id;
+    NvtxFunctionPointer fn;
+};
+
+template <typename F>
+NvtxFunctionPointer fp(F f) {
+    return reinterpret_cast<NvtxFunctionPointer>(f);
+}
+
+bool install(const NvtxExportTableCallbacks* cb, NvtxCallbackModule module,
+             std::initializer_list<Slot> slots) {
+    NvtxFunctionTable table = nullptr;
+    unsigned int size = 0;
+    if (!cb->GetModuleFunctionTable(module, &table, &size) || !table) return false;
+    for (const Slot& s : slots)
+        if (s.id < size && table[s.id]) *table[s.id] = s.fn;
+    return true;
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjectionNvtx2(
+    NvtxGetExportTableFunc_t get_export_table) {
+    const char* dir = std::getenv(ceiling::inject::nvtx_dir_env);
+    if (!dir || !*dir || std::strlen(dir) >= PATH_MAX - 64 || !get_export_table) return 0;
+    const auto* cb =
+        static_cast<const NvtxExportTableCallbacks*>(get_export_table(NVTX_ETID_CALLBACKS));
+    if (!cb || cb->struct_size < sizeof(NvtxExportTableCallbacks)) return 0;
+
+    g = new Globals;
+    std::strncpy(g->dir, dir, sizeof g->dir - 1);
+    g->pid = static_cast<int>(::getpid());
+    g->load_ns = static_cast<std::uint64_t>(now_ns());
+    g->strings = new std::unordered_map<std::string, std::uint32_t>;
+    g->by_id = new std::vector<const std::string*>;
+    open_strings_file();
+    if (g->strings_fd < 0) return 0;  // the directory is gone: record nothing
+
+    const bool core = install(cb, NVTX_CB_MODULE_CORE,
+                              {{NVTX_CBID_CORE_MarkEx, fp(mark_ex)},
+                               {NVTX_CBID_CORE_MarkA, fp(mark_a)},
+                               {NVTX_CBID_CORE_MarkW, fp(mark_w)},
+                               {NVTX_CBID_CORE_RangeStartEx, fp(start_ex)},
+                               {NVTX_CBID_CORE_RangeStartA, fp(start_a)},
+                               {NVTX_CBID_CORE_RangeStartW, fp(start_w)},
+                               {NVTX_CBID_CORE_RangeEnd, fp(end_id)},
+                               {NVTX_CBID_CORE_RangePushEx, fp(push_ex)},
+                               {NVTX_CBID_CORE_RangePushA, fp(push_a)},
+                               {NVTX_CBID_CORE_RangePushW, fp(push_w)},
+                               {NVTX_CBID_CORE_RangePop, fp(pop_default)},
+                               {NVTX_CBID_CORE_NameCategoryA, fp(name_category_a)},
+                               {NVTX_CBID_CORE_NameCategoryW, fp(name_category_w)},
+                               {NVTX_CBID_CORE_NameOsThreadA, fp(name_thread_a)},
+                               {NVTX_CBID_CORE_NameOsThreadW, fp(name_thread_w)}});
+    // CORE2 (domains, registered strings) appeared in NVTX v2; an older NVTX lacks it.
+    install(cb, NVTX_CB_MODULE_CORE2,
+            {{NVTX_CBID_CORE2_DomainMarkEx, fp(domain_mark_ex)},
+             {NVTX_CBID_CORE2_DomainRangeStartEx, fp(domain_start_ex)},
+             {NVTX_CBID_CORE2_DomainRangeEnd, fp(domain_end)},
+             {NVTX_CBID_CORE2_DomainRangePushEx, fp(domain_push_ex)},
+             {NVTX_CBID_CORE2_DomainRangePop, fp(domain_pop)},
+             {NVTX_CBID_CORE2_DomainNameCategoryA, fp(domain_name_category_a)},
+             {NVTX_CBID_CORE2_DomainNameCategoryW, fp(domain_name_category_w)},
+             {NVTX_CBID_CORE2_DomainRegisterStringA, fp(register_string_a)},
+             {NVTX_CBID_CORE2_DomainRegisterStringW, fp(register_string_w)},
+             {NVTX_CBID_CORE2_DomainCreateA, fp(domain_create_a)},
+             {NVTX_CBID_CORE2_DomainCreateW, fp(domain_create_w)},
+             {NVTX_CBID_CORE2_DomainDestroy, fp(domain_destroy)},
+             {NVTX_CBID_CORE2_Initialize, fp(initialize)}});
+    if (!core) return 0;
+
+    if (const auto* v = static_cast<const NvtxExportTableVersionInfo*>(
+            get_export_table(NVTX_ETID_VERSIONINFO));
+        v && v->struct_size >= sizeof(NvtxExportTableVersionInfo) && v->SetInjectionNvtxVersion)
+        v->SetInjectionNvtxVersion(NVTX_VERSION);
+    pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+    return 1;
+}

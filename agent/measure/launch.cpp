@@ -1,0 +1,286 @@
+#include "agent/measure/launch.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
+#include "collectors/clock.hpp"
+
+extern char** environ;
+
+namespace ceiling::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool is_executable_file(const fs::path& p, bool* exists) {
+    struct stat st{};
+    if (::stat(p.c_str(), &st) != 0) return false;
+    if (!S_ISREG(st.st_mode)) return false;
+    *exists = true;
+    return ::access(p.c_str(), X_OK) == 0;
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+}  // namespace
+
+ResolvedProgram resolve_program(const std::string& name, const std::string& path_env) {
+    ResolvedProgram r;
+    if (name.empty()) return {{}, 127, "empty program name"};
+    if (name.find('/') != std::string::npos) {
+        struct stat st{};
+        if (::stat(name.c_str(), &st) != 0)
+            return {{}, 127, name + ": " + errno_text(errno)};
+        if (S_ISDIR(st.st_mode)) return {{}, 126, name + ": is a directory"};
+        if (::access(name.c_str(), X_OK) != 0)
+            return {{}, 126, name + ": not executable (" + errno_text(errno) + ")"};
+        return {name, 0, {}};
+    }
+    // As execvp: an empty PATH element means the current directory; a non-executable match
+    // is remembered but the search goes on, and only if nothing executable follows is the
+    // result "permission denied" (126) rather than "not found" (127).
+    bool found_unexecutable = false;
+    fs::path first_unexecutable;
+    std::size_t begin = 0;
+    while (begin <= path_env.size()) {
+        const std::size_t colon = path_env.find(':', begin);
+        const std::string dir =
+            path_env.substr(begin, colon == std::string::npos ? std::string::npos : colon - begin);
+        const fs::path candidate = (dir.empty() ? fs::path(".") : fs::path(dir)) / name;
+        bool exists = false;
+        if (is_executable_file(candidate, &exists)) return {candidate, 0, {}};
+        if (exists && !found_unexecutable) {
+            found_unexecutable = true;
+            first_unexecutable = candidate;
+        }
+        if (colon == std::string::npos) break;
+        begin = colon + 1;
+    }
+    if (found_unexecutable)
+        return {{}, 126, first_unexecutable.string() + ": not executable (permission denied)"};
+    return {{}, 127, name + ": command not found"};
+}
+
+std::string signal_name(int sig) {
+    if (const char* abbrev = sigabbrev_np(sig)) return std::string("SIG") + abbrev;
+    return "signal " + std::to_string(sig);
+}
+
+ProcessEnd process_end_from_status(int status) {
+    ProcessEnd e;
+    if (WIFEXITED(status)) {
+        e.kind = EndKind::exited;
+        e.exit_code = WEXITSTATUS(status);
+        e.message = "exited with status " + std::to_string(*e.exit_code);
+    } else if (WIFSIGNALED(status)) {
+        e.kind = EndKind::signaled;
+        e.signal = WTERMSIG(status);
+        e.signal_name = signal_name(*e.signal);
+        e.core_dumped = WCOREDUMP(status);
+        e.message = "killed by " + e.signal_name + (e.core_dumped ? " (core dumped)" : "");
+    } else {
+        e.kind = EndKind::exited;
+        e.message = "ended with wait status " + std::to_string(status);
+    }
+    return e;
+}
+
+namespace {
+
+void add_usage(rusage& total, const rusage& r) {
+    auto add = [](timeval& a, const timeval& b) {
+        a.tv_sec += b.tv_sec;
+        a.tv_usec += b.tv_usec;
+        if (a.tv_usec >= 1'000'000) {
+            a.tv_sec += 1;
+            a.tv_usec -= 1'000'000;
+        }
+    };
+    add(total.ru_utime, r.ru_utime);
+    add(total.ru_stime, r.ru_stime);
+    // A peak over processes that ran at different times: the largest, never a sum.
+    total.ru_maxrss = std::max(total.ru_maxrss, r.ru_maxrss);
+    total.ru_minflt += r.ru_minflt;
+    total.ru_majflt += r.ru_majflt;
+    total.ru_nvcsw += r.ru_nvcsw;
+    total.ru_nivcsw += r.ru_nivcsw;
+    total.ru_inblock += r.ru_inblock;
+    total.ru_oublock += r.ru_oublock;
+}
+
+// The environment for the child, built before fork: nothing allocates after it.
+std::vector<std::string> child_environment(const LaunchSpec& spec) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) {
+        const std::string kv = *e;
+        const auto eq = kv.find('=');
+        const std::string key = kv.substr(0, eq);
+        bool replaced = false;
+        for (const auto& [k, v] : spec.set_env) replaced = replaced || k == key;
+        if (!replaced) env.push_back(kv);
+    }
+    for (const auto& [k, v] : spec.set_env) env.push_back(k + "=" + v);
+    return env;
+}
+
+std::vector<char*> pointers(std::vector<std::string>& strings) {
+    std::vector<char*> p;
+    p.reserve(strings.size() + 1);
+    for (auto& s : strings) p.push_back(s.data());
+    p.push_back(nullptr);
+    return p;
+}
+
+constexpr std::array<int, 3> forwarded_signals = {SIGINT, SIGTERM, SIGHUP};
+
+std::atomic<pid_t> forward_to{0};
+std::atomic<int> first_signal{0};
+
+void on_signal(int sig, siginfo_t* info, void*) {
+    int expected = 0;
+    first_signal.compare_exchange_strong(expected, sig);
+    const pid_t child = forward_to.load();
+    // SI_KERNEL: the terminal sent it to the foreground process group, the program has it.
+    if (child > 0 && info && info->si_code != SI_KERNEL) ::kill(child, sig);
+}
+
+}  // namespace
+
+SignalForwarding::SignalForwarding() {
+    first_signal = 0;
+    struct sigaction sa{};
+    sa.sa_sigaction = on_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (int s : forwarded_signals) ::sigaction(s, &sa, nullptr);
+}
+
+SignalForwarding::~SignalForwarding() {
+    struct sigaction sa{};
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    for (int s : forwarded_signals) ::sigaction(s, &sa, nullptr);
+    forward_to = 0;
+}
+
+std::optional<int> SignalForwarding::received() const {
+    const int s = first_signal.load();
+    return s ? std::optional<int>(s) : std::nullopt;
+}
+
+bool become_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
+
+ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& on_started,
+                      const std::function<void()>& on_ended) {
+    std::vector<std::string> argv_strings = spec.argv;
+    std::vector<std::string> env_strings = child_environment(spec);
+    std::vector<char*> argv = pointers(argv_strings);
+    std::vector<char*> envp = pointers(env_strings);
+    const std::string exe = spec.executable.string();
+
+    // exec_errors reports exec's errno (close-on-exec: EOF means exec succeeded); go holds
+    // the child back until counters are attached.
+    int exec_errors[2];
+    int go[2];
+    if (::pipe2(exec_errors, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
+    if (::pipe2(go, O_CLOEXEC) != 0) {
+        ::close(exec_errors[0]);
+        ::close(exec_errors[1]);
+        throw std::runtime_error("pipe: " + errno_text(errno));
+    }
+
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        const int e = errno;
+        for (int fd : {exec_errors[0], exec_errors[1], go[0], go[1]}) ::close(fd);
+        throw std::runtime_error("fork: " + errno_text(e));
+    }
+    if (pid == 0) {
+        // Async-signal-safe calls only from here on.
+        ::close(exec_errors[0]);
+        ::close(go[1]);
+        struct sigaction dfl{};
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        for (int s : forwarded_signals) ::sigaction(s, &dfl, nullptr);
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
+        char c = 0;
+        while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
+        }
+        ::execve(exe.c_str(), argv.data(), envp.data());
+        const int e = errno;
+        while (::write(exec_errors[1], &e, sizeof e) < 0 && errno == EINTR) {
+        }
+        ::_exit(127);
+    }
+
+    ::close(exec_errors[1]);
+    ::close(go[0]);
+    forward_to = pid;
+    if (spec.before_exec) spec.before_exec(pid);
+    ChildResult result;
+    result.pid = pid;
+    result.start_ns = collectors::now_ns();
+    while (::write(go[1], "x", 1) < 0 && errno == EINTR) {
+    }
+    ::close(go[1]);
+
+    int exec_errno = 0;
+    ssize_t n = 0;
+    while ((n = ::read(exec_errors[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    ::close(exec_errors[0]);
+    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        forward_to = 0;
+        const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+        throw LaunchFailure(not_found ? 127 : 126,
+                            spec.argv.at(0) + ": cannot execute: " + errno_text(exec_errno));
+    }
+
+    if (on_started) on_started(pid);
+    int status = 0;
+    rusage ru{};
+    while (::wait4(pid, &status, 0, &ru) < 0) {
+        if (errno != EINTR) throw std::runtime_error("wait4: " + errno_text(errno));
+    }
+    result.end_ns = collectors::now_ns();
+    forward_to = 0;
+    if (on_ended) on_ended();
+    result.end = process_end_from_status(status);
+    result.usage = ru;
+
+    // Descendants the program left behind were re-parented to us (subreaper): those already
+    // finished are reaped and counted; those still running are not waited for (a daemon
+    // would block ceiling forever) but counted as such.
+    for (;;) {
+        rusage orphan{};
+        int s = 0;
+        const pid_t p = ::wait4(-1, &s, WNOHANG, &orphan);
+        if (p <= 0) break;
+        add_usage(result.usage, orphan);
+        ++result.orphans_reaped;
+    }
+    // A child left is a running orphan (ceiling starts no other children while running):
+    // waitid succeeds with nothing to report instead of failing with ECHILD.
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) result.orphans_running = 1;
+    return result;
+}
+
+}  // namespace ceiling::measure

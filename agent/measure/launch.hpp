@@ -1,0 +1,83 @@
+#pragma once
+// Launching a wrapped program the way a shell would, without a shell: PATH lookup with sh's
+// 127 / 126 conventions, the program's stdio untouched, signals forwarded, the exit status
+// and resource usage of everything it ran collected when it ends.
+
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::measure {
+
+// A program name resolved like execvp would: a name with a '/' is taken as is, otherwise
+// the first executable regular file in $PATH wins.
+struct ResolvedProgram {
+    std::filesystem::path path;  // empty when not runnable
+    int status = 0;              // 0 runnable, 127 not found, 126 found but not executable
+    std::string error;           // one line: "frobnicate: command not found"
+};
+ResolvedProgram resolve_program(const std::string& name, const std::string& path_env);
+
+struct LaunchSpec {
+    std::filesystem::path executable;
+    std::vector<std::string> argv;  // argv[0] as the user typed it
+    std::vector<std::pair<std::string, std::string>> set_env;  // added to (or replacing in) environ
+    // Called in ceiling after fork and before the child may exec, with the child's pid, so
+    // collectors can attach counters that start at exec (perf_event enable_on_exec).
+    std::function<void(pid_t)> before_exec;
+};
+
+struct ChildResult {
+    pid_t pid = 0;
+    std::int64_t start_ns = 0;  // released to exec (CLOCK_MONOTONIC)
+    std::int64_t end_ns = 0;    // reaped
+    ProcessEnd end;
+    rusage usage{};  // the child and every descendant it or ceiling reaped
+    int orphans_reaped = 0;     // descendants re-parented to ceiling (subreaper) and reaped
+    int orphans_running = 0;    // descendants still running when the program ended
+};
+
+// Starts the program and waits for it. Throws LaunchFailure (status 126 / 127, one-line
+// message) when exec fails; any other failure to start throws std::runtime_error.
+// `on_started` runs in ceiling once the child is exec-ing (e.g. to start a sampler) and
+// `on_ended` right after it was reaped, before orphans are collected.
+struct LaunchFailure : std::runtime_error {
+    LaunchFailure(int s, const std::string& m) : std::runtime_error(m), status(s) {}
+    int status;
+};
+ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& on_started,
+                      const std::function<void()>& on_ended);
+
+// SIGINT, SIGTERM and SIGHUP while a program runs: sent to ceiling by kill(1) they are
+// forwarded to the program; sent by the terminal (to the whole foreground process group)
+// the program got them already and they are not sent twice. Either way ceiling itself keeps
+// running, to reap the program and write a record marked partial. Installed for the life
+// of the object; one at a time.
+class SignalForwarding {
+public:
+    SignalForwarding();
+    ~SignalForwarding();
+    SignalForwarding(const SignalForwarding&) = delete;
+    SignalForwarding& operator=(const SignalForwarding&) = delete;
+    // The first forwarded-or-received signal, if any (SIGINT, SIGTERM, SIGHUP).
+    std::optional<int> received() const;
+};
+
+// Makes ceiling the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER), so a program's
+// double-forked children are still counted. Returns false where the kernel refuses.
+bool become_subreaper();
+
+// "SIGSEGV" for 11; "signal 42" where the C library has no name.
+std::string signal_name(int sig);
+ProcessEnd process_end_from_status(int wait_status);
+
+}  // namespace ceiling::measure

@@ -1,0 +1,423 @@
+#include "agent/measure/region.hpp"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+
+#include "agent/inject/nvtx_event_format.hpp"
+
+namespace ceiling::measure {
+
+namespace fs = std::filesystem;
+using inject::Event;
+using inject::EventFileHeader;
+using inject::EventKind;
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+    return s;
+}
+
+struct Multiplier {
+    std::string_view suffix;
+    double scale;
+};
+// Longest suffixes first so "Gi" is not read as "G" followed by garbage.
+constexpr std::array<Multiplier, 9> multipliers = {{{"Ki", 1024.0},
+                                                    {"Mi", 1048576.0},
+                                                    {"Gi", 1073741824.0},
+                                                    {"Ti", 1099511627776.0},
+                                                    {"k", 1e3},
+                                                    {"K", 1e3},
+                                                    {"M", 1e6},
+                                                    {"G", 1e9},
+                                                    {"T", 1e12}}};
+
+std::optional<double> parse_amount(std::string_view text) {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc()) return std::nullopt;
+    std::string_view rest(end, static_cast<std::size_t>(text.data() + text.size() - end));
+    if (rest.empty()) return std::isfinite(v) && v >= 0 ? std::optional(v) : std::nullopt;
+    for (const auto& m : multipliers)
+        if (rest == m.suffix) return std::isfinite(v) && v >= 0 ? std::optional(v * m.scale) : std::nullopt;
+    return std::nullopt;
+}
+
+}  // namespace
+
+DeclaredName parse_declared_work(std::string_view message) {
+    DeclaredName out;
+    const std::string_view t = trim(message);
+    const auto open = t.rfind('{');
+    if (t.empty() || t.back() != '}' || open == std::string_view::npos) {
+        out.name = std::string(t);
+        return out;
+    }
+    out.name = std::string(trim(t.substr(0, open)));
+    std::string_view body = t.substr(open + 1, t.size() - open - 2);
+    Work w;
+    bool declared = false;
+    auto fail = [&](const std::string& why) {
+        DeclaredName bad;
+        bad.name = std::string(t);
+        bad.error = "region '" + std::string(t) + "': " + why;
+        return bad;
+    };
+    while (!body.empty()) {
+        const auto sep = body.find_first_of(" ,;\t");
+        const std::string_view item = body.substr(0, sep);
+        body = sep == std::string_view::npos ? std::string_view() : body.substr(sep + 1);
+        if (item.empty()) continue;
+        const auto eq = item.find('=');
+        if (eq == std::string_view::npos) return fail("'" + std::string(item) + "' is not key=value");
+        const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
+        if (key == "ops" || key == "bytes" || key == "working_set") {
+            const auto v = parse_amount(value);
+            if (!v) return fail("'" + std::string(value) + "' is not a non-negative amount");
+            (key == "ops" ? w.ops : key == "bytes" ? w.compulsory_bytes : w.working_set_bytes) = *v;
+            declared = declared || key != "working_set";
+        } else if (key == "precision") {
+            const auto p = parse_precision(value);
+            if (!p) return fail("unknown precision '" + std::string(value) + "'");
+            w.precision = *p;
+        } else if (key == "engine") {
+            const auto e = parse_engine(value);
+            if (!e) return fail("unknown engine '" + std::string(value) + "'");
+            w.engine = *e;
+        } else if (key == "device") {
+            const auto d = parse_device(value);
+            if (!d) return fail("unknown device '" + std::string(value) + "'");
+            w.device = *d;
+        } else {
+            return fail("unknown key '" + std::string(key) +
+                        "' (ops, bytes, working_set, precision, engine, device)");
+        }
+    }
+    if (declared) out.work = w;
+    return out;
+}
+
+bool is_model_region(const std::regex& model, const std::string& name, const std::string& path) {
+    return std::regex_search(name, model) || std::regex_search(path, model);
+}
+
+namespace {
+
+struct ChunkFile {
+    fs::path path;
+    EventFileHeader header;
+};
+
+std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
+    std::map<std::uint32_t, std::string> out;
+    std::ifstream in(path, std::ios::binary);
+    for (;;) {
+        std::uint32_t id = 0, len = 0;
+        if (!in.read(reinterpret_cast<char*>(&id), 4) || !in.read(reinterpret_cast<char*>(&len), 4)) break;
+        if (len > (1u << 20)) break;  // a torn record: nothing sane follows
+        std::string s(len, '\0');
+        if (!in.read(s.data(), len)) break;
+        out[id] = std::move(s);
+    }
+    return out;
+}
+
+std::string image_key(int pid, std::uint64_t load_ns) {
+    return std::to_string(pid) + "-" + std::to_string(load_ns);
+}
+
+}  // namespace
+
+NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
+    NvtxCapture cap;
+    std::error_code ec;
+    std::map<std::string, std::map<std::uint32_t, std::string>> strings;  // image -> id -> text
+    std::map<std::pair<std::string, int>, std::vector<ChunkFile>> threads;  // (image, tid)
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const fs::path p = entry.path();
+        if (p.extension() == ".str") {
+            strings[p.stem().string()] = read_strings(p);
+        } else if (p.extension() == ".evt") {
+            ChunkFile c{p, {}};
+            std::ifstream in(p, std::ios::binary);
+            if (!in.read(reinterpret_cast<char*>(&c.header), sizeof c.header) ||
+                c.header.magic != inject::event_file_magic ||
+                c.header.version != inject::event_format_version ||
+                c.header.event_bytes != sizeof(Event)) {
+                cap.warnings.push_back("ignored unreadable NVTX event file " + p.filename().string());
+                continue;
+            }
+            threads[{image_key(c.header.pid, c.header.load_ns), c.header.tid}].push_back(c);
+        }
+    }
+
+    std::map<std::string, DeclaredName> declared;
+    auto resolve = [&](const std::string& image, std::uint32_t id) -> const DeclaredName& {
+        static const DeclaredName unnamed{"(unnamed)", std::nullopt, {}};
+        if (id == 0) return unnamed;
+        const auto si = strings.find(image);
+        const std::string raw = si != strings.end() && si->second.count(id)
+                                    ? si->second.at(id)
+                                    : "(string " + std::to_string(id) + ")";
+        auto [it, inserted] = declared.try_emplace(raw);
+        if (inserted) {
+            it->second = parse_declared_work(raw);
+            if (!it->second.error.empty()) cap.warnings.push_back(it->second.error);
+        }
+        return it->second;
+    };
+    auto domain_name = [&](const std::string& image, std::uint32_t id) -> std::string {
+        return id == 0 ? std::string() : resolve(image, id).name;
+    };
+
+    // start/end ranges of each image, keyed by range id; paired after all threads are read.
+    std::map<std::string, std::unordered_map<std::uint64_t, RegionInstance>> started;
+    std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> ended;
+
+    for (auto& [key, chunks] : threads) {
+        const std::string& image = key.first;
+        std::sort(chunks.begin(), chunks.end(),
+                  [](const ChunkFile& a, const ChunkFile& b) { return a.header.chunk < b.header.chunk; });
+        // Push/pop nesting is per thread and per domain (nvToolsExt.h).
+        std::map<std::uint32_t, std::vector<RegionInstance>> stacks;
+        for (const auto& c : chunks) {
+            std::ifstream in(c.path, std::ios::binary);
+            in.seekg(sizeof(EventFileHeader));
+            std::vector<Event> events(static_cast<std::size_t>(c.header.capacity));
+            in.read(reinterpret_cast<char*>(events.data()),
+                    static_cast<std::streamsize>(events.size() * sizeof(Event)));
+            const auto got = static_cast<std::size_t>(in.gcount()) / sizeof(Event);
+            for (std::size_t i = 0; i < got; ++i) {
+                const Event& e = events[i];
+                const auto kind = static_cast<EventKind>(e.kind);
+                if (kind == EventKind::none) break;
+                switch (kind) {
+                    case EventKind::push: {
+                        auto& stack = stacks[e.domain];
+                        const DeclaredName& dn = resolve(image, e.string);
+                        RegionInstance r;
+                        r.name = dn.name;
+                        r.work = dn.work;
+                        r.domain = domain_name(image, e.domain);
+                        r.parent = stack.empty() ? std::string() : stack.back().path;
+                        r.path = r.parent.empty()
+                                     ? (r.domain.empty() ? r.name : r.domain + "::" + r.name)
+                                     : r.parent + "/" + r.name;
+                        r.pid = c.header.pid;
+                        r.tid = c.header.tid;
+                        r.start_ns = e.t_ns;
+                        r.depth = static_cast<int>(stack.size());
+                        stack.push_back(std::move(r));
+                        break;
+                    }
+                    case EventKind::pop: {
+                        auto& stack = stacks[e.domain];
+                        if (stack.empty()) {
+                            cap.warnings.push_back("an NVTX pop without a push was ignored");
+                            break;
+                        }
+                        RegionInstance r = std::move(stack.back());
+                        stack.pop_back();
+                        r.end_ns = e.t_ns;
+                        if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
+                        cap.instances.push_back(std::move(r));
+                        break;
+                    }
+                    case EventKind::start: {
+                        const DeclaredName& dn = resolve(image, e.string);
+                        RegionInstance r;
+                        r.name = dn.name;
+                        r.work = dn.work;
+                        r.domain = domain_name(image, e.domain);
+                        r.path = r.domain.empty() ? r.name : r.domain + "::" + r.name;
+                        r.pid = c.header.pid;
+                        r.tid = c.header.tid;
+                        r.start_ns = e.t_ns;
+                        r.push_pop = false;
+                        started[image][e.range_id] = std::move(r);
+                        break;
+                    }
+                    case EventKind::end:
+                        ended[image].emplace_back(e.range_id, e.t_ns);
+                        break;
+                    case EventKind::mark: {
+                        MarkInstance m;
+                        m.name = resolve(image, e.string).name;
+                        m.domain = domain_name(image, e.domain);
+                        m.pid = c.header.pid;
+                        m.tid = c.header.tid;
+                        m.t_ns = e.t_ns;
+                        cap.marks.push_back(std::move(m));
+                        break;
+                    }
+                    case EventKind::thread_name:
+                        cap.thread_names[{c.header.pid, static_cast<int>(e.range_id)}] =
+                            resolve(image, e.string).name;
+                        break;
+                    default:
+                        break;
+                }
+            }
+        }
+        // Ranges still open when the process ended (crash, exit inside a range) end with it.
+        for (auto& [domain, stack] : stacks) {
+            while (!stack.empty()) {
+                RegionInstance r = std::move(stack.back());
+                stack.pop_back();
+                r.end_ns = std::max(end_ns, r.start_ns);
+                r.unclosed = true;
+                if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
+                cap.instances.push_back(std::move(r));
+            }
+        }
+    }
+    for (auto& [image, ends] : ended) {
+        auto& open = started[image];
+        for (const auto& [id, t] : ends) {
+            auto it = open.find(id);
+            if (it == open.end()) continue;  // started before a fork, in the parent image
+            it->second.end_ns = t;
+            cap.instances.push_back(std::move(it->second));
+            open.erase(it);
+        }
+    }
+    for (auto& [image, open] : started)
+        for (auto& [id, r] : open) {
+            r.end_ns = std::max(end_ns, r.start_ns);
+            r.unclosed = true;
+            cap.instances.push_back(std::move(r));
+        }
+    std::sort(cap.instances.begin(), cap.instances.end(),
+              [](const RegionInstance& a, const RegionInstance& b) {
+                  if (a.pid != b.pid) return a.pid < b.pid;
+                  if (a.tid != b.tid) return a.tid < b.tid;
+                  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+                  return a.end_ns - a.start_ns > b.end_ns - b.start_ns;
+              });
+    std::sort(cap.marks.begin(), cap.marks.end(),
+              [](const MarkInstance& a, const MarkInstance& b) { return a.t_ns < b.t_ns; });
+    // One line per distinct warning: a loop of unbalanced pops is one problem.
+    std::sort(cap.warnings.begin(), cap.warnings.end());
+    cap.warnings.erase(std::unique(cap.warnings.begin(), cap.warnings.end()), cap.warnings.end());
+    return cap;
+}
+
+double covered_s(const NvtxCapture& capture,
+                 const std::function<bool(const RegionInstance&)>& select) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+    for (const auto& r : capture.instances)
+        if (select(r)) spans.emplace_back(r.start_ns, r.end_ns);
+    std::sort(spans.begin(), spans.end());
+    std::int64_t total = 0, cur_begin = 0, cur_end = 0;
+    bool open = false;
+    for (const auto& [b, e] : spans) {
+        if (!open || b > cur_end) {
+            if (open) total += cur_end - cur_begin;
+            cur_begin = b;
+            cur_end = e;
+            open = true;
+        } else {
+            cur_end = std::max(cur_end, e);
+        }
+    }
+    if (open) total += cur_end - cur_begin;
+    return static_cast<double>(total) * 1e-9;
+}
+
+std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
+                                              const std::optional<std::regex>& model,
+                                              std::size_t durations_limit) {
+    struct Acc {
+        RecordedRegion region;
+        std::vector<double> durations;
+        std::set<std::pair<int, int>> threads;
+        std::set<int> processes;
+        double self_s = 0;
+        bool any_push_pop = false;
+        double ops = 0, bytes = 0, working_set = 0;
+        std::size_t with_work = 0;
+        std::optional<Work> first_work;
+        std::int64_t first_start = 0;
+        std::size_t first_execution = 0;
+    };
+    std::map<std::string, Acc> by_path;
+    const std::size_t n = executions.size();
+    for (std::size_t x = 0; x < n; ++x) {
+        for (const auto& r : executions[x]->instances) {
+            auto [it, inserted] = by_path.try_emplace(r.path);
+            Acc& a = it->second;
+            if (inserted) {
+                a.region.kind = RegionKind::range;
+                a.region.path = r.path;
+                a.region.name = r.name;
+                a.region.parent = r.parent;
+                a.region.domain = r.domain;
+                a.region.total_s_per_execution.assign(n, 0.0);
+                a.first_start = r.start_ns;
+                a.first_execution = x;
+            }
+            const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
+            a.durations.push_back(d);
+            a.region.total_s_per_execution[x] += d;
+            a.region.instances += 1;
+            a.region.unclosed = a.region.unclosed || r.unclosed;
+            a.threads.insert({r.pid, r.tid});
+            a.processes.insert(r.pid);
+            if (r.push_pop) {
+                a.any_push_pop = true;
+                a.self_s += d - static_cast<double>(r.child_ns) * 1e-9;
+            }
+            if (r.work) {
+                a.ops += r.work->ops;
+                a.bytes += r.work->compulsory_bytes;
+                a.working_set = std::max(a.working_set, r.work->working_set_bytes);
+                if (!a.first_work) a.first_work = r.work;
+                ++a.with_work;
+            }
+        }
+    }
+    std::vector<Acc*> order;
+    for (auto& [path, a] : by_path) order.push_back(&a);
+    // Timeline order: the region that started first comes first, an enclosing region before
+    // what it encloses.
+    std::sort(order.begin(), order.end(), [](const Acc* a, const Acc* b) {
+        if (a->first_execution != b->first_execution) return a->first_execution < b->first_execution;
+        if (a->first_start != b->first_start) return a->first_start < b->first_start;
+        return a->region.path.size() < b->region.path.size();
+    });
+    std::vector<RecordedRegion> out;
+    for (Acc* a : order) {
+        RecordedRegion r = std::move(a->region);
+        r.threads = static_cast<int>(a->threads.size());
+        r.processes = static_cast<int>(a->processes.size());
+        r.model = model && is_model_region(*model, r.name, r.path);
+        if (a->any_push_pop && n > 0) r.self_s = a->self_s / static_cast<double>(n);
+        r.measurement.name = r.path;
+        r.measurement.threads = r.threads;
+        if (a->with_work > 0) {
+            // Work per instance: the mean when instances declared different amounts, so
+            // that work x instances is the total work.
+            Work w = *a->first_work;
+            const auto k = static_cast<double>(a->with_work);
+            w.ops = a->ops / k;
+            w.compulsory_bytes = a->bytes / k;
+            w.working_set_bytes = a->working_set;
+            r.measurement.work = w;
+        }
+        if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
+        r.durations_subsampled = a->durations.size() > durations_limit;
+        r.measurement.durations_s = subsample(a->durations, durations_limit);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+}  // namespace ceiling::measure

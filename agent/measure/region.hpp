@@ -1,0 +1,91 @@
+#pragma once
+// Regions of a wrapped program: the NVTX ranges libceiling_inject_nvtx.so recorded
+// (agent/inject/nvtx_event_format.hpp), turned into instances with nesting, then into
+// the RecordedRegions of a run record.
+//
+// Declared work. A region says how much work one instance does by ending its NVTX message
+// with a brace group, so it can be placed on the roofline where no PMU counts it:
+//     "gemm 1024 {ops=2.1G bytes=12M precision=fp32 engine=vector}"
+// Keys: ops (operations, an FMA counts 2), bytes (compulsory bytes), working_set (bytes),
+// precision (fp64 fp32 fp16 bf16 tf32 int8), engine (scalar vector matrix), device (cpu gpu).
+// Numbers take k/K, M, G, T (powers of 1000) or Ki, Mi, Gi, Ti (powers of 1024). The group
+// is not part of the region's name ("gemm 1024"). A message string is used because every
+// NVTX binding can send one (C, C++, torch.cuda.nvtx.range_push, nvtx for Python), whereas
+// event payloads hold a single number and are missing from most bindings.
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::measure {
+
+struct DeclaredName {
+    std::string name;           // the message without its brace group
+    std::optional<Work> work;   // when the group declared ops or bytes
+    std::string error;          // non-empty: the group was malformed (then name = message)
+};
+DeclaredName parse_declared_work(std::string_view message);
+
+struct RegionInstance {
+    std::string name;     // declared-work group removed
+    std::string path;     // enclosing names on this thread and domain, then name, '/'-joined
+    std::string parent;   // path of the enclosing instance; empty at top level
+    std::string domain;
+    std::optional<Work> work;
+    int pid = 0;
+    int tid = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::int64_t child_ns = 0;  // time inside directly enclosed push/pop instances
+    int depth = 0;
+    bool push_pop = true;   // false: a start/end range (may end on another thread)
+    bool unclosed = false;  // still open when its process ended; ends at the program's end
+};
+
+struct MarkInstance {
+    std::string name;
+    std::string domain;
+    int pid = 0;
+    int tid = 0;
+    std::int64_t t_ns = 0;
+};
+
+// Everything the injection library recorded during one execution.
+struct NvtxCapture {
+    std::vector<RegionInstance> instances;  // sorted by (pid, tid, start, -duration)
+    std::vector<MarkInstance> marks;
+    std::map<std::pair<int, int>, std::string> thread_names;  // (pid, tid) -> name
+    std::vector<std::string> warnings;  // unbalanced pops, malformed declared work, bad files
+};
+
+// Reads a capture directory after the program ended at `end_ns`; open ranges end there.
+NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns);
+
+// The record's regions from the captures of the timed executions: instance counts, per
+// execution totals, self time, instance durations (at most `durations_limit` kept),
+// declared work per instance. `model` marks the regions whose name or path it matches.
+std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
+                                              const std::optional<std::regex>& model,
+                                              std::size_t durations_limit = 10000);
+
+// Wall time covered by at least one instance that `select` accepts (union over threads and
+// nesting), in seconds.
+double covered_s(const NvtxCapture& capture,
+                 const std::function<bool(const RegionInstance&)>& select);
+
+// Whether `model` matches a region's name or its path (search, not full match, so
+// "forward|backward" works as people write it).
+bool is_model_region(const std::regex& model, const std::string& name, const std::string& path);
+
+}  // namespace ceiling::measure

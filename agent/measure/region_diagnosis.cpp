@@ -1,0 +1,132 @@
+#include "agent/measure/region_diagnosis.hpp"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "diagnosis/regions.hpp"
+
+namespace ceiling::measure {
+
+namespace {
+
+std::optional<double> total(const RunRecord& r, const std::string& name) {
+    std::optional<double> sum;
+    for (const Execution* e : r.timed_executions())
+        for (const auto& c : e->counters)
+            if (c.name == name) sum = sum.value_or(0.0) + c.value;
+    return sum;
+}
+
+std::optional<double> per_run(const RunRecord& r, const std::string& name) {
+    const auto n = r.timed_executions().size();
+    const auto t = total(r, name);
+    if (!t || n == 0) return std::nullopt;
+    return *t / static_cast<double>(n);
+}
+
+std::optional<double> peak(const RunRecord& r, const std::string& name) {
+    std::optional<double> m;
+    for (const Execution* e : r.timed_executions())
+        for (const auto& c : e->counters)
+            if (c.name == name) m = std::max(m.value_or(0.0), c.value);
+    return m;
+}
+
+double mean(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
+}
+
+// What the OS said about the program, per timed execution, in the engine's terms.
+ProcessAccounting accounting_of(const RunRecord& r) {
+    ProcessAccounting p;
+    p.wall_s = r.whole.duration_s.count ? r.whole.duration_s.mean : 0.0;
+    p.user_s = per_run(r, "user_s");
+    p.system_s = per_run(r, "system_s");
+    p.voluntary_context_switches = per_run(r, "voluntary_context_switches");
+    p.involuntary_context_switches = per_run(r, "involuntary_context_switches");
+    p.minor_page_faults = per_run(r, "minor_faults");
+    p.major_page_faults = per_run(r, "major_faults");
+    p.peak_rss_bytes = peak_memory_bytes(r);
+    // Cores the program could keep busy: its most threads at once (sampled), at most the
+    // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.
+    if (const auto threads = peak(r, "peak_threads")) {
+        const double cpus = r.machine_profile && r.machine_profile->host.logical_cpus > 0
+                                ? r.machine_profile->host.logical_cpus
+                                : std::max(1u, std::thread::hardware_concurrency());
+        p.cores_used = std::min(*threads, cpus);
+    }
+    return p;
+}
+
+}  // namespace
+
+std::optional<double> peak_memory_bytes(const RunRecord& r) {
+    if (auto tree = peak(r, "peak_tree_rss_bytes")) return tree;
+    return peak(r, "max_rss_bytes");
+}
+
+std::optional<bool> budgets_met(const RunRecord& record) {
+    return ceiling::budgets_met(record.budget_checks);
+}
+
+void judge_record(RunRecord& record) {
+    const Thresholds& t = record.thresholds;
+    record.region_diagnoses.clear();
+    // Regions and kernels with known work, against the roofline.
+    if (record.machine_profile)
+        for (const auto& reg : record.regions)
+            if (reg.measurement.work && reg.measurement.duration_s.count > 0)
+                record.region_diagnoses.push_back(
+                    {reg.path, diagnose_kernel(*record.machine_profile, reg.measurement, t)});
+
+    RunInputs in;
+    in.process = accounting_of(record);
+    std::map<std::string, std::size_t> index;
+    for (const auto& reg : record.regions) index[reg.path] = index.size();
+    for (const auto& reg : record.regions) {
+        RegionTiming rt;
+        rt.name = reg.path;
+        if (const auto it = index.find(reg.parent); !reg.parent.empty() && it != index.end()) rt.parent = it->second;
+        rt.model = reg.model;
+        rt.total_s = mean(reg.total_s_per_execution);
+        const auto runs = std::max<std::size_t>(1, reg.total_s_per_execution.size());
+        rt.count = reg.instances / runs;
+        in.regions.push_back(std::move(rt));
+    }
+    in.footprint_bytes = in.process.peak_rss_bytes;
+    if (record.machine_profile && record.machine_profile->host.memory_bytes > 0)
+        in.memory_capacity_bytes = static_cast<double>(record.machine_profile->host.memory_bytes);
+    if (record.budgets) in.memory_budget_bytes = record.budgets->memory_bytes;
+    // The model's own work: its heaviest region that could be placed on the roofline.
+    const RegionVerdict* heaviest = nullptr;
+    double heaviest_s = -1;
+    for (const auto& v : record.region_diagnoses) {
+        const RecordedRegion* reg = record.region(v.path);
+        if (!reg || !(reg->model || record.kind == RecordKind::suite)) continue;
+        const double s = mean(reg->total_s_per_execution);
+        if (s > heaviest_s) {
+            heaviest_s = s;
+            heaviest = &v;
+        }
+    }
+    if (heaviest) in.model = heaviest->diagnosis;
+    if (record.kind == RecordKind::run || in.process.wall_s > 0) {
+        record.diagnosis = diagnose_run(in, t);
+        record.diagnosis->duration_s = record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
+    }
+
+    record.budget_checks.clear();
+    if (record.budgets && !record.budgets->empty()) {
+        BudgetActuals a;
+        if (record.whole.duration_s.count > 0) a.latency_s = record.whole.duration_s;
+        a.peak_memory_bytes = peak_memory_bytes(record);
+        if (const auto e = per_run(record, "energy_j")) a.energy_j = e;
+        if (a.energy_j && in.process.wall_s > 0) a.power_w = *a.energy_j / in.process.wall_s;
+        record.budget_checks = judge_budgets(*record.budgets, a, t);
+    }
+}
+
+}  // namespace ceiling::measure

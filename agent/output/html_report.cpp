@@ -1,0 +1,107 @@
+#include "agent/output/html_report.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "agent/output/format.hpp"
+#include "agent/output/roofline_svg.hpp"
+#include "agent/output/run_summary.hpp"
+
+namespace ceiling::output {
+
+namespace {
+
+constexpr const char* style = R"(body{font-family:sans-serif;margin:24px;color:#212529;max-width:1100px}
+h1{font-size:20px}h2{font-size:16px;margin-top:28px}
+pre{background:#f8f9fa;padding:12px;border:1px solid #dee2e6;overflow-x:auto;font-size:12px}
+table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #dee2e6;padding:4px 8px}
+th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
+.model{color:#1971c2;font-weight:bold}.muted{color:#868e96})";
+
+double mean(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
+}
+
+void region_table(const RunRecord& r, std::ostringstream& h) {
+    if (r.regions.empty()) {
+        h << "<p class=\"muted\">No regions recorded.</p>\n";
+        return;
+    }
+    const double runs = std::max<double>(1.0, static_cast<double>(r.timed_executions().size()));
+    const double wall = r.whole.duration_s.count ? r.whole.duration_s.mean : std::nan("");
+    h << "<table><tr><th>region</th><th>count/run</th><th>total/run</th><th>of wall</th><th>self/run</th>"
+         "<th>p50</th><th>p99</th><th>declared work/instance</th></tr>\n";
+    for (const auto& reg : r.regions) {
+        const auto& d = reg.measurement.duration_s;
+        const double total = mean(reg.total_s_per_execution);
+        std::string work = "-";
+        if (reg.measurement.work)
+            work = si(reg.measurement.work->ops, "op") + ", " + bytes(reg.measurement.work->compulsory_bytes);
+        h << "<tr><td style=\"padding-left:" << 8 + 16 * region_depth(r, reg) << "px\""
+          << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name) << "</td><td class=\"n\">"
+          << fixed(static_cast<double>(reg.instances) / runs, 1) << "</td><td class=\"n\">" << duration(total)
+          << "</td><td class=\"n\">" << percent(total / wall) << "</td><td class=\"n\">"
+          << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
+          << (d.count ? duration(d.median) : "-") << "</td><td class=\"n\">" << (d.count ? duration(d.p99) : "-")
+          << "</td><td class=\"n\">" << xml_escape(work) << "</td></tr>\n";
+    }
+    h << "</table>\n";
+}
+
+std::vector<RooflinePoint> points_of(const RunRecord& r) {
+    std::vector<RooflinePoint> pts;
+    for (const auto& reg : r.regions) {
+        const auto& m = reg.measurement;
+        if (!m.work || m.duration_s.count == 0 || m.duration_s.median <= 0) continue;
+        const double intensity = m.work->intensity();
+        if (!(m.work->ops > 0) || !std::isfinite(intensity)) continue;
+        pts.push_back({reg.path, intensity, m.work->ops / m.duration_s.median});
+    }
+    return pts;
+}
+
+}  // namespace
+
+std::string render_html_report(const std::vector<RunRecord>& records, const std::vector<std::string>& names) {
+    std::ostringstream h;
+    h << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      // Nothing may be fetched: a page opened from a CI artifact store or offline must work.
+      << "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; "
+         "img-src data:\">\n"
+      << "<title>ceiling report</title><style>" << style << "</style></head><body>\n";
+    h << "<h1>ceiling report</h1>\n";
+    if (records.size() > 1) {
+        std::ostringstream ranks;
+        render_rank_summary(records, names, ranks);
+        h << "<h2>Across records</h2><pre>" << xml_escape(ranks.str()) << "</pre>\n";
+    }
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const auto& r = records[i];
+        h << "<h2>" << xml_escape(names.at(i)) << "</h2>\n";
+        std::ostringstream summary;
+        render_run_summary(r, summary);
+        h << "<pre>" << xml_escape(summary.str()) << "</pre>\n";
+        h << "<h2>Roofline</h2>\n";
+        if (r.machine_profile) {
+            const auto pts = points_of(r);
+            RooflineSvgOptions o;
+            o.title = "Roofline: " + (r.machine_profile->host.cpu_model.empty() ? r.hostname : r.machine_profile->host.cpu_model);
+            h << render_roofline_svg(*r.machine_profile, pts, o);
+            if (pts.empty())
+                h << "<p class=\"muted\">No region declares its work, so none is placed on the roofline "
+                     "(see declared work in the documentation: \"name {ops=... bytes=...}\").</p>\n";
+        } else {
+            h << "<p class=\"muted\">No machine profile in this record: run <code>ceiling machine</code>, then "
+                 "<code>ceiling report --profile FILE</code>.</p>\n";
+        }
+        h << "<h2>Regions</h2>\n";
+        region_table(r, h);
+    }
+    h << "</body></html>\n";
+    return h.str();
+}
+
+}  // namespace ceiling::output

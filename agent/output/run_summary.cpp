@@ -1,0 +1,279 @@
+#include "agent/output/run_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "agent/output/format.hpp"
+#include "agent/output/table.hpp"
+
+namespace ceiling::output {
+
+namespace {
+
+// Counters that are peaks: combined over executions by max, never summed.
+bool is_peak(const std::string& name) { return name.find("max_") == 0 || name.find("peak_") == 0; }
+
+std::string quoted(const std::string& arg) {
+    if (!arg.empty() && arg.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~!") == std::string::npos)
+        return arg;
+    std::string q = "'";
+    for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+std::string runs_phrase(const RunRecord& r) {
+    const auto timed = r.timed_executions().size();
+    const auto warm = r.executions.size() - timed;
+    std::string s = std::to_string(timed) + (timed == 1 ? " run" : " runs");
+    if (warm) s += " after " + std::to_string(warm) + " warm-up" + (warm == 1 ? "" : "s");
+    return s;
+}
+
+double mean(const std::vector<double>& v) {
+    if (v.empty()) return std::nan("");
+    double s = 0;
+    for (double x : v) s += x;
+    return s / static_cast<double>(v.size());
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string quantity(const std::string& name, double v) {
+    if (ends_with(name, "_per_s")) return si(v, "/s");
+    if (name.size() > 2 && name.compare(name.size() - 2, 2, "_s") == 0) return duration(v);
+    if (name.find("bytes") != std::string::npos) return bytes(v);
+    if (name.find("share") != std::string::npos || name.find("utilisation") != std::string::npos) return percent(v);
+    return si(v, "", 3);
+}
+
+void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::string& indent) {
+    out << indent << (d.bound ? d.diagnosis : "bound unknown") << (d.bound ? "" : ": " + d.observation) << "\n";
+    if (d.bound) out << indent << "  because " << d.observation << "\n";
+    for (const auto& c : d.roofs)
+        if (c.fraction)
+            out << indent << "  " << (c.kind == RoofKind::compute ? "compute " + c.roof : c.level + " bandwidth")
+                << ": " << percent(*c.fraction) << " of roof (" << to_string(c.verdict) << ")\n";
+    if (d.model_share) {
+        const auto& m = *d.model_share;
+        out << indent << "  model regions: " << percent(m.share) << " of wall time"
+            << (m.overlapping ? " (upper estimate: regions overlap across threads)" : "");
+        if (m.wall_s > 0 && m.outside_regions_s > 0) out << "; in no region: " << percent(m.outside_regions_s / m.wall_s);
+        out << "\n";
+        for (const auto& t : m.top_non_model)
+            out << indent << "    not model: " << t.name << " " << duration(t.total_s) << " (" << percent(t.share) << ")\n";
+    }
+    if (d.capacity)
+        out << indent << "  footprint " << bytes(d.capacity->footprint_bytes) << " of " << bytes(d.capacity->capacity_bytes)
+            << " " << d.capacity->against << " (" << percent(d.capacity->fraction) << ")\n";
+    for (const auto& sig : d.system)
+        if (sig.fired && sig.value)
+            out << indent << "  " << sig.name << " " << quantity(sig.name, *sig.value) << " (threshold "
+                << quantity(sig.name, sig.threshold) << "): " << sig.meaning << "\n";
+    if (d.bound && !d.first_move.empty()) out << indent << "  first move: " << d.first_move << "\n";
+    for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
+}
+
+void render_diagnosis(const RunRecord& r, std::ostream& out) {
+    if (!r.diagnosis && r.region_diagnoses.empty()) return;
+    out << "\nDiagnosis\n";
+    if (r.diagnosis) render_one_diagnosis(*r.diagnosis, out, "  ");
+    for (const auto& v : r.region_diagnoses) {
+        out << "  region " << v.path << ": ";
+        std::ostringstream one;
+        render_one_diagnosis(v.diagnosis, one, "  ");
+        const std::string text = one.str();
+        out << text.substr(2);  // the first line continues "region NAME: "
+    }
+    if (!r.machine_profile)
+        out << "  (no machine profile: regions are not placed on the roofline; run `ceiling machine`)\n";
+}
+
+void render_budgets(const RunRecord& r, std::ostream& out) {
+    if (r.budget_checks.empty()) return;
+    out << "\nBudgets\n";
+    for (const auto& c : r.budget_checks) {
+        out << "  " << c.name << ": budget " << quantity(c.name, c.budget) << ", actual "
+            << (c.actual ? quantity(c.name, *c.actual) : std::string("not measured")) << ": "
+            << (c.outcome == BudgetOutcome::pass ? "pass" : c.outcome == BudgetOutcome::fail ? "FAIL" : "unknown");
+        if (c.margin) out << " (margin " << percent(*c.margin) << ")";
+        if (!c.note.empty()) out << "; " << c.note;
+        out << "\n";
+    }
+}
+
+}  // namespace
+
+std::string command_line(const std::vector<std::string>& argv) {
+    std::string s;
+    for (const auto& a : argv) s += (s.empty() ? "" : " ") + quoted(a);
+    return s;
+}
+
+std::optional<double> counter_total(const RunRecord& record, const std::string& name) {
+    std::optional<double> total;
+    for (const Execution* e : record.timed_executions())
+        for (const auto& c : e->counters)
+            if (c.name == name)
+                total = !total ? c.value : is_peak(name) ? std::max(*total, c.value) : *total + c.value;
+    return total;
+}
+
+int region_depth(const RunRecord& record, const RecordedRegion& region) {
+    int depth = 0;
+    std::string parent = region.parent;
+    while (!parent.empty() && depth < 64) {
+        const RecordedRegion* p = record.region(parent);
+        ++depth;
+        if (!p) break;
+        parent = p->parent;
+    }
+    return depth;
+}
+
+void render_run_summary(const RunRecord& r, std::ostream& out) {
+    const std::string what = r.kind == RecordKind::suite ? "ceiling suite" : "ceiling run";
+    out << what << ": " << command_line(r.command);
+    if (r.rank) out << "  (rank " << *r.rank << (r.world_size ? " of " + std::to_string(*r.world_size) : "") << ")";
+    out << "\n";
+    if (r.kind == RecordKind::run) out << "  ended: " << r.end.message << "\n";
+    if (r.partial) out << "  PARTIAL: " << r.partial_reason << "\n";
+
+    const auto& wall = r.whole.duration_s;
+    const auto timed = r.timed_executions();
+    if (wall.count > 0) {
+        out << "  wall time: p50 " << duration(wall.median) << ", p99 " << duration(wall.p99);
+        if (wall.count > 1) out << ", spread " << percent(wall.rel_spread);
+        out << "  (" << runs_phrase(r) << ")\n";
+    }
+    // System facts: per timed execution, from OS accounting.
+    const double n = timed.empty() ? 1.0 : static_cast<double>(timed.size());
+    const auto user = counter_total(r, "user_s"), sys = counter_total(r, "system_s");
+    if (user && sys && wall.count > 0) {
+        const double busy = (*user + *sys) / n;
+        out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
+            << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average\n";
+    }
+    if (const auto rss = counter_total(r, "peak_tree_rss_bytes").value_or(
+            counter_total(r, "max_rss_bytes").value_or(std::nan(""))); std::isfinite(rss))
+        out << "  memory: peak resident " << bytes(rss) << "\n";
+    const auto vcs = counter_total(r, "voluntary_context_switches");
+    const auto ics = counter_total(r, "involuntary_context_switches");
+    const auto minf = counter_total(r, "minor_faults"), majf = counter_total(r, "major_faults");
+    if (vcs && ics && minf && majf && wall.count > 0) {
+        const double secs = wall.mean * n;
+        out << "  context switches: " << si((*vcs + *ics) / secs, "/s") << " ("
+            << si(*vcs / secs, "/s") << " voluntary); page faults: " << si((*minf + *majf) / secs, "/s")
+            << " (" << fixed(*majf / n, 0) << " major per run)\n";
+    }
+
+    if (!r.regions.empty()) {
+        out << "\nWhere the time went (" << (r.kind == RecordKind::suite ? "kernels" : "NVTX regions")
+            << ", per run)\n";
+        TextTable t;
+        t.column("region")
+            .column("count", TextTable::Align::right)
+            .column("total", TextTable::Align::right)
+            .column("of wall", TextTable::Align::right)
+            .column("self", TextTable::Align::right)
+            .column("p50", TextTable::Align::right)
+            .column("p99", TextTable::Align::right)
+            .column("declared rate", TextTable::Align::right);
+        for (const auto& reg : r.regions) {
+            const double total = mean(reg.total_s_per_execution);
+            const auto& d = reg.measurement.duration_s;
+            std::string label(static_cast<std::size_t>(2 * region_depth(r, reg)), ' ');
+            label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
+            std::string rate = "-";
+            if (reg.measurement.work && d.count > 0 && total > 0) {
+                const double per_run_instances = static_cast<double>(reg.instances) / n;
+                const Work& w = *reg.measurement.work;
+                if (w.ops > 0) rate = si(w.ops * per_run_instances / total, "op/s");
+                else if (w.compulsory_bytes > 0) rate = si(w.compulsory_bytes * per_run_instances / total, "B/s");
+            }
+            const double per_run = static_cast<double>(reg.instances) / n;
+            t.row({label, fixed(per_run, per_run == std::floor(per_run) ? 0 : 1),
+                   duration(total), wall.count ? percent(total / wall.mean) : "-",
+                   reg.self_s ? duration(*reg.self_s) : "-", d.count ? duration(d.median) : "-",
+                   d.count ? duration(d.p99) : "-", rate});
+        }
+        t.render(out);
+        if (!r.model_time_s_per_execution.empty() && wall.count > 0) {
+            out << "  model regions (" << r.options.model_regions.value_or("") << "): "
+                << percent(mean(r.model_time_s_per_execution) / wall.mean) << " of wall time; "
+                << "any region: " << percent(mean(r.region_time_s_per_execution) / wall.mean) << "\n";
+        }
+    } else if (r.kind == RecordKind::run) {
+        out << "\nNo NVTX regions recorded (annotate with NVTX ranges to see where the time goes).\n";
+    }
+
+    render_diagnosis(r, out);
+    render_budgets(r, out);
+    for (const auto& note : r.notes) out << "note: " << note << "\n";
+}
+
+void render_rank_summary(const std::vector<RunRecord>& records, const std::vector<std::string>& names,
+                         std::ostream& out) {
+    out << "Across " << records.size() << " records\n";
+    TextTable t;
+    t.column("record").column("rank", TextTable::Align::right).column("host")
+        .column("wall p50", TextTable::Align::right).column("wall p99", TextTable::Align::right)
+        .column("ended");
+    double slowest = -1, fastest = std::numeric_limits<double>::infinity();
+    std::size_t slowest_i = 0;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const auto& r = records[i];
+        const auto& w = r.whole.duration_s;
+        t.row({names.at(i), r.rank ? std::to_string(*r.rank) : "-", r.hostname,
+               w.count ? duration(w.median) : "-", w.count ? duration(w.p99) : "-", r.end.message});
+        if (w.count) {
+            if (w.median > slowest) {
+                slowest = w.median;
+                slowest_i = i;
+            }
+            fastest = std::min(fastest, w.median);
+        }
+    }
+    t.render(out);
+    if (slowest > 0) {
+        const auto& s = records[slowest_i];
+        out << "  slowest: " << names[slowest_i] << (s.rank ? " (rank " + std::to_string(*s.rank) + ")" : "")
+            << ", " << duration(slowest) << "; spread across records " << percent(slowest / fastest - 1)
+            << " (slowest / fastest - 1)\n";
+    }
+    // Per region: which record spends the most time in it, and by how much more.
+    std::vector<std::string> paths;
+    std::set<std::string> seen;
+    for (const auto& r : records)
+        for (const auto& reg : r.regions)
+            if (seen.insert(reg.path).second) paths.push_back(reg.path);
+    if (paths.empty()) return;
+    out << "\nRegions across records (time per run)\n";
+    TextTable rt;
+    rt.column("region").column("slowest", TextTable::Align::right).column("in")
+        .column("fastest", TextTable::Align::right).column("spread", TextTable::Align::right);
+    for (const auto& path : paths) {
+        double hi = -1, lo = std::numeric_limits<double>::infinity();
+        std::size_t hi_i = 0;
+        for (std::size_t i = 0; i < records.size(); ++i) {
+            const RecordedRegion* reg = records[i].region(path);
+            if (!reg) continue;
+            const double v = mean(reg->total_s_per_execution);
+            if (v > hi) {
+                hi = v;
+                hi_i = i;
+            }
+            lo = std::min(lo, v);
+        }
+        rt.row({path, duration(hi), names[hi_i], duration(lo), lo > 0 ? percent(hi / lo - 1) : "-"});
+    }
+    rt.render(out);
+}
+
+}  // namespace ceiling::output

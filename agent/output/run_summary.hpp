@@ -1,0 +1,32 @@
+#pragma once
+// The terminal summary of a run record: how the program ended, wall time over repeats, the
+// system facts (CPU, memory, switches, faults), where the time went by region, the
+// diagnosis and the budgets. `run` prints it on stderr (the program owns stdout),
+// `report` on stdout. Several records (the ranks of one job) get a cross-rank summary.
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::output {
+
+void render_run_summary(const RunRecord& record, std::ostream& out);
+
+// One row per record (rank), then the slowest rank and the spread across ranks, overall
+// and for each region.
+void render_rank_summary(const std::vector<RunRecord>& records,
+                         const std::vector<std::string>& names, std::ostream& out);
+
+// "./train --epochs 1" (quoted where a shell would need it), for headings.
+std::string command_line(const std::vector<std::string>& argv);
+
+// A counter's value summed over the record's timed executions (peaks: the largest);
+// nullopt when no execution measured it.
+std::optional<double> counter_total(const RunRecord& record, const std::string& name);
+
+// The depth of a region in its record's nesting (0 at top level).
+int region_depth(const RunRecord& record, const RecordedRegion& region);
+
+}  // namespace ceiling::output

@@ -1,0 +1,251 @@
+#include "diagnosis/run_record.hpp"
+
+#include <stdexcept>
+
+#include "diagnosis/json_support.hpp"
+
+namespace ceiling {
+
+int ProcessEnd::shell_status() const {
+    switch (kind) {
+        case EndKind::exited:
+            return exit_code.value_or(0);
+        case EndKind::signaled:
+            return 128 + signal.value_or(0);
+        case EndKind::not_started:
+            return exit_code.value_or(127);  // 127 not found, 126 found but not executable
+    }
+    return 127;
+}
+
+std::vector<const Execution*> RunRecord::timed_executions() const {
+    std::vector<const Execution*> out;
+    for (const auto& e : executions)
+        if (!e.warmup) out.push_back(&e);
+    return out;
+}
+
+const RecordedRegion* RunRecord::region(const std::string& path) const {
+    for (const auto& r : regions)
+        if (r.path == path) return &r;
+    return nullptr;
+}
+
+std::string_view to_string(RecordKind k) { return enum_name(k, record_kind_names); }
+std::string_view to_string(EndKind k) { return enum_name(k, end_kind_names); }
+std::string_view to_string(RegionKind k) { return enum_name(k, region_kind_names); }
+
+void to_json(nlohmann::json& j, RecordKind k) { j = std::string(to_string(k)); }
+void from_json(const nlohmann::json& j, RecordKind& k) {
+    k = enum_from_json<RecordKind>(j, record_kind_names, "record kind");
+}
+void to_json(nlohmann::json& j, EndKind k) { j = std::string(to_string(k)); }
+void from_json(const nlohmann::json& j, EndKind& k) {
+    k = enum_from_json<EndKind>(j, end_kind_names, "end kind");
+}
+void to_json(nlohmann::json& j, RegionKind k) { j = std::string(to_string(k)); }
+void from_json(const nlohmann::json& j, RegionKind& k) {
+    k = enum_from_json<RegionKind>(j, region_kind_names, "region kind");
+}
+
+void to_json(nlohmann::json& j, const ProcessEnd& e) {
+    j = {{"kind", e.kind},
+         {"exit_code", e.exit_code},
+         {"signal", e.signal},
+         {"signal_name", e.signal_name},
+         {"core_dumped", e.core_dumped},
+         {"message", e.message},
+         {"shell_status", e.shell_status()}};
+}
+void from_json(const nlohmann::json& j, ProcessEnd& e) {
+    j.at("kind").get_to(e.kind);
+    get_optional(j, "exit_code", e.exit_code);
+    get_optional(j, "signal", e.signal);
+    j.at("signal_name").get_to(e.signal_name);
+    j.at("core_dumped").get_to(e.core_dumped);
+    j.at("message").get_to(e.message);
+}
+
+void to_json(nlohmann::json& j, const Series& s) {
+    j = {{"name", s.name}, {"unit", s.unit}, {"source", s.source}, {"t_s", s.t_s}, {"values", s.values}};
+}
+void from_json(const nlohmann::json& j, Series& s) {
+    j.at("name").get_to(s.name);
+    j.at("unit").get_to(s.unit);
+    j.at("source").get_to(s.source);
+    j.at("t_s").get_to(s.t_s);
+    j.at("values").get_to(s.values);
+    if (s.t_s.size() != s.values.size())
+        throw std::invalid_argument("series '" + s.name + "': t_s and values differ in length");
+}
+
+void to_json(nlohmann::json& j, const Execution& e) {
+    j = {{"index", e.index},      {"warmup", e.warmup},     {"pid", e.pid},
+         {"wall_s", e.wall_s},    {"end", e.end},           {"counters", e.counters},
+         {"time_series", e.time_series}};
+}
+void from_json(const nlohmann::json& j, Execution& e) {
+    j.at("index").get_to(e.index);
+    j.at("warmup").get_to(e.warmup);
+    get_optional(j, "pid", e.pid);
+    j.at("wall_s").get_to(e.wall_s);
+    j.at("end").get_to(e.end);
+    j.at("counters").get_to(e.counters);
+    j.at("time_series").get_to(e.time_series);
+}
+
+void to_json(nlohmann::json& j, const RecordedRegion& r) {
+    j = {{"kind", r.kind},
+         {"path", r.path},
+         {"name", r.name},
+         {"parent", r.parent},
+         {"domain", r.domain},
+         {"model", r.model},
+         {"instances", r.instances},
+         {"threads", r.threads},
+         {"processes", r.processes},
+         {"unclosed", r.unclosed},
+         {"total_s_per_execution", r.total_s_per_execution},
+         {"self_s", r.self_s},
+         {"measurement", r.measurement},
+         {"durations_subsampled", r.durations_subsampled}};
+}
+void from_json(const nlohmann::json& j, RecordedRegion& r) {
+    j.at("kind").get_to(r.kind);
+    j.at("path").get_to(r.path);
+    j.at("name").get_to(r.name);
+    j.at("parent").get_to(r.parent);
+    j.at("domain").get_to(r.domain);
+    j.at("model").get_to(r.model);
+    j.at("instances").get_to(r.instances);
+    j.at("threads").get_to(r.threads);
+    j.at("processes").get_to(r.processes);
+    j.at("unclosed").get_to(r.unclosed);
+    j.at("total_s_per_execution").get_to(r.total_s_per_execution);
+    get_optional(j, "self_s", r.self_s);
+    j.at("measurement").get_to(r.measurement);
+    j.at("durations_subsampled").get_to(r.durations_subsampled);
+}
+
+void to_json(nlohmann::json& j, const RegionVerdict& v) {
+    j = {{"path", v.path}, {"diagnosis", v.diagnosis}};
+}
+void from_json(const nlohmann::json& j, RegionVerdict& v) {
+    j.at("path").get_to(v.path);
+    j.at("diagnosis").get_to(v.diagnosis);
+}
+
+void to_json(nlohmann::json& j, const RunOptions& o) {
+    j = {{"repeat", o.repeat},
+         {"warmup", o.warmup},
+         {"interval_s", o.interval_s},
+         {"model_regions", o.model_regions}};
+}
+void from_json(const nlohmann::json& j, RunOptions& o) {
+    j.at("repeat").get_to(o.repeat);
+    j.at("warmup").get_to(o.warmup);
+    get_optional(j, "interval_s", o.interval_s);
+    get_optional(j, "model_regions", o.model_regions);
+}
+
+void to_json(nlohmann::json& j, const RunRecord& r) {
+    j = {{"schema_version", r.schema_version},
+         {"kind", r.kind},
+         {"created_at", r.created_at},
+         {"command", r.command},
+         {"executable", r.executable},
+         {"working_directory", r.working_directory},
+         {"hostname", r.hostname},
+         {"rank", r.rank},
+         {"world_size", r.world_size},
+         {"rank_source", r.rank_source},
+         {"versions", r.versions},
+         {"environment", r.environment},
+         {"options", r.options},
+         {"partial", r.partial},
+         {"partial_reason", r.partial_reason},
+         {"end", r.end},
+         {"executions", r.executions},
+         {"whole", r.whole},
+         {"regions", r.regions},
+         {"model_time_s_per_execution", r.model_time_s_per_execution},
+         {"region_time_s_per_execution", r.region_time_s_per_execution},
+         {"machine_profile", r.machine_profile},
+         {"machine_profile_path", r.machine_profile_path},
+         {"thresholds", r.thresholds},
+         {"budgets", r.budgets},
+         {"budget_checks", r.budget_checks},
+         {"diagnosis", r.diagnosis},
+         {"region_diagnoses", r.region_diagnoses},
+         {"notes", r.notes}};
+}
+
+void from_json(const nlohmann::json& j, RunRecord& r) {
+    if (!j.is_object()) throw std::invalid_argument("a run record must be a JSON object");
+    const auto version = j.find("schema_version");
+    if (version == j.end() || !version->is_number_integer())
+        throw std::invalid_argument("not a run record: no integer schema_version");
+    if (version->get<int>() != run_record_schema_version)
+        throw std::invalid_argument("run record schema_version " + std::to_string(version->get<int>()) +
+                                    ", this ceiling reads " +
+                                    std::to_string(run_record_schema_version));
+    try {
+        r.schema_version = version->get<int>();
+        j.at("kind").get_to(r.kind);
+        j.at("created_at").get_to(r.created_at);
+        j.at("command").get_to(r.command);
+        j.at("executable").get_to(r.executable);
+        j.at("working_directory").get_to(r.working_directory);
+        j.at("hostname").get_to(r.hostname);
+        get_optional(j, "rank", r.rank);
+        get_optional(j, "world_size", r.world_size);
+        j.at("rank_source").get_to(r.rank_source);
+        j.at("versions").get_to(r.versions);
+        j.at("environment").get_to(r.environment);
+        j.at("options").get_to(r.options);
+        j.at("partial").get_to(r.partial);
+        j.at("partial_reason").get_to(r.partial_reason);
+        j.at("end").get_to(r.end);
+        j.at("executions").get_to(r.executions);
+        j.at("whole").get_to(r.whole);
+        j.at("regions").get_to(r.regions);
+        j.at("model_time_s_per_execution").get_to(r.model_time_s_per_execution);
+        j.at("region_time_s_per_execution").get_to(r.region_time_s_per_execution);
+        get_optional(j, "machine_profile", r.machine_profile);
+        j.at("machine_profile_path").get_to(r.machine_profile_path);
+        j.at("thresholds").get_to(r.thresholds);
+        get_optional(j, "budgets", r.budgets);
+        j.at("budget_checks").get_to(r.budget_checks);
+        get_optional(j, "diagnosis", r.diagnosis);
+        j.at("region_diagnoses").get_to(r.region_diagnoses);
+        j.at("notes").get_to(r.notes);
+    } catch (const nlohmann::json::exception& e) {
+        // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
+        throw std::invalid_argument(std::string("malformed run record: ") + e.what());
+    }
+}
+
+RunRecord parse_run_record(const std::string& text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
+    }
+    return j.get<RunRecord>();
+}
+
+std::vector<double> subsample(const std::vector<double>& values, std::size_t limit) {
+    if (values.size() <= limit) return values;
+    std::vector<double> out;
+    if (limit == 0) return out;
+    out.reserve(limit);
+    // Evenly spaced ranks keep the shape of the sequence (warm-up drift, phases), which a
+    // random sample would blur.
+    const double step = static_cast<double>(values.size()) / static_cast<double>(limit);
+    for (std::size_t i = 0; i < limit; ++i)
+        out.push_back(values[static_cast<std::size_t>(static_cast<double>(i) * step)]);
+    return out;
+}
+
+}  // namespace ceiling

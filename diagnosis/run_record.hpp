@@ -1,0 +1,192 @@
+#pragma once
+// RunRecord: everything one `ceiling run` or `ceiling suite` produced, kept so that
+// `ceiling report` can re-render and re-judge it and `ceiling diff` can compare two of them
+// without re-running anything. Versioned JSON (schema_version, units in field names).
+//
+// The record holds the measurements the verdicts came from, so re-judging against another
+// machine profile or other thresholds (`report --profile`) needs no re-run. The verdicts of
+// the time are kept too (diagnosis, budget checks), for diff's "bound changed" and "budget
+// flipped" and for readers without ceiling.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/budget.hpp"
+#include "diagnosis/diagnosis.hpp"
+#include "diagnosis/machine_profile.hpp"
+#include "diagnosis/measurement.hpp"
+#include "diagnosis/thresholds.hpp"
+
+namespace ceiling {
+
+// Version 1: first release. Readers refuse any other version with one line naming it.
+inline constexpr int run_record_schema_version = 1;
+
+// What produced the record. `suite` records hold kernels, `run` records hold NVTX ranges.
+enum class RecordKind { run, suite };
+inline constexpr std::array<std::string_view, 2> record_kind_names = {"run", "suite"};
+
+// How one execution of a program ended. not_started: it never ran (not found, not
+// executable, the launch failed), `message` says why.
+enum class EndKind { exited, signaled, not_started };
+inline constexpr std::array<std::string_view, 3> end_kind_names = {"exited", "signaled",
+                                                                   "not_started"};
+
+struct ProcessEnd {
+    EndKind kind = EndKind::exited;
+    std::optional<int> exit_code;  // kind == exited
+    std::optional<int> signal;     // kind == signaled
+    std::string signal_name;       // "SIGSEGV"; empty unless signaled
+    bool core_dumped = false;
+    std::string message;           // one line for people: "exited with status 3", "killed by SIGSEGV"
+
+    // The status a shell would report: the exit code, 128 + signal, 127 when not started
+    // because it was not found and 126 otherwise (sh(1) conventions).
+    int shell_status() const;
+    bool succeeded() const { return kind == EndKind::exited && exit_code == 0; }
+};
+
+// One named series sampled while a program ran (achieved rates over time). Times are seconds
+// since the execution started; a value is the rate or level over the interval ending at t.
+struct Series {
+    std::string name;  // "cpu_cores", "rss_bytes", "read_bytes_per_s"
+    std::string unit;  // "cores", "bytes", "bytes/s"
+    Source source = Source::software;
+    std::vector<double> t_s;
+    std::vector<double> values;
+};
+
+struct Execution {
+    int index = 0;        // 0-based, warm-ups included, in launch order
+    bool warmup = false;  // warm-ups are kept for the record but never in statistics
+    std::optional<int> pid;
+    double wall_s = 0;    // launch to reaping, ceiling's monotonic clock
+    ProcessEnd end;
+    std::vector<CounterValue> counters;  // this execution's totals (rusage, collectors)
+    std::vector<Series> time_series;     // empty when sampling was off
+};
+
+// Where a recorded region came from: an NVTX range of a wrapped program, or a kernel the
+// suite ran with analytically known work.
+enum class RegionKind { range, kernel };
+inline constexpr std::array<std::string_view, 2> region_kind_names = {"range", "kernel"};
+
+// One region (all its instances) of the timed executions.
+struct RecordedRegion {
+    RegionKind kind = RegionKind::range;
+    std::string path;    // unique key: enclosing names joined by '/', e.g. "step/forward"
+    std::string name;    // the region's own name, declared-work suffix removed
+    std::string parent;  // path of the enclosing region on the same thread; empty at top level
+    std::string domain;  // NVTX domain; empty for the default domain
+    bool model = false;  // matched --model-regions: part of "the model"
+    std::size_t instances = 0;  // over all timed executions
+    int threads = 0;            // distinct threads it ran on
+    int processes = 0;          // distinct processes it ran in
+    bool unclosed = false;      // some instance was still open when its process ended
+    // Inclusive time summed over instances, one value per timed execution (a region that
+    // never ran in one execution has 0 there).
+    std::vector<double> total_s_per_execution;
+    // Mean per timed execution of the time not inside an enclosed region (push/pop ranges
+    // on one thread only); absent for kernels and start/end ranges.
+    std::optional<double> self_s;
+    // name = path; durations_s = durations of instances (uniformly subsampled when there are
+    // more than the record keeps: durations_subsampled), duration_s summarises all of them;
+    // work = declared work per instance (mean when instances declared different amounts).
+    Measurement measurement;
+    bool durations_subsampled = false;
+};
+
+// The diagnosis of one region or kernel whose work is known (declared or analytic).
+struct RegionVerdict {
+    std::string path;
+    Diagnosis diagnosis;
+};
+
+struct RunOptions {
+    int repeat = 1;
+    int warmup = 0;
+    std::optional<double> interval_s;  // sampling interval; absent when sampling was off
+    std::optional<std::string> model_regions;  // --model-regions REGEX
+};
+
+struct RunRecord {
+    int schema_version = run_record_schema_version;
+    RecordKind kind = RecordKind::run;
+    std::string created_at;  // ISO 8601 UTC
+    std::vector<std::string> command;  // argv as given (run) or ceiling's own (suite)
+    std::string executable;            // resolved path; empty for suite
+    std::string working_directory;
+    std::string hostname;
+    // Rank in a multi-process job, from the launcher's environment (rank_source names the
+    // variable, e.g. "OMPI_COMM_WORLD_RANK").
+    std::optional<int> rank;
+    std::optional<int> world_size;
+    std::string rank_source;
+    std::map<std::string, std::string> versions;     // ceiling, git_commit, compiler, kernel...
+    std::map<std::string, std::string> environment;  // allowlisted variables only
+    RunOptions options;
+    // Interrupted (Ctrl-C, SIGTERM) or cut short: fewer executions than asked, or the last
+    // one ended early. The rest of the record is valid for what did run.
+    bool partial = false;
+    std::string partial_reason;
+    ProcessEnd end;  // how the run ended: the last execution's end
+    std::vector<Execution> executions;
+    // The whole program: durations_s = wall time of each timed execution, counters summed
+    // over them. For suite records, the suite as a whole.
+    Measurement whole;
+    std::vector<RecordedRegion> regions;
+    // Per timed execution: wall time covered by at least one model region (the union over
+    // threads and nesting), and by at least one region of any kind. Empty without regions.
+    std::vector<double> model_time_s_per_execution;
+    std::vector<double> region_time_s_per_execution;
+    std::optional<MachineProfile> machine_profile;  // the profile it was judged against
+    std::string machine_profile_path;
+    Thresholds thresholds;                   // the ones it was judged with
+    std::optional<Budgets> budgets;          // as stated (flags over --budget FILE)
+    std::vector<BudgetCheck> budget_checks;  // judged; empty without budgets
+    std::optional<Diagnosis> diagnosis;      // the run as a whole (absent: not judged)
+    std::vector<RegionVerdict> region_diagnoses;
+    std::vector<std::string> notes;  // what could not be measured, and why
+
+    // Timed (non-warm-up) executions, in order.
+    std::vector<const Execution*> timed_executions() const;
+    const RecordedRegion* region(const std::string& path) const;
+};
+
+std::string_view to_string(RecordKind k);
+std::string_view to_string(EndKind k);
+std::string_view to_string(RegionKind k);
+
+void to_json(nlohmann::json& j, RecordKind k);
+void from_json(const nlohmann::json& j, RecordKind& k);
+void to_json(nlohmann::json& j, EndKind k);
+void from_json(const nlohmann::json& j, EndKind& k);
+void to_json(nlohmann::json& j, RegionKind k);
+void from_json(const nlohmann::json& j, RegionKind& k);
+void to_json(nlohmann::json& j, const ProcessEnd& e);
+void from_json(const nlohmann::json& j, ProcessEnd& e);
+void to_json(nlohmann::json& j, const Series& s);
+void from_json(const nlohmann::json& j, Series& s);
+void to_json(nlohmann::json& j, const Execution& e);
+void from_json(const nlohmann::json& j, Execution& e);
+void to_json(nlohmann::json& j, const RecordedRegion& r);
+void from_json(const nlohmann::json& j, RecordedRegion& r);
+void to_json(nlohmann::json& j, const RegionVerdict& v);
+void from_json(const nlohmann::json& j, RegionVerdict& v);
+void to_json(nlohmann::json& j, const RunOptions& o);
+void from_json(const nlohmann::json& j, RunOptions& o);
+// from_json throws std::invalid_argument with one line: not an object, no or another
+// schema_version, or a missing / mistyped field (nlohmann's message names the key).
+void to_json(nlohmann::json& j, const RunRecord& r);
+void from_json(const nlohmann::json& j, RunRecord& r);
+RunRecord parse_run_record(const std::string& text);
+
+// Keeps at most `limit` values, chosen at evenly spaced ranks of the original order, so a
+// record stays small for programs with millions of region instances.
+std::vector<double> subsample(const std::vector<double>& values, std::size_t limit);
+
+}  // namespace ceiling

@@ -1,0 +1,186 @@
+// `ceiling report`: re-rendering records written by `run` and by `suite`, re-judging with
+// another profile, several ranks, the HTML page (in headless Chromium where installed), and
+// one-line errors for bad records.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "agent/store/profile_store.hpp"
+#include "tests/integration/run_support.hpp"
+
+namespace ceiling::testing {
+namespace {
+
+// A small profile: one compute roof and two bandwidth roofs at one thread.
+MachineProfile tiny_profile() {
+    MachineProfile p;
+    p.created_at = "2026-01-01T00:00:00Z";
+    p.host.hostname = "test";
+    p.host.cpu_model = "Test CPU";
+    p.host.logical_cpus = 2;
+    p.host.memory_bytes = 8ull << 30;
+    ComputeRoof c;
+    c.name = "fp32_fma256";
+    c.threads = 1;
+    c.ops_per_s = summarize({5e10, 5.1e10, 4.9e10});
+    p.compute_roofs.push_back(c);
+    for (const auto& [level, bw] : {std::pair{"L1", 2e11}, std::pair{"DRAM", 1.5e10}}) {
+        BandwidthRoof b;
+        b.level = level;
+        b.kernel = "read";
+        b.threads = 1;
+        b.bytes_per_s = summarize({bw, bw, bw});
+        p.bandwidth_roofs.push_back(b);
+    }
+    return p;
+}
+
+// A suite-style record: kernels with analytic work, as `ceiling suite` writes them.
+RunRecord suite_record(double gemm_s) {
+    RunRecord r;
+    r.kind = RecordKind::suite;
+    r.command = {"ceiling", "suite"};
+    r.hostname = "test";
+    r.machine_profile = tiny_profile();
+    RecordedRegion k;
+    k.kind = RegionKind::kernel;
+    k.path = k.name = "gemm/blocked/512";
+    k.instances = 5;
+    Work w;
+    w.ops = 2.0 * 512 * 512 * 512;
+    w.compulsory_bytes = 3.0 * 512 * 512 * 4;
+    w.working_set_bytes = w.compulsory_bytes;
+    k.measurement.name = k.path;
+    k.measurement.work = w;
+    k.measurement.durations_s = {gemm_s, gemm_s * 1.01, gemm_s * 0.99, gemm_s, gemm_s * 1.005};
+    k.measurement.duration_s = summarize(k.measurement.durations_s);
+    k.total_s_per_execution = {};
+    r.regions.push_back(k);
+    r.whole.name = "suite";
+    return r;
+}
+
+TEST(Report, RerendersARunRecord) {
+    TempDir dir;
+    ASSERT_EQ(ceiling_run(dir / "r.json", {"-q"}, {run_target, "busy", "0.05"}).exit_code, 0);
+    const auto r = run_ceiling({"report", (dir / "r.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("ceiling run:"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("wall time"), std::string::npos) << r.out;
+}
+
+TEST(Report, RejudgesASuiteRecordAgainstAnotherProfile) {
+    TempDir dir;
+    store::save_run_record(suite_record(0.02), dir / "suite.json");
+    store::save_profile(tiny_profile(), dir / "profile.json");
+    const auto r = run_ceiling({"report", (dir / "suite.json").string(), "--profile", (dir / "profile.json").string(),
+                                "--threshold", "near_roof=0.5"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("gemm/blocked/512"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("region gemm/blocked/512"), std::string::npos) << r.out;  // placed on the roofline
+}
+
+TEST(Report, SeveralRanksAreSummarisedAcross) {
+    TempDir dir;
+    for (const auto& [rank, secs] : {std::pair{"0", "0.05"}, std::pair{"1", "0.15"}})
+        ASSERT_EQ(ceiling_run(dir / "job.json", {"-q"}, {run_target, "sleep", secs}, {std::string("PMI_RANK=") + rank})
+                      .exit_code,
+                  0);
+    const auto r = run_ceiling({"report", (dir / "job.rank0.json").string(), (dir / "job.rank1.json").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("Across 2 records"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("slowest: " + (dir / "job.rank1.json").string()), std::string::npos) << r.out;
+}
+
+TEST(Report, BadRecordsAreOneLineErrorsNamingTheFile) {
+    TempDir dir;
+    store::save_run_record(suite_record(0.02), dir / "good.json");
+    const std::string good = slurp(dir / "good.json");
+    std::ofstream(dir / "truncated.json") << good.substr(0, good.size() / 2);
+    std::ofstream(dir / "text.json") << "this is not JSON\n";
+    std::ofstream(dir / "schema.json") << R"({"schema_version": 99, "kind": "run"})";
+    std::ofstream(dir / "other.json") << R"({"traceEvents": []})";
+    for (const char* name : {"truncated.json", "text.json", "schema.json", "other.json", "missing.json"}) {
+        const auto path = (dir / name).string();
+        const auto r = run_ceiling({"report", path});
+        EXPECT_EQ(r.exit_code, 2) << name;
+        EXPECT_NE(r.err.find(path), std::string::npos) << name << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << name << ": " << r.err;
+    }
+}
+
+TEST(Report, HtmlIsSelfContained) {
+    TempDir dir;
+    store::save_run_record(suite_record(0.02), dir / "suite.json");
+    const auto r = run_ceiling({"report", (dir / "suite.json").string(), "--html", (dir / "r.html").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const std::string html = slurp(dir / "r.html");
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+    EXPECT_NE(html.find("gemm/blocked/512"), std::string::npos);
+    for (const char* fetch : {"<script", "<link", "src=", "url(", "@import", "https://"})
+        EXPECT_EQ(html.find(fetch), std::string::npos) << fetch;
+}
+
+// Requests a page made, from Chromium's NetLog: URL_REQUEST_START_JOB events other than
+// the browser's own background traffic (initiator "not an origin") and file:// loads.
+std::vector<std::string> page_requests(const std::filesystem::path& netlog) {
+    const auto j = nlohmann::json::parse(slurp(netlog));
+    const int start_job = j.at("constants").at("logEventTypes").at("URL_REQUEST_START_JOB");
+    std::vector<std::string> urls;
+    for (const auto& e : j.at("events")) {
+        if (e.value("type", -1) != start_job || !e.contains("params")) continue;
+        const auto& p = e["params"];
+        const std::string url = p.value("url", ""), initiator = p.value("initiator", "");
+        if (url.empty() || url.rfind("file:", 0) == 0 || url.rfind("data:", 0) == 0 || initiator == "not an origin") continue;
+        urls.push_back(url);
+    }
+    return urls;
+}
+
+// Headless Chromium: no console errors, no requests from the page (its NetLog), and a
+// screenshot that differs from a blank page's. A page that breaks both rules checks that
+// the checks see what they look for.
+TEST(Report, HtmlRendersInHeadlessChromium) {
+    std::string chromium;
+    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+        if (access(c, X_OK) == 0) chromium = c;
+    if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
+    TempDir dir;
+    ASSERT_EQ(ceiling_run(dir / "r.json", {"-q"}, {run_target, "busy", "0.05"}).exit_code, 0);
+    store::save_run_record(suite_record(0.02), dir / "suite.json");
+    ASSERT_EQ(run_ceiling({"report", (dir / "r.json").string(), (dir / "suite.json").string(), "--html",
+                           (dir / "r.html").string()})
+                  .exit_code,
+              0);
+    std::ofstream(dir / "blank.html") << "<!DOCTYPE html><html><body></body></html>\n";
+    std::ofstream(dir / "bad.html") << "<!DOCTYPE html><html><body><img src=\"http://example.invalid/x.png\">"
+                                       "<script>console.error('boom')</script></body></html>\n";
+    auto render = [&](const std::string& name) {
+        const auto r = run_process({chromium, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                                    "--no-first-run", "--disable-extensions", "--disable-background-networking",
+                                    "--enable-logging=stderr", "--v=0",
+                                    "--user-data-dir=" + (dir / ("profile-" + name)).string(),
+                                    "--log-net-log=" + (dir / (name + ".netlog")).string(),
+                                    "--window-size=1200,1400", "--screenshot=" + (dir / (name + ".png")).string(),
+                                    "file://" + (dir / (name + ".html")).string()});
+        return r.err;
+    };
+    const std::string report = render("r");
+    ASSERT_TRUE(std::filesystem::exists(dir / "r.png")) << report;
+    render("blank");
+    const std::string bad = render("bad");
+    // Console messages are logged as "CONSOLE"; errors and CSP violations among them.
+    EXPECT_NE(bad.find("CONSOLE"), std::string::npos) << "the console check sees nothing: " << bad;
+    EXPECT_EQ(page_requests(dir / "bad.netlog").size(), 1u) << "the request check sees nothing";
+    for (const char* problem : {"CONSOLE", "Refused to", "Uncaught"})
+        EXPECT_EQ(report.find(problem), std::string::npos) << report;
+    const auto requests = page_requests(dir / "r.netlog");
+    EXPECT_TRUE(requests.empty()) << "the report fetched " << requests.front();
+    const auto size = std::filesystem::file_size(dir / "r.png");
+    const auto blank = std::filesystem::file_size(dir / "blank.png");
+    EXPECT_GT(size, 2 * blank) << "screenshot looks blank (" << size << " vs blank " << blank << " bytes)";
+}
+
+}  // namespace
+}  // namespace ceiling::testing

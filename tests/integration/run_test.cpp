@@ -1,0 +1,334 @@
+// `ceiling run`: exit statuses, launch errors, records, repeats, regions from NVTX, budgets,
+// the trace and interruption, driving the real binary around small test programs.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+
+#include "tests/integration/run_support.hpp"
+
+namespace ceiling::testing {
+namespace {
+
+TEST(Run, ProgramOutputPassesThroughUntouched) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {}, {run_target, "print", "hello world"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "hello world\n");  // ceiling's own summary goes to stderr
+    EXPECT_NE(r.err.find("to stderr: hello world"), std::string::npos);
+    EXPECT_NE(r.err.find("ceiling run:"), std::string::npos);
+}
+
+TEST(Run, ExitStatusesArePropagatedAndRecorded) {
+    struct Case {
+        std::vector<std::string> argv;
+        int status;
+        EndKind kind;
+        std::string signal;
+    };
+    const std::vector<Case> cases = {{{run_target, "exit", "0"}, 0, EndKind::exited, ""},
+                                     {{run_target, "exit", "3"}, 3, EndKind::exited, ""},
+                                     {{run_target, "segv"}, 128 + SIGSEGV, EndKind::signaled, "SIGSEGV"},
+                                     {{run_target, "sigkill"}, 128 + SIGKILL, EndKind::signaled, "SIGKILL"}};
+    for (const auto& c : cases) {
+        TempDir dir;
+        const auto r = ceiling_run(dir / "r.json", {"-q"}, c.argv);
+        EXPECT_EQ(r.exit_code, c.status) << c.argv[1] << ": " << r.err;
+        const RunRecord rec = read_record(dir / "r.json");  // a crash still leaves a record
+        EXPECT_EQ(rec.end.kind, c.kind) << c.argv[1];
+        EXPECT_EQ(rec.end.shell_status(), c.status) << c.argv[1];
+        EXPECT_EQ(rec.end.signal_name, c.signal) << c.argv[1];
+        ASSERT_EQ(rec.executions.size(), 1u);
+    }
+}
+
+TEST(Run, NotFoundIs127WithOneLine) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {}, {"ceiling-no-such-program-xyz"});
+    EXPECT_EQ(r.exit_code, 127);
+    EXPECT_NE(r.err.find("ceiling-no-such-program-xyz: command not found"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "r.json"));
+}
+
+TEST(Run, NotExecutableIs126WithOneLine) {
+    TempDir dir;
+    const auto script = dir / "not-executable";
+    std::ofstream(script) << "#!/bin/sh\nexit 0\n";
+    chmod(script.c_str(), 0644);
+    const auto r = ceiling_run(dir / "r.json", {}, {script.string()});
+    EXPECT_EQ(r.exit_code, 126);
+    EXPECT_NE(r.err.find("not executable"), std::string::npos) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(Run, ProgramIsFoundOnPath) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {"true"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read_record(dir / "r.json").executable.substr(0, 1), "/");
+}
+
+double cpu_seconds(const RunRecord& rec) {
+    double s = 0;
+    for (const auto& c : rec.whole.counters)
+        if (c.name == "user_s" || c.name == "system_s") s += c.value;
+    return s;
+}
+
+TEST(Run, ForkedChildrenAndThreadsAreCountedInFull) {
+    TempDir dir;
+    // The same fixed work once, then in two threads and a forked child: three times the CPU.
+    auto one = ceiling_run(dir / "one.json", {"-q"}, {run_target, "work", "60"});
+    auto three = ceiling_run(dir / "three.json", {"-q"}, {run_target, "fork-threads", "60"});
+    ASSERT_EQ(one.exit_code, 0) << one.err;
+    ASSERT_EQ(three.exit_code, 0) << three.err;
+    const double single = cpu_seconds(read_record(dir / "one.json"));
+    const double total = cpu_seconds(read_record(dir / "three.json"));
+    ASSERT_GT(single, 0.02);
+    EXPECT_GT(total, 2.4 * single) << "single " << single << " s, three workers " << total << " s";
+    EXPECT_LT(total, 3.6 * single);
+    // perf's task-clock, inherited by threads and children, agrees where it is available.
+    for (const auto& c : read_record(dir / "three.json").whole.counters)
+        if (c.name == "task_clock_s") EXPECT_GT(c.value, 2.4 * single);
+}
+
+TEST(Run, RepeatGivesPercentilesOfWallAndRegions) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q", "--repeat", "5", "--warmup", "1"}, {nvtx_target, "nested"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.executions.size(), 6u);
+    EXPECT_TRUE(rec.executions[0].warmup);
+    EXPECT_EQ(rec.whole.duration_s.count, 5u);
+    EXPECT_EQ(rec.whole.durations_s.size(), 5u);
+    EXPECT_LE(rec.whole.duration_s.median, rec.whole.duration_s.p99);
+    const RecordedRegion* outer = rec.region("outer");
+    ASSERT_NE(outer, nullptr);
+    EXPECT_EQ(outer->instances, 5u);
+    EXPECT_EQ(outer->measurement.duration_s.count, 5u);
+    EXPECT_EQ(outer->total_s_per_execution.size(), 5u);
+    EXPECT_GT(outer->measurement.duration_s.p99, 0.0);
+}
+
+TEST(Run, NvtxRegionsHaveNamesNestingAndDurations) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "nested"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    std::map<std::string, const RecordedRegion*> by_path;
+    for (const auto& reg : rec.regions) by_path[reg.path] = &reg;
+    for (const char* p : {"outer", "outer/inner", "async", "worker", "io::load"})
+        ASSERT_TRUE(by_path.count(p)) << p;
+    const auto& outer = *by_path["outer"];
+    const auto& inner = *by_path["outer/inner"];
+    EXPECT_EQ(inner.name, "inner");
+    EXPECT_EQ(inner.parent, "outer");
+    EXPECT_EQ(inner.instances, 2u);
+    // Sleeps are lower bounds; the slack covers a loaded 2-core machine.
+    const double slack = 0.05;
+    const double outer_s = outer.total_s_per_execution.at(0);
+    const double inner_s = inner.total_s_per_execution.at(0);
+    EXPECT_GE(outer_s, 0.090);
+    EXPECT_LT(outer_s, 0.090 + slack);
+    EXPECT_GE(inner.measurement.duration_s.min, 0.020);
+    EXPECT_LT(inner.measurement.duration_s.max, 0.020 + slack);
+    ASSERT_TRUE(outer.self_s.has_value());
+    EXPECT_NEAR(*outer.self_s, outer_s - inner_s, 1e-6);
+    EXPECT_GE(*outer.self_s, 0.050);
+    EXPECT_GE(by_path["async"]->total_s_per_execution.at(0), 0.090);
+    EXPECT_GE(by_path["worker"]->total_s_per_execution.at(0), 0.040);
+    EXPECT_EQ(by_path["io::load"]->domain, "io");
+    EXPECT_EQ(by_path["io::load"]->name, "load");
+    // Two threads ran regions; one of them was the worker.
+    std::set<int> threads;
+    EXPECT_EQ(outer.threads, 1);
+    EXPECT_EQ(by_path["worker"]->threads, 1);
+}
+
+TEST(Run, RegionOpenAtACrashEndsWithTheProgram) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "crash"});
+    EXPECT_EQ(r.exit_code, 128 + SIGSEGV);
+    const RunRecord rec = read_record(dir / "r.json");
+    const RecordedRegion* doomed = rec.region("doomed");
+    ASSERT_NE(doomed, nullptr);
+    EXPECT_TRUE(doomed->unclosed);
+    EXPECT_GE(doomed->total_s_per_execution.at(0), 0.020);
+}
+
+TEST(Run, RegionsOfForkedChildrenAreRecorded) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "fork"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_NE(rec.region("parent"), nullptr);
+    const RecordedRegion* child = rec.region("child work");
+    ASSERT_NE(child, nullptr);
+    EXPECT_GE(child->total_s_per_execution.at(0), 0.030);
+    EXPECT_EQ(rec.region("parent")->instances, 1u);  // the child did not close the parent's range
+}
+
+TEST(Run, LatencyBudgetPassesAndFails) {
+    TempDir dir;
+    auto pass = ceiling_run(dir / "pass.json", {"-q", "--latency-budget", "10s", "--fail-on-budget"},
+                            {run_target, "exit", "0"});
+    EXPECT_EQ(pass.exit_code, 0) << pass.err;
+    const RunRecord rp = read_record(dir / "pass.json");
+    ASSERT_FALSE(rp.budget_checks.empty());
+    for (const auto& c : rp.budget_checks) EXPECT_EQ(c.outcome, BudgetOutcome::pass) << c.name;
+
+    auto fail = ceiling_run(dir / "fail.json", {"-q", "--latency-budget", "1ms", "--fail-on-budget"},
+                            {run_target, "sleep", "0.05"});
+    EXPECT_EQ(fail.exit_code, 3) << fail.err;
+    const RunRecord rf = read_record(dir / "fail.json");
+    ASSERT_FALSE(rf.budget_checks.empty());
+    EXPECT_EQ(rf.budget_checks.front().outcome, BudgetOutcome::fail);
+
+    // Without --fail-on-budget a missed budget is reported, not an exit status.
+    auto report_only = ceiling_run(dir / "r.json", {"--latency-budget", "1ms"}, {run_target, "sleep", "0.05"});
+    EXPECT_EQ(report_only.exit_code, 0);
+    EXPECT_NE(report_only.err.find("FAIL"), std::string::npos) << report_only.err;
+    // The program's own failure wins over a missed budget.
+    auto both = ceiling_run(dir / "b.json", {"-q", "--latency-budget", "1ms", "--fail-on-budget"},
+                            {run_target, "exit", "5"});
+    EXPECT_EQ(both.exit_code, 5);
+}
+
+TEST(Run, MemoryBudgetAndBudgetFile) {
+    TempDir dir;
+    std::ofstream(dir / "budget.json") << R"({"memory_bytes": "1kB"})";
+    auto r = ceiling_run(dir / "r.json", {"-q", "--budget", (dir / "budget.json").string(), "--fail-on-budget"},
+                         {run_target, "sleep", "0.1"});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.budget_checks.size(), 1u);
+    EXPECT_EQ(rec.budget_checks[0].name, "memory_bytes");
+    EXPECT_EQ(rec.budget_checks[0].outcome, BudgetOutcome::fail);
+    auto bad = ceiling_run(dir / "x.json", {"--memory-budget", "lots"}, {run_target, "exit", "0"});
+    EXPECT_EQ(bad.exit_code, 2);
+}
+
+TEST(Run, PreprocessingHeavyProgramIsNotTheModel) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"--model-regions", "forward"}, {nvtx_target, "preprocess", "4"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_TRUE(rec.region("forward"));
+    EXPECT_TRUE(rec.region("forward")->model);
+    EXPECT_FALSE(rec.region("preprocess")->model);
+    ASSERT_TRUE(rec.diagnosis.has_value());
+    ASSERT_TRUE(rec.diagnosis->bound.has_value()) << rec.diagnosis->observation;
+    EXPECT_EQ(*rec.diagnosis->bound, Bound::not_the_model);
+    ASSERT_TRUE(rec.diagnosis->model_share.has_value());
+    EXPECT_LT(rec.diagnosis->model_share->share, 0.3);
+    EXPECT_NE(r.err.find("not the model"), std::string::npos) << r.err;
+}
+
+TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q", "--trace", (dir / "t.json").string(), "--repeat", "2"},
+                               {nvtx_target, "nested"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto trace = read_json(dir / "t.json");
+    ASSERT_TRUE(trace.contains("traceEvents"));
+    const auto& events = trace["traceEvents"];
+    ASSERT_GT(events.size(), 10u);
+    std::map<std::pair<int, long>, std::vector<std::pair<double, double>>> stacks;  // open X events
+    std::map<std::pair<int, long>, double> last_ts;
+    std::set<std::string> names, phases;
+    for (const auto& e : events) {
+        for (const char* field : {"ph", "name", "pid", "tid", "ts"}) ASSERT_TRUE(e.contains(field)) << e.dump();
+        const std::string ph = e["ph"];
+        phases.insert(ph);
+        names.insert(e["name"].get<std::string>());
+        const double ts = e["ts"];
+        EXPECT_GE(ts, 0.0);
+        EXPECT_LT(ts, 600e6) << "timestamps must be relative (microseconds since the first launch)";
+        if (ph == "M") continue;
+        const auto track = std::make_pair(e["pid"].get<int>(), e["tid"].get<long>());
+        EXPECT_GE(ts, last_ts[track]) << "not monotonic on its track: " << e.dump();
+        last_ts[track] = ts;
+        if (ph != "X") continue;
+        ASSERT_TRUE(e.contains("dur"));
+        const double end = ts + e["dur"].get<double>();
+        auto& stack = stacks[track];
+        while (!stack.empty() && stack.back().second <= ts) stack.pop_back();
+        if (!stack.empty()) EXPECT_LE(end, stack.back().second + 1e-3) << "overlaps its parent: " << e.dump();
+        stack.emplace_back(ts, end);
+    }
+    for (const char* ph : {"M", "X", "C"}) EXPECT_TRUE(phases.count(ph)) << ph;
+    for (const char* n : {"outer", "inner", "worker", "async", "process_name", "thread_name"})
+        EXPECT_TRUE(names.count(n)) << n;
+}
+
+TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {
+    TempDir dir;
+    const auto r = ceiling_run("/proc/ceiling-cannot-write/r.json", {}, {run_target, "print", "MARKER"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.out.find("MARKER"), std::string::npos);
+    EXPECT_NE(r.err.find("/proc/ceiling-cannot-write/r.json"), std::string::npos) << r.err;
+}
+
+TEST(Run, InterruptLeavesAValidPartialRecord) {
+    TempDir dir;
+    const auto out = dir / "r.json";
+    Background bg({"run", "-q", "--repeat", "3", "--output", out.string(), "--", run_target, "sleep", "30"}, dir.path());
+    ASSERT_TRUE(bg.wait_for_output("ready")) << bg.err();
+    bg.signal(SIGINT);  // from kill(2), so ceiling forwards it
+    EXPECT_EQ(bg.wait(), 128 + SIGINT) << bg.err();
+    const RunRecord rec = read_record(out);
+    EXPECT_TRUE(rec.partial);
+    EXPECT_NE(rec.partial_reason.find("SIGINT"), std::string::npos) << rec.partial_reason;
+    EXPECT_EQ(rec.executions.size(), 1u);
+    EXPECT_EQ(rec.end.signal_name, "SIGINT");
+    // Nothing half-written beside it.
+    for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+        EXPECT_EQ(e.path().filename().string().find(".r.json."), std::string::npos) << e.path();
+}
+
+TEST(Run, SamplingFillsTimeSeriesUnlessOff) {
+    TempDir dir;
+    ASSERT_EQ(ceiling_run(dir / "on.json", {"-q", "--interval", "5ms"}, {run_target, "busy", "0.2"}).exit_code, 0);
+    const RunRecord on = read_record(dir / "on.json");
+    std::map<std::string, std::size_t> points;
+    for (const auto& s : on.executions.at(0).time_series) points[s.name] = s.values.size();
+    EXPECT_GT(points["cpu_cores"], 5u);
+    EXPECT_GT(points["rss_bytes"], 5u);
+    ASSERT_EQ(ceiling_run(dir / "off.json", {"-q", "--interval", "0"}, {run_target, "busy", "0.05"}).exit_code, 0);
+    const RunRecord off = read_record(dir / "off.json");
+    for (const auto& s : off.executions.at(0).time_series) EXPECT_TRUE(s.values.empty()) << s.name;
+    EXPECT_FALSE(off.options.interval_s.has_value());
+}
+
+TEST(Run, EachRankWritesItsOwnRecord) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "job.json", {"-q"}, {run_target, "exit", "0"},
+                               {"OMPI_COMM_WORLD_RANK=3", "OMPI_COMM_WORLD_SIZE=4"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "job.rank3.json");
+    EXPECT_EQ(rec.rank, 3);
+    EXPECT_EQ(rec.world_size, 4);
+    EXPECT_EQ(rec.rank_source, "OMPI_COMM_WORLD_RANK");
+    EXPECT_EQ(rec.environment.at("OMPI_COMM_WORLD_SIZE"), "4");
+}
+
+TEST(Run, RecordKeepsOnlyAllowlistedEnvironment) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {run_target, "exit", "0"},
+                               {"OMP_NUM_THREADS=2", "CEILING_TEST_SECRET=hunter2"});
+    ASSERT_EQ(r.exit_code, 0);
+    const std::string text = slurp(dir / "r.json");
+    EXPECT_EQ(text.find("hunter2"), std::string::npos);
+    EXPECT_EQ(read_record(dir / "r.json").environment.at("OMP_NUM_THREADS"), "2");
+}
+
+}  // namespace
+}  // namespace ceiling::testing

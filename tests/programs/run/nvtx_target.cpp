@@ -1,0 +1,138 @@
+// An NVTX-annotated program for `ceiling run` tests and benchmarks (NVTX v3, CPU only).
+//   nvtx_target nested            outer{inner,inner} 50+20+20 ms, a start/end range, a
+//                                 worker thread's range, a domain range, a mark
+//   nvtx_target preprocess N      N x (preprocess 40 ms busy, forward 5 ms busy)
+//   nvtx_target declared N        N x "gemm {ops=... bytes=...}" busy ranges
+//   nvtx_target calibrate         iterations of light work that take ~10 us
+//   nvtx_target heavy R I         R push/pop ranges around I iterations each (100k/s at 10 us)
+//   nvtx_target crash             segfault inside an open range
+//   nvtx_target fork              a range in the parent and one in a forked child
+#include <nvtx3/nvToolsExt.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+namespace {
+
+volatile double sink = 0;
+
+void busy(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    double x = 1.0;
+    while (std::chrono::steady_clock::now() < end)
+        for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// ~10 us of arithmetic: a range around it is the NVTX-heavy case (100k ranges/s).
+void tiny_work(int iterations) {
+    double x = sink;
+    for (int i = 0; i < iterations; ++i) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "nested";
+    const char* arg = argc > 2 ? argv[2] : "1";
+    if (mode == "nested") {
+        nvtxNameOsThreadA(static_cast<uint32_t>(gettid()), "main thread");
+        std::thread worker([] {
+            nvtxRangePushA("worker");
+            sleep_ms(40);
+            nvtxRangePop();
+        });
+        const nvtxRangeId_t async = nvtxRangeStartA("async");
+        nvtxRangePushA("outer");
+        sleep_ms(50);
+        nvtxMarkA("halfway");
+        for (int i = 0; i < 2; ++i) {
+            nvtxRangePushA("inner");
+            sleep_ms(20);
+            nvtxRangePop();
+        }
+        nvtxRangePop();
+        nvtxRangeEnd(async);
+        const nvtxDomainHandle_t domain = nvtxDomainCreateA("io");
+        nvtxEventAttributes_t a{};
+        a.version = NVTX_VERSION;
+        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = nvtxDomainRegisterStringA(domain, "load");
+        nvtxDomainRangePushEx(domain, &a);
+        sleep_ms(10);
+        nvtxDomainRangePop(domain);
+        worker.join();
+        return 0;
+    }
+    if (mode == "preprocess") {
+        for (int i = 0, n = std::atoi(arg); i < n; ++i) {
+            nvtxRangePushA("preprocess");
+            busy(0.040);
+            nvtxRangePop();
+            nvtxRangePushA("forward");
+            busy(0.005);
+            nvtxRangePop();
+        }
+        return 0;
+    }
+    if (mode == "declared") {
+        for (int i = 0, n = std::atoi(arg); i < n; ++i) {
+            nvtxRangePushA("gemm {ops=2G bytes=12M precision=fp32 engine=vector}");
+            busy(0.010);
+            nvtxRangePop();
+        }
+        return 0;
+    }
+    if (mode == "calibrate") {
+        // Iterations of tiny_work that take ~10 us here, for `heavy` (scripts/bench-run).
+        const auto t0 = std::chrono::steady_clock::now();
+        tiny_work(2000000);
+        const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 2e6;
+        std::printf("%d\n", per > 0 ? static_cast<int>(10e-6 / per) : 2000);
+        return 0;
+    }
+    if (mode == "heavy") {
+        // RANGES push/pop ranges, each around ITERATIONS of arithmetic: a fixed amount of
+        // work, so NVTX's cost shows as a longer run.
+        const long ranges = std::atol(arg);
+        const int iterations = argc > 3 ? std::atoi(argv[3]) : 2000;
+        for (long k = 0; k < ranges; ++k) {
+            nvtxRangePushA("step");
+            tiny_work(iterations);
+            nvtxRangePop();
+        }
+        return 0;
+    }
+    if (mode == "crash") {
+        nvtxRangePushA("doomed");
+        sleep_ms(20);
+        volatile int* p = reinterpret_cast<int*>(std::strtoul("0", nullptr, 10));
+        *p = 1;
+        return 0;
+    }
+    if (mode == "fork") {
+        nvtxRangePushA("parent");
+        const pid_t child = fork();
+        if (child == 0) {
+            nvtxRangePushA("child work");
+            sleep_ms(30);
+            nvtxRangePop();
+            _exit(0);
+        }
+        int status = 0;
+        waitpid(child, &status, 0);
+        nvtxRangePop();
+        return 0;
+    }
+    std::fprintf(stderr, "nvtx_target: unknown mode %s\n", mode.c_str());
+    return 64;
+}

@@ -1,0 +1,170 @@
+// Renderers of run records: Chrome trace ordering and relative time, diff against noise,
+// the roofline SVG and the HTML page, the time-series helpers.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "agent/measure/sampler.hpp"
+#include "agent/output/chrome_trace.hpp"
+#include "agent/output/diff.hpp"
+#include "agent/output/html_report.hpp"
+#include "agent/output/roofline_svg.hpp"
+#include "agent/output/run_summary.hpp"
+
+namespace ceiling::output {
+namespace {
+
+TEST(ChromeTrace, RelativeSortedEnclosingFirst) {
+    const std::int64_t origin = 1'700'000'000'000'000'000;  // 19 digits: doubles would round
+    ChromeTrace t(origin);
+    t.process(1, "prog");
+    t.thread(1, 1, "main");
+    t.complete(1, 1, "inner", "nvtx", origin + 2000, origin + 3000);
+    t.complete(1, 1, "outer", "nvtx", origin + 2000, origin + 9001);
+    t.counter(1, "cpu_cores (cores)", origin + 5000, {{"cpu_cores", 1.5}});
+    const auto j = t.to_json();
+    const auto& ev = j.at("traceEvents");
+    std::vector<std::string> order;
+    for (const auto& e : ev)
+        if (e["ph"] == "X") order.push_back(e["name"]);
+    ASSERT_EQ(order, (std::vector<std::string>{"outer", "inner"}));
+    for (const auto& e : ev)
+        if (e["name"] == "outer") {
+            EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 2.0);
+            EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 7.001);  // nanoseconds kept
+        }
+    EXPECT_EQ(ev.front()["ph"], "M");
+}
+
+RunRecord record_with(const std::string& region, std::vector<double> totals, std::vector<double> walls) {
+    RunRecord r;
+    r.command = {"prog"};
+    r.whole.durations_s = walls;
+    r.whole.duration_s = summarize(walls);
+    RecordedRegion reg;
+    reg.path = reg.name = region;
+    reg.total_s_per_execution = totals;
+    reg.instances = totals.size();
+    reg.measurement.durations_s = totals;
+    reg.measurement.duration_s = summarize(totals);
+    r.regions.push_back(reg);
+    return r;
+}
+
+TEST(Diff, ChangesAreJudgedAgainstTheNoise) {
+    const auto a = record_with("step", {1.00, 1.05, 0.95, 1.02, 0.98}, {2, 2, 2});
+    const auto slower = record_with("step", {2.00, 2.05, 1.95, 2.02, 1.98}, {2, 2, 2});
+    const auto same = record_with("step", {1.01, 1.06, 0.96, 1.03, 0.99}, {2, 2, 2});
+    const auto d1 = diff_records(a, slower);
+    ASSERT_EQ(d1.rows.size(), 2u);
+    EXPECT_EQ(d1.rows[1].name, "step");
+    EXPECT_EQ(d1.rows[1].change, Change::slower);
+    EXPECT_NEAR(*d1.rows[1].ratio, 2.0, 0.01);
+    EXPECT_EQ(diff_records(a, same).rows[1].change, Change::within_noise);
+    EXPECT_EQ(diff_records(slower, a).rows[1].change, Change::faster);
+    EXPECT_EQ(diff_records(a, a).rows[0].change, Change::within_noise);  // whole run: equal walls
+    auto single = record_with("step", {1.0}, {2});
+    EXPECT_EQ(diff_records(single, single).rows[1].change, Change::noise_unknown);
+    auto other = record_with("other", {1.0, 1.0}, {2, 2});
+    const auto d2 = diff_records(a, other);
+    EXPECT_EQ(d2.rows[1].change, Change::only_before);
+    EXPECT_EQ(d2.rows[2].change, Change::only_after);
+}
+
+TEST(Diff, BoundChangesAndBudgetFlips) {
+    auto a = record_with("step", {1.0, 1.0}, {2, 2});
+    auto b = a;
+    Diagnosis da, db;
+    da.bound = Bound::compute;
+    db.bound = Bound::not_the_model;
+    a.diagnosis = da;
+    b.diagnosis = db;
+    BudgetCheck pass;
+    pass.name = "latency_p99_s";
+    pass.outcome = BudgetOutcome::pass;
+    BudgetCheck fail = pass;
+    fail.outcome = BudgetOutcome::fail;
+    a.budget_checks = {pass};
+    b.budget_checks = {fail};
+    const auto d = diff_records(a, b);
+    EXPECT_EQ(d.rows[0].bound_before, "compute");
+    EXPECT_EQ(d.rows[0].bound_after, "not_the_model");
+    ASSERT_EQ(d.budget_flips.size(), 1u);
+    EXPECT_EQ(d.budget_flips[0], "latency_p99_s: passed -> MISSED");
+    std::ostringstream out;
+    render_diff(d, "a.json", "b.json", out);
+    EXPECT_NE(out.str().find("compute -> not_the_model"), std::string::npos) << out.str();
+}
+
+MachineProfile profile() {
+    MachineProfile p;
+    ComputeRoof c;
+    c.name = "fp32_fma256";
+    c.threads = 2;
+    c.ops_per_s = summarize({1e11});
+    p.compute_roofs.push_back(c);
+    BandwidthRoof b;
+    b.level = "DRAM";
+    b.threads = 2;
+    b.bytes_per_s = summarize({2e10});
+    p.bandwidth_roofs.push_back(b);
+    return p;
+}
+
+TEST(RooflineSvg, DrawsRoofsAndEscapedPoints) {
+    const std::string svg =
+        render_roofline_svg(profile(), {{"a<b & c", 1.0, 1e10}, {"unknown", std::nan(""), 1e9}});
+    EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+    EXPECT_NE(svg.find("DRAM"), std::string::npos);
+    EXPECT_NE(svg.find("fp32 vector"), std::string::npos);
+    EXPECT_NE(svg.find("a&lt;b &amp; c"), std::string::npos);
+    EXPECT_EQ(svg.find("unknown"), std::string::npos);  // an unknown coordinate is not plotted
+    EXPECT_EQ(std::count(svg.begin(), svg.end(), '<') - std::count(svg.begin(), svg.end(), '>'), 0);
+}
+
+TEST(HtmlReport, SelfContainedPage) {
+    auto r = record_with("step <1>", {1.0, 1.1}, {2, 2.1});
+    r.machine_profile = profile();
+    const std::string html = render_html_report({r}, {"r.json"});
+    EXPECT_NE(html.find("<svg"), std::string::npos);
+    EXPECT_NE(html.find("step &lt;1&gt;"), std::string::npos);
+    EXPECT_EQ(html.find("<script"), std::string::npos);
+    EXPECT_EQ(html.find("https://"), std::string::npos);
+}
+
+TEST(RunSummary, ShowsRegionsAndRanks) {
+    auto r = record_with("step", {1.0, 1.1}, {2, 2.1});
+    std::ostringstream out;
+    render_run_summary(r, out);
+    EXPECT_NE(out.str().find("step"), std::string::npos);
+    EXPECT_NE(out.str().find("wall time"), std::string::npos);
+    auto slow = record_with("step", {3.0, 3.1}, {4, 4.1});
+    slow.rank = 1;
+    std::ostringstream ranks;
+    render_rank_summary({r, slow}, {"a", "b"}, ranks);
+    EXPECT_NE(ranks.str().find("slowest: b (rank 1)"), std::string::npos) << ranks.str();
+    EXPECT_EQ(command_line({"prog", "a b", "it's"}), "prog 'a b' 'it'\\''s'");
+}
+
+TEST(TimeSeries, RatesUseAWindowAndDecimationKeepsTheShape) {
+    std::vector<measure::TreeSample> s;
+    for (int i = 0; i <= 10; ++i) {
+        measure::TreeSample x;
+        x.t_ns = 1000 + i * 10'000'000LL;  // 10 ms apart
+        x.cpu_s = 0.01 * (i / 2) * 2;      // ticks arrive in pairs: 20 ms of CPU every 20 ms
+        x.rss_bytes = 1e6 * i;
+        s.push_back(x);
+    }
+    const auto series = measure::series_from_samples(s, 1000, 0.05);
+    const Series* cpu = nullptr;
+    for (const auto& x : series)
+        if (x.name == "cpu_cores") cpu = &x;
+    ASSERT_NE(cpu, nullptr);
+    for (std::size_t i = 5; i < cpu->values.size(); ++i) EXPECT_NEAR(cpu->values[i], 1.0, 0.21) << i;
+    auto copy = series;
+    measure::decimate(copy, 4);
+    for (const auto& x : copy) EXPECT_LE(x.values.size(), 4u);
+}
+
+}  // namespace
+}  // namespace ceiling::output

@@ -1,0 +1,219 @@
+// Regions from NVTX event files (written here in the injection library's format),
+// declared work in region names, and the launcher's PATH lookup and naming helpers.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <map>
+
+#include "agent/inject/nvtx_event_format.hpp"
+#include "agent/measure/launch.hpp"
+#include "agent/measure/launch_context.hpp"
+#include "agent/measure/region.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+namespace fs = std::filesystem;
+using inject::Event;
+using inject::EventFileHeader;
+using inject::EventKind;
+
+class CaptureDir {
+public:
+    CaptureDir() {
+        std::string t = (fs::temp_directory_path() / "ceiling-capture-XXXXXX").string();
+        path_ = mkdtemp(t.data());
+    }
+    ~CaptureDir() { fs::remove_all(path_); }
+    const fs::path& path() const { return path_; }
+    void strings(int pid, std::uint64_t load, const std::map<std::uint32_t, std::string>& s) const {
+        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + ".str"), std::ios::binary);
+        for (const auto& [id, text] : s) {
+            const auto len = static_cast<std::uint32_t>(text.size());
+            out.write(reinterpret_cast<const char*>(&id), 4).write(reinterpret_cast<const char*>(&len), 4) << text;
+        }
+    }
+    void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk, const std::vector<Event>& ev) const {
+        EventFileHeader h;
+        h.pid = pid;
+        h.tid = tid;
+        h.load_ns = load;
+        h.capacity = ev.size() + 4;  // zero-filled tail, as the library leaves it
+        h.chunk = chunk;
+        h.event_bytes = sizeof(Event);
+        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + "-" + std::to_string(tid) +
+                                   "-" + std::to_string(chunk) + ".evt"),
+                          std::ios::binary);
+        out.write(reinterpret_cast<const char*>(&h), sizeof h);
+        std::vector<Event> all = ev;
+        all.resize(h.capacity, Event{});
+        out.write(reinterpret_cast<const char*>(all.data()), static_cast<std::streamsize>(all.size() * sizeof(Event)));
+    }
+
+private:
+    fs::path path_;
+};
+
+Event ev(EventKind k, std::int64_t t, std::uint32_t string = 0, std::uint64_t range = 0, std::uint32_t domain = 0) {
+    Event e{};
+    e.t_ns = t;
+    e.kind = static_cast<std::uint8_t>(k);
+    e.string = string;
+    e.range_id = range;
+    e.domain = domain;
+    return e;
+}
+
+TEST(DeclaredWork, ParsesTheBraceGroup) {
+    const auto d = parse_declared_work("gemm 1024 {ops=2.1G bytes=12Mi precision=fp16 engine=matrix}");
+    EXPECT_EQ(d.name, "gemm 1024");
+    ASSERT_TRUE(d.work);
+    EXPECT_DOUBLE_EQ(d.work->ops, 2.1e9);
+    EXPECT_DOUBLE_EQ(d.work->compulsory_bytes, 12.0 * 1024 * 1024);
+    EXPECT_EQ(d.work->precision, Precision::fp16);
+    EXPECT_EQ(d.work->engine, Engine::matrix);
+    EXPECT_TRUE(d.error.empty());
+}
+
+TEST(DeclaredWork, PlainNamesAndMistakes) {
+    EXPECT_EQ(parse_declared_work("forward").name, "forward");
+    EXPECT_FALSE(parse_declared_work("forward").work);
+    EXPECT_FALSE(parse_declared_work("x {precision=fp32}").work) << "no amount declared";
+    const auto bad = parse_declared_work("x {ops=lots}");
+    EXPECT_EQ(bad.name, "x {ops=lots}");
+    EXPECT_FALSE(bad.work);
+    EXPECT_NE(bad.error.find("lots"), std::string::npos);
+    EXPECT_FALSE(parse_declared_work("x {flops=1}").error.empty());
+    EXPECT_FALSE(parse_declared_work("x {ops=-1}").error.empty());
+}
+
+TEST(Capture, NestingSelfTimeAndStartEndRanges) {
+    CaptureDir d;
+    d.strings(10, 5, {{1, "outer"}, {2, "inner {ops=1k bytes=100}"}, {3, "async"}, {4, "tick"}});
+    d.events(10, 5, 10, 0,
+             {ev(EventKind::push, 100, 1), ev(EventKind::start, 110, 3, 7), ev(EventKind::push, 200, 2),
+              ev(EventKind::pop, 300), ev(EventKind::mark, 310, 4), ev(EventKind::push, 400, 2),
+              ev(EventKind::pop, 450), ev(EventKind::pop, 1000)});
+    // The start/end range ends on another thread.
+    d.events(10, 5, 11, 0, {ev(EventKind::end, 900, 0, 7)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 2000);
+    ASSERT_EQ(c.instances.size(), 4u);
+    std::map<std::string, std::vector<const RegionInstance*>> by;
+    for (const auto& r : c.instances) by[r.path].push_back(&r);
+    ASSERT_EQ(by["outer"].size(), 1u);
+    EXPECT_EQ(by["outer"][0]->end_ns - by["outer"][0]->start_ns, 900);
+    EXPECT_EQ(by["outer"][0]->child_ns, 150);
+    ASSERT_EQ(by["outer/inner"].size(), 2u);
+    EXPECT_EQ(by["outer/inner"][0]->parent, "outer");
+    ASSERT_TRUE(by["outer/inner"][0]->work);
+    EXPECT_EQ(by["outer/inner"][0]->name, "inner");
+    ASSERT_EQ(by["async"].size(), 1u);
+    EXPECT_FALSE(by["async"][0]->push_pop);
+    EXPECT_EQ(by["async"][0]->tid, 10);
+    EXPECT_EQ(by["async"][0]->end_ns, 900);
+    ASSERT_EQ(c.marks.size(), 1u);
+    EXPECT_EQ(c.marks[0].name, "tick");
+
+    const auto regions = aggregate_regions({&c}, std::regex("inner"));
+    std::map<std::string, const RecordedRegion*> reg;
+    for (const auto& r : regions) reg[r.path] = &r;
+    EXPECT_EQ(regions.front().path, "outer");  // timeline order
+    EXPECT_NEAR(*reg["outer"]->self_s, 750e-9, 1e-15);
+    EXPECT_EQ(reg["outer/inner"]->instances, 2u);
+    EXPECT_TRUE(reg["outer/inner"]->model);
+    EXPECT_FALSE(reg["outer"]->model);
+    EXPECT_NEAR(reg["outer/inner"]->total_s_per_execution[0], 150e-9, 1e-15);
+    ASSERT_TRUE(reg["outer/inner"]->measurement.work);
+    EXPECT_DOUBLE_EQ(reg["outer/inner"]->measurement.work->ops, 1000);
+    EXPECT_NEAR(covered_s(c, [](const RegionInstance&) { return true; }), 900e-9, 1e-15);
+    EXPECT_NEAR(covered_s(c, [](const RegionInstance& r) { return r.name == "inner"; }), 150e-9, 1e-15);
+}
+
+TEST(Capture, OpenRangesEndWithTheProgramAndChunksJoin) {
+    CaptureDir d;
+    d.strings(20, 1, {{1, "doomed"}, {2, "step"}});
+    d.events(20, 1, 20, 0, {ev(EventKind::push, 10, 1), ev(EventKind::push, 20, 2)});
+    d.events(20, 1, 20, 1, {ev(EventKind::pop, 30), ev(EventKind::pop, 40), ev(EventKind::pop, 50),
+                             ev(EventKind::push, 60, 1)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 100);
+    ASSERT_EQ(c.instances.size(), 3u);
+    EXPECT_FALSE(c.warnings.empty()) << "the unbalanced pop is reported";
+    const auto& last = c.instances.back();
+    EXPECT_EQ(last.name, "doomed");
+    EXPECT_TRUE(last.unclosed);
+    EXPECT_EQ(last.end_ns, 100);
+}
+
+TEST(Capture, ForkedImagesAreSeparateProcesses) {
+    CaptureDir d;
+    d.strings(30, 1, {{1, "parent"}});
+    d.strings(31, 2, {{1, "parent"}, {2, "child"}});
+    d.events(30, 1, 30, 0, {ev(EventKind::push, 10, 1), ev(EventKind::pop, 100)});
+    d.events(31, 2, 31, 0, {ev(EventKind::push, 20, 2), ev(EventKind::pop, 50)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 200);
+    ASSERT_EQ(c.instances.size(), 2u);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    for (const auto& r : regions) EXPECT_EQ(r.processes, 1) << r.path;
+    EXPECT_EQ(c.instances[1].path, "child");
+    EXPECT_EQ(c.instances[1].pid, 31);
+}
+
+TEST(Capture, GarbageFilesAreSkippedWithAWarning) {
+    CaptureDir d;
+    std::ofstream(d.path() / "1-1-1-0.evt") << "not an event file";
+    const NvtxCapture c = read_nvtx_capture(d.path(), 0);
+    EXPECT_TRUE(c.instances.empty());
+    EXPECT_EQ(c.warnings.size(), 1u);
+}
+
+TEST(Launch, ResolvesLikeAShell) {
+    CaptureDir d;
+    const auto exe = d.path() / "tool";
+    std::ofstream(exe) << "#!/bin/sh\n";
+    chmod(exe.c_str(), 0755);
+    const auto plain = d.path() / "plain";
+    std::ofstream(plain) << "data";
+    chmod(plain.c_str(), 0644);
+    EXPECT_EQ(resolve_program("tool", "/nonexistent:" + d.path().string()).path, exe);
+    EXPECT_EQ(resolve_program("plain", d.path().string()).status, 126);
+    EXPECT_EQ(resolve_program("nothing-here", d.path().string()).status, 127);
+    EXPECT_EQ(resolve_program(plain.string(), "").status, 126);
+    EXPECT_EQ(resolve_program((d.path() / "missing").string(), "").status, 127);
+    EXPECT_EQ(resolve_program(d.path().string(), "").status, 126);  // a directory
+    EXPECT_EQ(resolve_program(exe.string(), "").status, 0);
+}
+
+TEST(Launch, EndsAreNamedLikeAShell) {
+    EXPECT_EQ(process_end_from_status(3 << 8).shell_status(), 3);
+    const ProcessEnd segv = process_end_from_status(SIGSEGV);
+    EXPECT_EQ(segv.kind, EndKind::signaled);
+    EXPECT_EQ(segv.signal_name, "SIGSEGV");
+    EXPECT_EQ(segv.shell_status(), 139);
+    EXPECT_EQ(signal_name(SIGKILL), "SIGKILL");
+}
+
+TEST(LaunchContext, RanksAndNames) {
+    const std::map<std::string, std::string> env = {{"SLURM_PROCID", "7"}, {"SLURM_NTASKS", "8"}};
+    const auto rank = detect_rank([&](const char* n) {
+        const auto it = env.find(n);
+        return it == env.end() ? nullptr : it->second.c_str();
+    });
+    ASSERT_TRUE(rank);
+    EXPECT_EQ(rank->rank, 7);
+    EXPECT_EQ(rank->world_size, 8);
+    EXPECT_EQ(rank->source, "SLURM_PROCID");
+    EXPECT_FALSE(detect_rank([](const char*) -> const char* { return "x"; }));
+    EXPECT_EQ(with_rank("out/r.json", 3), "out/r.rank3.json");
+    EXPECT_EQ(with_rank("r", 3), "r.rank3");
+    EXPECT_EQ(with_rank("r.json", std::nullopt), "r.json");
+    for (auto name : environment_allowlist())
+        for (const char* secretish : {"SECRET", "PASSWORD", "_KEY", "AUTH", "CREDENTIAL"})
+            EXPECT_EQ(std::string(name).find(secretish), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace ceiling::measure

@@ -1,0 +1,113 @@
+// RunRecord: JSON round trip, refusal of other schema versions and malformed records,
+// shell statuses, subsampling.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling {
+namespace {
+
+RunRecord sample() {
+    RunRecord r;
+    r.command = {"./train", "--epochs", "1"};
+    r.created_at = "2026-01-01T00:00:00Z";
+    r.rank = 2;
+    r.environment = {{"OMP_NUM_THREADS", "4"}};
+    r.options.repeat = 2;
+    r.options.interval_s = 0.01;
+    r.options.model_regions = "forward";
+    Execution e;
+    e.pid = 42;
+    e.wall_s = 1.5;
+    e.end.kind = EndKind::signaled;
+    e.end.signal = 11;
+    e.end.signal_name = "SIGSEGV";
+    CounterValue c;
+    c.name = "user_s";
+    c.value = 1.2;
+    c.unit = "s";
+    e.counters.push_back(c);
+    Series s;
+    s.name = "cpu_cores";
+    s.unit = "cores";
+    s.t_s = {0.01, 0.02};
+    s.values = {1, 2};
+    e.time_series.push_back(s);
+    r.executions = {e, e};
+    r.end = e.end;
+    r.whole.durations_s = {1.5, 1.6};
+    r.whole.duration_s = summarize(r.whole.durations_s);
+    RecordedRegion reg;
+    reg.path = "step/forward";
+    reg.name = "forward";
+    reg.parent = "step";
+    reg.model = true;
+    reg.self_s = 0.5;
+    reg.total_s_per_execution = {0.7, 0.8};
+    Work w;
+    w.ops = 1e9;
+    reg.measurement.work = w;
+    r.regions.push_back(reg);
+    Budgets b;
+    b.latency_s = 0.012;
+    r.budgets = b;
+    Diagnosis d;
+    d.bound = Bound::not_the_model;
+    r.diagnosis = d;
+    return r;
+}
+
+TEST(RunRecord, RoundTrips) {
+    const RunRecord r = sample();
+    const nlohmann::json j = r;
+    const RunRecord back = parse_run_record(j.dump());
+    EXPECT_EQ(nlohmann::json(back), j);
+    EXPECT_EQ(back.end.shell_status(), 139);
+    EXPECT_EQ(back.timed_executions().size(), 2u);
+    ASSERT_NE(back.region("step/forward"), nullptr);
+    EXPECT_EQ(*back.diagnosis->bound, Bound::not_the_model);
+    EXPECT_EQ(j["end"]["shell_status"], 139);
+}
+
+TEST(RunRecord, RefusesOtherVersionsAndMalformedRecords) {
+    nlohmann::json j = sample();
+    j["schema_version"] = 2;
+    EXPECT_THROW(parse_run_record(j.dump()), std::invalid_argument);
+    j = sample();
+    j.erase("executions");
+    try {
+        parse_run_record(j.dump());
+        FAIL();
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("executions"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_run_record("[1, 2]"), std::invalid_argument);
+    EXPECT_THROW(parse_run_record("{\"schema_version\": 1"), std::invalid_argument);
+    j = sample();
+    j["regions"][0]["kind"] = "bogus";
+    EXPECT_THROW(parse_run_record(j.dump()), std::invalid_argument);
+}
+
+TEST(RunRecord, ShellStatus) {
+    ProcessEnd e;
+    e.exit_code = 3;
+    EXPECT_EQ(e.shell_status(), 3);
+    e.kind = EndKind::not_started;
+    e.exit_code = 126;
+    EXPECT_EQ(e.shell_status(), 126);
+}
+
+TEST(RunRecord, SubsampleKeepsEvenlySpacedValues) {
+    std::vector<double> v(100);
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i);
+    const auto s = subsample(v, 10);
+    ASSERT_EQ(s.size(), 10u);
+    EXPECT_EQ(s.front(), 0);
+    EXPECT_EQ(s[5], 50);
+    EXPECT_EQ(subsample(v, 1000).size(), 100u);
+}
+
+}  // namespace
+}  // namespace ceiling

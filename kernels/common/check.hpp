@@ -18,7 +18,7 @@ namespace ceiling::kernels {
 // (6.0e-8), i.e. 2.4e-4 at K = 4096, and blocked or vectorised sums stay near sqrt(K) * u
 // (3.8e-6 at K = 4096). 1e-4 therefore passes every correct order of summation on these
 // random inputs, while a wrong index, a missed tail or a stale buffer errs by order 1.
-// Bf16 and int8 inputs are compared with a reference computed from the very same bf16 /
+// bf16 and int8 inputs are compared with a reference computed from the very same bf16 /
 // int8 values (dequantised exactly), so only the fp32 accumulation is judged: same bound.
 inline constexpr double dot_tolerance_fp32 = 1e-4;
 // uint8 images (resize): levels of 255; two correct fixed-point roundings differ by one.

@@ -63,7 +63,7 @@ KernelWork gemm_work(Dims d, WorkPrecision p, WorkEngine e, double in_bytes) {
 }
 
 // Sampled check against a double-precision reference. get_a(i, k) / get_b(k, j) return
-// the inputs as the kernel saw them (Bf16 values exactly), c the output.
+// the inputs as the kernel saw them (bf16 values exactly), c the output.
 template <typename GetA, typename GetB>
 Verification verify_gemm(Dims d, GetA get_a, GetB get_b, const float* c) {
     ErrorCheck check(dot_tolerance_fp32, "|c - ref| / sum|a*b|");
@@ -223,7 +223,7 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
                 c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
         } else {
             const auto& lib = dnnl_info();
-            c.implementation = lib.description + ", matmul Bf16 x bf16 -> f32";
+            c.implementation = lib.description + ", matmul bf16 x bf16 -> f32";
             if (!lib.available) c.unavailable = lib.description;
         }
     }

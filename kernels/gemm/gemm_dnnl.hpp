@@ -1,5 +1,5 @@
 #pragma once
-// oneDNN matmul, Bf16 inputs and fp32 output: the library variant of the bf16 GEMM (on
+// oneDNN matmul, bf16 inputs and fp32 output: the library variant of the bf16 GEMM (on
 // AMX where oneDNN finds it). Weights are reordered into oneDNN's preferred layout once,
 // at construction, as an inference framework does.
 

@@ -10,6 +10,13 @@
 // every positive score; the "prefilter" problem raises it, which changes the problem:
 // fewer candidates, a subset of the same kept boxes). Ties in score keep index order
 // (OpenCV's stable sort).
+//
+// Bound and measured (development VM, one core, CPU time, best of 7): no roof binds it -
+// greedy NMS is a chain of data-dependent decisions (latency bound), so the levers are
+// doing fewer tests (sort once, stop at the first overlap) and doing each in fewer cycles
+// (16 kept boxes per vector test). 10,000 boxes: 1.2-1.4 ms, OpenCV's NMSBoxes 42-54 ms
+// (~35x: it computes each IoU through Rect intersections and doubles), the naive loop
+// 27 ms; with the 0.25 score pre-filter: 0.74 ms.
 
 #include <cstddef>
 #include <cstdint>

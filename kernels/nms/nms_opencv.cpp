@@ -1,5 +1,7 @@
 #include "kernels/nms/nms.hpp"
 
+#include "kernels/common/libraries.hpp"
+
 #ifdef CEILING_HAVE_OPENCV
 #include <opencv2/dnn.hpp>
 
@@ -25,6 +27,7 @@ OpenCvNms::OpenCvNms(std::span<const Box> boxes, std::span<const float> scores,
 OpenCvNms::~OpenCvNms() = default;
 
 void OpenCvNms::run(std::vector<int>& keep) {
+    const OpenCvAffinityScope wide;
     cv::dnn::NMSBoxes(state_->boxes, state_->scores, state_->threshold, 0.5f, keep);
 }
 

@@ -6,6 +6,13 @@
 // ((b0 D0) >> 16) + ((b1 D1) >> 16), rounded >> 2. Separable: each source row is resized
 // horizontally once (and reused by the next output row), so a downscale reads each
 // needed row once and does 2 multiply-adds per output value per pass.
+//
+// Bound and measured (development VM, CPU time, best of 5-7): source and output (7.4 MB
+// for 640x640) live in L2/L3; per 16 output pixels the horizontal pass costs 2 gathers, and
+// gather throughput and the cache bandwidth bound it rather than the integer roof.
+// 1920x1080 -> 640x640: one core 1.13 ms (OpenCV 1.40 ms: 1.23x), two 0.78 ms (OpenCV
+// 0.79: 1.0x); -> 224x224: one core 0.35 ms (OpenCV 0.41: 1.18x), two 0.27 ms (OpenCV
+// 0.25: 0.93x). Bit-exact with OpenCV 4.6's (non-IPP) INTER_LINEAR.
 
 #include <cstddef>
 #include <cstdint>

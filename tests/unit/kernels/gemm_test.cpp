@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "kernels/common/bf16.hpp"
@@ -126,6 +129,73 @@ TEST(GemmCases, BadShapesAndVariantsSayWhatIsValid) {
     } catch (const std::invalid_argument& e) {
         EXPECT_NE(std::string(e.what()).find("optimized, library"), std::string::npos) << e.what();
     }
+}
+
+}  // namespace
+}  // namespace ceiling::kernels
+
+namespace ceiling::kernels {
+namespace {
+
+// The full-tile micro-kernel's k loop, read from the built library: exactly mr x nr/lanes
+// FMAs on registers of the ISA's width, and nothing spilled to the stack (an accumulator
+// array the compiler failed to keep in registers would show as (%rsp) operands).
+TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
+#if !defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "unoptimised or sanitised build: the loop is not the release one";
+#endif
+    int checked = 0;
+    for (const auto* impl : gemm_impls()) {
+        if (impl->symbol.empty()) continue;
+        SCOPED_TRACE(impl->isa);
+        const std::string cmd = "objdump -d --no-show-raw-insn --disassemble=" +
+                                std::string(impl->symbol) + " " + CEILING_KERNELS_ARCHIVE +
+                                " 2>/dev/null";
+        std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+        if (!pipe) GTEST_SKIP() << "objdump unavailable";
+        // (address, instruction text) of every line.
+        std::vector<std::pair<unsigned long, std::string>> lines;
+        char buf[512];
+        while (fgets(buf, sizeof buf, pipe.get())) {
+            const std::string l(buf);
+            const auto colon = l.find(":\t");
+            if (colon == std::string::npos) continue;
+            lines.emplace_back(std::stoul(l.substr(0, colon), nullptr, 16), l.substr(colon + 2));
+        }
+        if (lines.empty()) GTEST_SKIP() << "objdump unavailable or symbol not found";
+        // The loop: the body of the backward jump that spans the most FMAs.
+        int best_fmas = -1;
+        bool spills = false;
+        for (std::size_t j = 0; j < lines.size(); ++j) {
+            const auto& text = lines[j].second;
+            if (text.rfind("j", 0) != 0) continue;
+            const auto sp = text.find_first_of(" \t");
+            if (sp == std::string::npos) continue;
+            unsigned long target = 0;
+            try {
+                target = std::stoul(text.substr(text.find_first_not_of(" \t", sp)), nullptr, 16);
+            } catch (...) {
+                continue;
+            }
+            if (target >= lines[j].first) continue;
+            int fmas = 0;
+            bool rsp = false;
+            const std::string reg = impl->isa == "avx512" ? "%zmm" : "%ymm";
+            for (std::size_t i = 0; i <= j; ++i) {
+                if (lines[i].first < target) continue;
+                if (lines[i].second.find("vfmadd231ps") != std::string::npos &&
+                    lines[i].second.find(reg) != std::string::npos)
+                    ++fmas;
+                if (lines[i].second.find("(%rsp)") != std::string::npos) rsp = true;
+            }
+            if (fmas > best_fmas) best_fmas = fmas, spills = rsp;
+        }
+        const int lanes = impl->isa == "avx512" ? 16 : 8;
+        EXPECT_EQ(best_fmas, impl->mr * impl->nr / lanes);  // 14 x 32 / 16 = 28; 6 x 16 / 8 = 12
+        EXPECT_FALSE(spills);
+        ++checked;
+    }
+    EXPECT_EQ(checked, 2);  // avx512 and avx2 (the scalar fallback has no symbol to check)
 }
 
 }  // namespace

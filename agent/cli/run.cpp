@@ -424,7 +424,7 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         "Run a program under measurement: wall time over repeats, CPU and memory of it and every\n"
         "thread and process it starts, NVTX regions (no recompiling), a run record, a diagnosis\n"
         "and budgets. Exits with the program's status (128+signal if it was killed).\n"
-        "Usage: ceiling run [options] -- PROGRAM [ARGS...]");
+        "ceiling run [options] -- PROGRAM [ARGS...]");
     app->add_option("--repeat", args->repeat, "Timed executions (p50/p99 of wall time and of each region)")
         ->check(CLI::Range(1, 100000));
     app->add_option("--warmup", args->warmup, "Executions before the timed ones, not in the statistics")

@@ -15,7 +15,7 @@
 namespace ceiling::collectors {
 
 class Collector {
-public:
+  public:
     virtual ~Collector() = default;
     virtual std::string_view name() const = 0;
     // Cheap and side-effect free beyond opening and closing a test counter.
@@ -33,7 +33,7 @@ public:
 // their reason (reported, never silently), started in order and stopped in reverse so the
 // cheapest (clocks) bracket the others as tightly as possible.
 class CollectorSet {
-public:
+  public:
     void add(std::unique_ptr<Collector> c);
     // Probes every collector; returns (name, capability) for each.
     std::vector<std::pair<std::string, Capability>> probe();
@@ -42,7 +42,7 @@ public:
     Readings read();  // every running collector's read(), for sampling
     std::size_t size() const { return collectors_.size(); }
 
-private:
+  private:
     struct Entry {
         std::unique_ptr<Collector> collector;
         bool usable = true;

@@ -1,13 +1,13 @@
 #include "collectors/counted_process.hpp"
 
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 
 #include "collectors/clock.hpp"
 #include "collectors/software_events.hpp"
@@ -61,7 +61,8 @@ GatedChild GatedChild::fork(const std::vector<std::string>& argv,
     std::vector<char*> c_args = c_strings(args), c_env = c_strings(env);
 
     int gate[2], error[2];
-    if (pipe2(gate, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+    if (pipe2(gate, O_CLOEXEC) != 0)
+        throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
     if (pipe2(error, O_CLOEXEC) != 0) {
         const int e = errno;
         ::close(gate[0]);

@@ -5,12 +5,12 @@
 // CountedProcess; a launcher that needs its own fork can use GatedChild with
 // CountTarget::exec_child(pid) directly.
 
-#include <sys/types.h>
-
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "collectors/perf_events.hpp"
 #include "collectors/process_accounting.hpp"
@@ -29,7 +29,7 @@ struct LaunchError : std::runtime_error {
 
 // A forked child blocked before execve until release().
 class GatedChild {
-public:
+  public:
     // argv[0] is looked up in PATH (no shell). env_overrides ("NAME=value") replace or add
     // to this process's environment for the child. The child starts with no signals
     // blocked and SIGPIPE at its default.
@@ -46,8 +46,9 @@ public:
     // then exited with status 127 and must still be reaped (waitpid).
     int release();
 
-private:
-    GatedChild(pid_t pid, int gate_fd, int error_fd) : pid_(pid), gate_fd_(gate_fd), error_fd_(error_fd) {}
+  private:
+    GatedChild(pid_t pid, int gate_fd, int error_fd)
+        : pid_(pid), gate_fd_(gate_fd), error_fd_(error_fd) {}
     pid_t pid_ = -1;
     int gate_fd_ = -1;   // write end: one byte opens the gate
     int error_fd_ = -1;  // read end: EOF on successful exec (CLOEXEC), else the errno
@@ -73,7 +74,7 @@ struct LaunchOptions {
 };
 
 class CountedProcess {
-public:
+  public:
     // Forks, opens the counters on the child, lets it exec. Throws LaunchError when it
     // cannot be executed. Counters that cannot be opened do not stop the program: the
     // failure is in the readings' warnings and those values are absent.
@@ -97,7 +98,7 @@ public:
     // Returns nullopt while it still runs.
     std::optional<Result> try_wait();
 
-private:
+  private:
     CountedProcess(pid_t pid, PerfEventSet counters, std::int64_t start_ns)
         : pid_(pid), counters_(std::move(counters)), start_ns_(start_ns) {}
     Result finish(int wait_status, const rusage& ru);

@@ -27,7 +27,8 @@ ScaledCount scale_and_sum(std::span<const RawCount> raws, double min_running_fra
             continue;
         }
         any = true;
-        const double e = static_cast<double>(r.time_enabled), t = static_cast<double>(r.time_running);
+        const double e = static_cast<double>(r.time_enabled),
+                     t = static_cast<double>(r.time_running);
         total += static_cast<double>(r.value) * (t < e ? e / t : 1.0);
         enabled += e;
         running += std::min(t, e);

@@ -24,8 +24,8 @@ std::string reading_name(std::string domain) {
 }
 
 bool counts_toward_total(const std::string& domain) {
-    return domain.rfind("package", 0) == 0 || domain == "dram" || domain.rfind("energy-pkg", 0) == 0 ||
-           domain == "energy-ram";
+    return domain.rfind("package", 0) == 0 || domain == "dram" ||
+           domain.rfind("energy-pkg", 0) == 0 || domain == "energy-ram";
 }
 
 }  // namespace
@@ -51,7 +51,8 @@ PowercapScan scan_powercap(const FsRoot& root) {
         EnergyDomain d;
         d.name = root.read_line(dir + "/name").value_or(zone);
         d.path = dir;
-        if (auto max = root.read_int(dir + "/max_energy_range_uj")) d.max_range_uj = static_cast<double>(*max);
+        if (auto max = root.read_int(dir + "/max_energy_range_uj"))
+            d.max_range_uj = static_cast<double>(*max);
         scan.domains.push_back(std::move(d));
     }
     if (!scan.domains.empty()) {
@@ -63,9 +64,9 @@ PowercapScan scan_powercap(const FsRoot& root) {
             "RAPL energy counters are readable by root only (Linux 5.10+, CVE-2020-8694)",
             "sudo chmod a+r /sys/class/powercap/intel-rapl:*/energy_uj, or run as root");
     } else {
-        scan.capability = Capability::no(
-            "no RAPL powercap interface (/sys/class/powercap/intel-rapl:* absent)",
-            "on bare metal: sudo modprobe intel_rapl_msr; VMs rarely expose RAPL");
+        scan.capability =
+            Capability::no("no RAPL powercap interface (/sys/class/powercap/intel-rapl:* absent)",
+                           "on bare metal: sudo modprobe intel_rapl_msr; VMs rarely expose RAPL");
     }
     return scan;
 }
@@ -96,10 +97,12 @@ Capability EnergyCollector::probe() {
         s.source = ReadingSource::pmu;
         s.scope = EventScope::system_wide;
         specs.push_back(std::move(s));
-        if (perf_cpus_.empty()) perf_cpus_ = l.event->cpus.empty() ? std::vector<int>{0} : l.event->cpus;
+        if (perf_cpus_.empty())
+            perf_cpus_ = l.event->cpus.empty() ? std::vector<int>{0} : l.event->cpus;
     }
     if (specs.empty()) {
-        probed_ = Capability::no(scan.capability.reason + "; no perf power PMU either", scan.capability.fix);
+        probed_ = Capability::no(scan.capability.reason + "; no perf power PMU either",
+                                 scan.capability.fix);
         return *probed_;
     }
     PerfEventSetOptions opts;
@@ -107,8 +110,8 @@ Capability EnergyCollector::probe() {
     auto trial = PerfEventSet::open(CountTarget::cpu_wide(perf_cpus_), specs, *api_, opts);
     if (trial.opened() == 0) {
         probed_ = trial.failures().front().explanation;
-        probed_->reason = "RAPL via the perf power PMU: " + probed_->reason + " (" +
-                          scan.capability.reason + ")";
+        probed_->reason =
+            "RAPL via the perf power PMU: " + probed_->reason + " (" + scan.capability.reason + ")";
         return *probed_;
     }
     interface_ = "perf power PMU";
@@ -146,7 +149,8 @@ void EnergyCollector::start() {
     }
     PerfEventSetOptions opts;
     opts.environment = &env_;
-    perf_set_.emplace(PerfEventSet::open(CountTarget::cpu_wide(perf_cpus_), perf_specs_, *api_, opts));
+    perf_set_.emplace(
+        PerfEventSet::open(CountTarget::cpu_wide(perf_cpus_), perf_specs_, *api_, opts));
     perf_set_->reset();
     perf_set_->enable();
 }
@@ -166,8 +170,9 @@ Readings EnergyCollector::collect(bool stopping) {
                 joules.emplace_back(domains_[i].name, std::nullopt);
                 continue;
             }
-            joules.emplace_back(domains_[i].name,
-                                energy_delta_uj(begin_uj_[i], end[i], domains_[i].max_range_uj) * 1e-6);
+            joules.emplace_back(
+                domains_[i].name,
+                energy_delta_uj(begin_uj_[i], end[i], domains_[i].max_range_uj) * 1e-6);
         }
     } else if (perf_set_) {
         if (stopping) perf_set_->disable();
@@ -223,15 +228,17 @@ Capability EnergyCollector::verify(std::chrono::milliseconds busy) {
     const Capability c = probe();
     if (!c.available) return c;
     start();
-    const std::int64_t end = now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(busy).count();
+    const std::int64_t end =
+        now_ns() + std::chrono::duration_cast<std::chrono::nanoseconds>(busy).count();
     volatile double x = 1;
     while (now_ns() < end)
         for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
     const Readings r = stop();
     for (const auto& v : r.values)
         if (v.value > 0) return c;
-    return Capability::no(interface_ + " RAPL counters do not advance under load (this VM passes "
-                                       "the interface through without data)",
+    return Capability::no(interface_ +
+                              " RAPL counters do not advance under load (this VM passes "
+                              "the interface through without data)",
                           "measure energy on bare metal");
 }
 

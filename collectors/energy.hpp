@@ -34,7 +34,7 @@ struct PowercapScan {
 PowercapScan scan_powercap(const FsRoot& root);
 
 class EnergyCollector : public Collector {
-public:
+  public:
     explicit EnergyCollector(const FsRoot& root = FsRoot::system(),
                              PerfEventApi& api = system_perf_event_api(),
                              const PerfEnvironment* env = nullptr);
@@ -53,7 +53,7 @@ public:
     const std::vector<EnergyDomain>& domains() const { return domains_; }
     std::string_view interface() const { return interface_; }  // "powercap", "perf power PMU"
 
-private:
+  private:
     std::vector<double> read_powercap() const;
     Readings collect(bool stopping);
     const FsRoot* root_;

@@ -23,7 +23,8 @@ std::string lowered(std::string_view s) {
 std::optional<std::pair<std::string, std::string>> split_sysfs(std::string_view name) {
     if (!name.empty() && name.back() == '/') name.remove_suffix(1);
     const auto slash = name.find('/');
-    if (slash == std::string_view::npos || slash == 0 || slash + 1 >= name.size()) return std::nullopt;
+    if (slash == std::string_view::npos || slash == 0 || slash + 1 >= name.size())
+        return std::nullopt;
     if (name.find('/', slash + 1) != std::string_view::npos) return std::nullopt;
     return std::pair{std::string(name.substr(0, slash)), std::string(name.substr(slash + 1))};
 }
@@ -44,7 +45,8 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
     return prev[b.size()];
 }
 
-std::vector<std::string> close_matches(std::string_view wanted, const std::vector<std::string>& candidates,
+std::vector<std::string> close_matches(std::string_view wanted,
+                                       const std::vector<std::string>& candidates,
                                        std::size_t max) {
     const std::size_t limit = std::max<std::size_t>(2, wanted.size() / 4);
     const std::string w = lowered(wanted);
@@ -52,8 +54,10 @@ std::vector<std::string> close_matches(std::string_view wanted, const std::vecto
     for (const auto& c : candidates) {
         std::size_t d = edit_distance(wanted, c);
         // A fragment ("FP_ARITH") matches every name that contains it, after the typos.
-        if (d > limit && w.size() >= 4 && lowered(c).find(w) != std::string::npos) d = limit + 1;
-        else if (d > limit) continue;
+        if (d > limit && w.size() >= 4 && lowered(c).find(w) != std::string::npos)
+            d = limit + 1;
+        else if (d > limit)
+            continue;
         scored.emplace_back(d, c);
     }
     std::sort(scored.begin(), scored.end());
@@ -107,9 +111,9 @@ EventLookup resolve_event(std::string_view name, const PfmApi& pfm, const FsRoot
             s.name = std::string(name);
             s.encoding = r.value->encoding;
             s.source = r.value->encoding.type == PERF_TYPE_SOFTWARE ? ReadingSource::software
-                                                                      : ReadingSource::pmu;
+                                                                    : ReadingSource::pmu;
             s.scope = r.value->encoding.type == PERF_TYPE_SOFTWARE ? EventScope::software
-                                                                     : EventScope::hardware;
+                                                                   : EventScope::hardware;
             out.spec = std::move(s);
             return out;
         }
@@ -117,8 +121,9 @@ EventLookup resolve_event(std::string_view name, const PfmApi& pfm, const FsRoot
         if (!pfm.status().available)
             out.error += " (" + pfm.status().reason + ")";
         else if (!pfm.host_pmu())
-            out.error += " (libpfm4 knows no PMU model for this CPU: only software and generic "
-                         "perf:: events)";
+            out.error +=
+                " (libpfm4 knows no PMU model for this CPU: only software and generic "
+                "perf:: events)";
     }
     out.suggestions = close_matches(name, known_event_names(pfm, root));
     if (!out.suggestions.empty()) {

@@ -27,14 +27,16 @@ EventLookup resolve_event(std::string_view name, const PfmApi& pfm,
                           const FsRoot& root = FsRoot::system());
 
 // Every name resolve_event could accept here (for suggestions and listings).
-std::vector<std::string> known_event_names(const PfmApi& pfm, const FsRoot& root = FsRoot::system());
+std::vector<std::string> known_event_names(const PfmApi& pfm,
+                                           const FsRoot& root = FsRoot::system());
 
 // Case-insensitive Levenshtein distance.
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // Up to `max` candidates close to `wanted`: within a few edits (a quarter of its length,
 // at least 2), or containing it; closest first.
-std::vector<std::string> close_matches(std::string_view wanted, const std::vector<std::string>& candidates,
+std::vector<std::string> close_matches(std::string_view wanted,
+                                       const std::vector<std::string>& candidates,
                                        std::size_t max = 5);
 
 }  // namespace ceiling::collectors

@@ -1,12 +1,12 @@
 #include "collectors/fs_root.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace ceiling::collectors {
 

@@ -13,7 +13,7 @@
 namespace ceiling::collectors {
 
 class FsRoot {
-public:
+  public:
     explicit FsRoot(std::filesystem::path root = "/");
     static const FsRoot& system();  // the real "/"
 
@@ -37,7 +37,7 @@ public:
     const std::filesystem::path& root() const { return root_; }
     bool is_system() const { return root_ == "/"; }
 
-private:
+  private:
     std::filesystem::path root_;
 };
 

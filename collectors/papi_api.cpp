@@ -16,7 +16,7 @@ namespace {
 unsigned long thread_id() { return static_cast<unsigned long>(pthread_self()); }
 
 class SystemPapiApi final : public PapiApi {
-public:
+  public:
     SystemPapiApi() {
         static std::once_flag once;
         static int init_rc = 0;
@@ -67,7 +67,8 @@ public:
         return PAPI_query_named_event(std::string(name).c_str()) == PAPI_OK;
     }
 
-    int start(const std::vector<std::string>& events, bool& multiplexed, std::string& error) override {
+    int start(const std::vector<std::string>& events, bool& multiplexed,
+              std::string& error) override {
         multiplexed = false;
         if (rc_ != PAPI_VER_CURRENT) {
             error = "PAPI is not initialised";
@@ -112,7 +113,7 @@ public:
         return true;
     }
 
-private:
+  private:
     static int add_all(int set, const std::vector<std::string>& events) {
         for (const auto& e : events)
             if (const int rc = PAPI_add_named_event(set, e.c_str()); rc != PAPI_OK) return rc;
@@ -124,7 +125,7 @@ private:
 #endif
 
 class AbsentPapiApi final : public PapiApi {
-public:
+  public:
     PapiStatus status() override {
         PapiStatus s;
         s.error = "ceiling was built without PAPI";
@@ -195,12 +196,14 @@ void PapiCollector::start() {
         if (api_->event_exists(p.name))
             events_.emplace_back(p.name);
         else
-            warnings_.push_back("PAPI preset " + std::string(p.name) + " is not defined on this CPU");
+            warnings_.push_back("PAPI preset " + std::string(p.name) +
+                                " is not defined on this CPU");
     }
     if (events_.empty()) throw CollectorError(Capability::no("no PAPI preset is available here"));
     std::string error;
     handle_ = api_->start(events_, multiplexed_, error);
-    if (handle_ < 0) throw CollectorError(Capability::no("PAPI could not start counting: " + error));
+    if (handle_ < 0)
+        throw CollectorError(Capability::no("PAPI could not start counting: " + error));
 }
 
 Readings PapiCollector::stop() {

@@ -16,7 +16,7 @@
 namespace ceiling::collectors {
 
 struct PapiComponent {
-    std::string name;         // "perf_event", "perf_event_uncore", "powercap", ...
+    std::string name;  // "perf_event", "perf_event_uncore", "powercap", ...
     std::string description;
     bool disabled = false;
     std::string disabled_reason;
@@ -26,8 +26,8 @@ struct PapiComponent {
 
 struct PapiStatus {
     bool initialised = false;
-    std::string error;    // why PAPI_library_init failed
-    std::string version;  // "7.0.0.0"
+    std::string error;          // why PAPI_library_init failed
+    std::string version;        // "7.0.0.0"
     int hardware_counters = 0;  // of the CPU component (perf_event)
     bool virtual_machine = false;
     std::string vm_vendor;
@@ -39,17 +39,20 @@ struct PapiPreset {
     std::string_view name;
     std::string_view unit;
 };
-inline constexpr PapiPreset papi_presets[] = {
-    {"PAPI_TOT_CYC", "count"}, {"PAPI_TOT_INS", "count"}, {"PAPI_SP_OPS", "flop"}, {"PAPI_DP_OPS", "flop"}};
+inline constexpr PapiPreset papi_presets[] = {{"PAPI_TOT_CYC", "count"},
+                                              {"PAPI_TOT_INS", "count"},
+                                              {"PAPI_SP_OPS", "flop"},
+                                              {"PAPI_DP_OPS", "flop"}};
 
 class PapiApi {
-public:
+  public:
     virtual ~PapiApi() = default;
     virtual PapiStatus status() = 0;
     virtual bool event_exists(std::string_view name) = 0;
     // Starts counting `events` on the calling thread, multiplexed when they do not fit the
     // counters together. Returns a handle, or -1 with `error` set.
-    virtual int start(const std::vector<std::string>& events, bool& multiplexed, std::string& error) = 0;
+    virtual int start(const std::vector<std::string>& events, bool& multiplexed,
+                      std::string& error) = 0;
     // Stops and returns one value per event, in order.
     virtual bool stop(int handle, std::vector<long long>& values, std::string& error) = 0;
 };
@@ -63,7 +66,7 @@ Capability papi_capability(const PapiStatus& status);
 // PAPI presets around a region of the calling thread: "papi:PAPI_TOT_CYC", ... Presets
 // the CPU does not define are left out with a warning.
 class PapiCollector : public Collector {
-public:
+  public:
     explicit PapiCollector(PapiApi* api = nullptr);
     ~PapiCollector() override;
     std::string_view name() const override { return "PAPI presets"; }
@@ -71,7 +74,7 @@ public:
     void start() override;
     Readings stop() override;
 
-private:
+  private:
     std::unique_ptr<PapiApi> own_;
     PapiApi* api_;
     std::vector<std::string> events_;

@@ -24,12 +24,15 @@ struct ParanoidRow {
 };
 constexpr ParanoidRow paranoid_rows[] = {
     {-1, "every user may count everything: per-process and CPU-wide events, kernel and user mode"},
-    {0, "every user may count per-process and CPU-wide events (uncore, RAPL), kernel and user "
-        "mode"},
-    {1, "unprivileged users may count per-process events in kernel and user mode; CPU-wide "
-        "events (uncore, RAPL) need CAP_PERFMON"},
-    {2, "unprivileged users may count per-process events in user mode only; CPU-wide events "
-        "(uncore, RAPL) need CAP_PERFMON"},
+    {0,
+     "every user may count per-process and CPU-wide events (uncore, RAPL), kernel and user "
+     "mode"},
+    {1,
+     "unprivileged users may count per-process events in kernel and user mode; CPU-wide "
+     "events (uncore, RAPL) need CAP_PERFMON"},
+    {2,
+     "unprivileged users may count per-process events in user mode only; CPU-wide events "
+     "(uncore, RAPL) need CAP_PERFMON"},
     {3, "unprivileged users may not use perf_event_open at all (Debian/Ubuntu kernel patch)"},
 };
 
@@ -39,7 +42,8 @@ struct ErrorRow {
     int error;
     std::optional<EventScope> scope;  // nullopt: any scope
     When when;
-    std::string_view reason;  // "{p}" -> paranoid value, "{vm}" -> " (hypervisor)", "{e}" -> strerror
+    std::string_view
+        reason;  // "{p}" -> paranoid value, "{vm}" -> " (hypervisor)", "{e}" -> strerror
     std::string_view fix;
 };
 
@@ -108,10 +112,14 @@ bool applies(const ErrorRow& row, int error, EventScope scope, const PerfEnviron
     if (row.error != error) return false;
     if (row.scope && *row.scope != scope) return false;
     switch (row.when) {
-        case When::always: return true;
-        case When::vm: return env.virtual_machine;
-        case When::bare_metal: return !env.virtual_machine;
-        case When::paranoid_above_2: return !env.privileged() && env.paranoid && *env.paranoid > 2;
+        case When::always:
+            return true;
+        case When::vm:
+            return env.virtual_machine;
+        case When::bare_metal:
+            return !env.virtual_machine;
+        case When::paranoid_above_2:
+            return !env.privileged() && env.paranoid && *env.paranoid > 2;
     }
     return false;
 }

@@ -19,8 +19,8 @@ struct PerfEnvironment {
     std::optional<int> paranoid;  // /proc/sys/kernel/perf_event_paranoid; absent: no perf_events
     bool cap_perfmon = false;     // CAP_PERFMON (Linux 5.8+) or CAP_SYS_ADMIN bypass paranoid
     bool cap_sys_admin = false;
-    bool virtual_machine = false;  // the "hypervisor" CPUID flag in /proc/cpuinfo
-    std::string hypervisor;        // e.g. "QEMU", "Amazon EC2", "Xen"; empty when unknown
+    bool virtual_machine = false;            // the "hypervisor" CPUID flag in /proc/cpuinfo
+    std::string hypervisor;                  // e.g. "QEMU", "Amazon EC2", "Xen"; empty when unknown
     std::vector<std::string> event_sources;  // /sys/bus/event_source/devices
     std::vector<std::string> cpu_pmus;       // those of them that are core PMUs ("cpu", ...)
     std::string cpu_vendor;                  // "GenuineIntel", "AuthenticAMD"

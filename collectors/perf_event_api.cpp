@@ -1,17 +1,17 @@
 #include "collectors/perf_event_api.hpp"
 
+#include <cerrno>
+
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-
-#include <cerrno>
 
 namespace ceiling::collectors {
 
 namespace {
 
 class SystemPerfEventApi final : public PerfEventApi {
-public:
+  public:
     int open(const perf_event_attr& attr, pid_t pid, int cpu, int group_fd,
              unsigned long flags) override {
         // No glibc wrapper exists for perf_event_open.

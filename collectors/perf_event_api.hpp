@@ -3,10 +3,10 @@
 // and software collectors, multiplexing) is tested with a fake that returns recorded
 // counts; the real one is four system calls.
 
+#include <cstdint>
+
 #include <linux/perf_event.h>
 #include <sys/types.h>
-
-#include <cstdint>
 
 namespace ceiling::collectors {
 
@@ -19,7 +19,7 @@ struct RawCount {
 };
 
 class PerfEventApi {
-public:
+  public:
     virtual ~PerfEventApi() = default;
     // perf_event_open(2). Returns a file descriptor, or -errno.
     virtual int open(const perf_event_attr& attr, pid_t pid, int cpu, int group_fd,

@@ -1,10 +1,10 @@
 #include "collectors/perf_events.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <utility>
+
+#include <unistd.h>
 
 #include "collectors/fs_root.hpp"
 
@@ -20,7 +20,9 @@ std::vector<std::pair<pid_t, int>> placements(const CountTarget& t) {
             if (auto v = parse_int(tid)) out.emplace_back(static_cast<pid_t>(*v), -1);
     };
     switch (t.kind) {
-        case CountTarget::Kind::calling_thread: out.emplace_back(0, -1); break;
+        case CountTarget::Kind::calling_thread:
+            out.emplace_back(0, -1);
+            break;
         case CountTarget::Kind::this_process:
             threads_of("self");
             if (out.empty()) out.emplace_back(0, -1);
@@ -75,7 +77,9 @@ CountTarget CountTarget::cpu_wide(std::vector<int> cpus) {
 
 PerfEventSet::PerfEventSet(PerfEventApi& api, std::vector<CounterSpec> specs,
                            double min_running_fraction)
-    : api_(&api), specs_(std::move(specs)), fds_(specs_.size()),
+    : api_(&api),
+      specs_(std::move(specs)),
+      fds_(specs_.size()),
       min_running_fraction_(min_running_fraction) {}
 
 PerfEventSet PerfEventSet::open(const CountTarget& target, std::vector<CounterSpec> specs,
@@ -132,9 +136,13 @@ PerfEventSet PerfEventSet::open(const CountTarget& target, std::vector<CounterSp
 }
 
 PerfEventSet::PerfEventSet(PerfEventSet&& o) noexcept
-    : api_(o.api_), specs_(std::move(o.specs_)), fds_(std::move(o.fds_)),
-      failures_(std::move(o.failures_)), warnings_(std::move(o.warnings_)),
-      min_running_fraction_(o.min_running_fraction_), user_space_only_(o.user_space_only_) {
+    : api_(o.api_),
+      specs_(std::move(o.specs_)),
+      fds_(std::move(o.fds_)),
+      failures_(std::move(o.failures_)),
+      warnings_(std::move(o.warnings_)),
+      min_running_fraction_(o.min_running_fraction_),
+      user_space_only_(o.user_space_only_) {
     o.fds_.clear();
 }
 
@@ -215,7 +223,8 @@ Readings PerfEventSet::read() const {
         if (user_space_only_ && spec.scope == EventScope::hardware)
             reading.note += std::string(reading.note.empty() ? "" : "; ") +
                             "user space only (perf_event_paranoid)";
-        if (c.running_fraction) multiplexed.push_back(spec.name + " " + percent(*c.running_fraction));
+        if (c.running_fraction)
+            multiplexed.push_back(spec.name + " " + percent(*c.running_fraction));
         r.values.push_back(std::move(reading));
     }
     if (!multiplexed.empty()) {

@@ -5,12 +5,12 @@
 // multiplexes when there are more events than counters and nothing is silently dropped;
 // counts are scaled by enabled/running time (counter_scaling.hpp).
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <sys/types.h>
 
 #include "collectors/counter_scaling.hpp"
 #include "collectors/perf_environment.hpp"
@@ -66,7 +66,7 @@ struct PerfEventSetOptions {
 };
 
 class PerfEventSet {
-public:
+  public:
     struct Failure {
         std::string counter;
         int error = 0;  // errno
@@ -102,7 +102,7 @@ public:
     // for failures to open and for multiplexing.
     Readings read() const;
 
-private:
+  private:
     PerfEventSet(PerfEventApi& api, std::vector<CounterSpec> specs, double min_running_fraction);
     void close_all();
     void ioctl_all(unsigned long request);

@@ -30,7 +30,7 @@ std::optional<int> pmu_id(std::string_view name) {
 }
 
 class SystemPfmApi final : public PfmApi {
-public:
+  public:
     explicit SystemPfmApi(std::optional<std::string> forced) : forced_(std::move(forced)) {
         std::lock_guard<std::mutex> lock(pfm_mutex());
         if (forced_) {
@@ -54,7 +54,8 @@ public:
 
     Capability status() const override {
         if (rc_ != PFM_SUCCESS)
-            return Capability::no(std::string("libpfm4 failed to initialise: ") + pfm_strerror(rc_));
+            return Capability::no(std::string("libpfm4 failed to initialise: ") +
+                                  pfm_strerror(rc_));
         return Capability::yes("libpfm4 " + version());
     }
 
@@ -146,7 +147,7 @@ public:
         return names;
     }
 
-private:
+  private:
     std::optional<std::string> forced_;
     std::optional<std::string> saved_;
     int rc_ = PFM_ERR_NOINIT;
@@ -162,7 +163,7 @@ std::unique_ptr<PfmApi> make_pfm_api(std::optional<std::string> forced_pmu) {
 
 namespace {
 class AbsentPfmApi final : public PfmApi {
-public:
+  public:
     Capability status() const override {
         return Capability::no("ceiling was built without libpfm4",
                               "install libpfm4-dev (scripts/setup does) and rebuild");

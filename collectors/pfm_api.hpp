@@ -27,7 +27,7 @@ struct PfmResult {
 };
 
 class PfmApi {
-public:
+  public:
     virtual ~PfmApi() = default;
     // Initialised, or why not ("not built with libpfm4").
     virtual Capability status() const = 0;

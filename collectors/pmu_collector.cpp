@@ -57,7 +57,8 @@ void collect(const PerfEventSet& set, EventCounts& counts) {
         if (!values[i]) continue;
         std::string name = set.specs()[i].name;
         // Uncore specs are named "PMU/event": summed over PMU instances by event.
-        if (const auto slash = name.find('/'); slash != std::string::npos) name = name.substr(slash + 1);
+        if (const auto slash = name.find('/'); slash != std::string::npos)
+            name = name.substr(slash + 1);
         add_into(counts, name, *values[i]);
     }
 }
@@ -102,16 +103,19 @@ constexpr MemoryControllerPmu memory_controller_pmus[] = {
 };
 }  // namespace
 
-Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api, const PerfEnvironment& env) {
+Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api,
+                                   const PerfEnvironment& env) {
     for (const auto& mc : memory_controller_pmus) {
         const auto pmus = sysfs_pmus(root, mc.prefix);
         if (pmus.empty()) continue;
         const std::string which = std::string(mc.what) + " (" + pmus.front() +
                                   (pmus.size() > 1 ? ".." + pmus.back() : "") + ")";
         if (!env.system_wide_allowed())
-            return Capability::no(which + " present, but CPU-wide events need perf_event_paranoid<=0 "
-                                  "or CAP_PERFMON (perf_event_paranoid=" +
-                                      (env.paranoid ? std::to_string(*env.paranoid) : "unknown") + ")",
+            return Capability::no(which +
+                                      " present, but CPU-wide events need perf_event_paranoid<=0 "
+                                      "or CAP_PERFMON (perf_event_paranoid=" +
+                                      (env.paranoid ? std::to_string(*env.paranoid) : "unknown") +
+                                      ")",
                                   "sudo sysctl kernel.perf_event_paranoid=0 (or sudo setcap "
                                   "cap_perfmon+ep <path to ceiling>)");
         // Try one named event of the first instance, as the collector would.
@@ -123,17 +127,19 @@ Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api, const 
             PerfEventSetOptions opts;
             opts.environment = &env;
             auto set = PerfEventSet::open(
-                CountTarget::cpu_wide({l.event->cpus.empty() ? 0 : l.event->cpus.front()}), {s}, api, opts);
+                CountTarget::cpu_wide({l.event->cpus.empty() ? 0 : l.event->cpus.front()}), {s},
+                api, opts);
             if (!set.failures().empty()) return set.failures().front().explanation;
             return Capability::yes(which);
         }
         return Capability::yes(which + ", no named events (raw encodings only)");
     }
     if (env.virtual_machine)
-        return Capability::no("no memory-controller PMU exposed in this VM (uncore counters are not "
-                              "virtualised)",
-                              "measure DRAM traffic on bare metal; here bytes come from analytic "
-                              "counts or cache-miss estimates");
+        return Capability::no(
+            "no memory-controller PMU exposed in this VM (uncore counters are not "
+            "virtualised)",
+            "measure DRAM traffic on bare metal; here bytes come from analytic "
+            "counts or cache-miss estimates");
     return Capability::no("no memory-controller PMU exposed (uncore_imc / amd_umc absent)",
                           "load the uncore driver (modprobe intel_uncore) or use a kernel that "
                           "supports this CPU's uncore");
@@ -153,7 +159,8 @@ PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
         // Generic hardware events still work: the kernel knows cycles and instructions.
         plan.notes.push_back(plan.pmu ? "no FLOP/byte event table for PMU model " + *plan.pmu
                                       : "libpfm4 does not recognise this CPU's PMU");
-        plan.core.push_back(core_spec("cycles", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, 0}));
+        plan.core.push_back(
+            core_spec("cycles", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, 0, 0}));
         plan.core.push_back(
             core_spec("instructions", {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, 0, 0}));
         plan.capability.reason += "; cycles and instructions only";
@@ -174,13 +181,15 @@ PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
                 if (!r.sysfs_pmu.empty()) {
                     const auto pmus = sysfs_pmus(*b.root, r.sysfs_pmu);
                     if (pmus.empty()) {
-                        plan.notes.push_back("no " + std::string(r.sysfs_pmu) +
-                                             " PMU exposed: " + std::string(r.name) + " unavailable");
+                        plan.notes.push_back("no " + std::string(r.sysfs_pmu) + " PMU exposed: " +
+                                             std::string(r.name) + " unavailable");
                         continue;
                     }
                     if (!env.system_wide_allowed()) {
-                        plan.notes.push_back(std::string(r.name) + " needs perf_event_paranoid<=0 or "
-                                             "CAP_PERFMON (sudo sysctl kernel.perf_event_paranoid=0)");
+                        plan.notes.push_back(
+                            std::string(r.name) +
+                            " needs perf_event_paranoid<=0 or "
+                            "CAP_PERFMON (sudo sysctl kernel.perf_event_paranoid=0)");
                         continue;
                     }
                     std::vector<CounterSpec> specs;
@@ -193,7 +202,8 @@ PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
                                 complete = false;
                                 continue;
                             }
-                            CounterSpec s = core_spec(pmu + "/" + std::string(term.event), l.event->encoding);
+                            CounterSpec s =
+                                core_spec(pmu + "/" + std::string(term.event), l.event->encoding);
                             s.scope = EventScope::system_wide;
                             specs.push_back(std::move(s));
                             if (cpus.empty()) cpus = l.event->cpus;
@@ -206,7 +216,8 @@ PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
                 }
                 std::vector<CounterSpec> specs;
                 for (const ByteTerm& term : r.terms)
-                    if (auto s = encode(pfm, t, term.event, plan.notes)) specs.push_back(std::move(*s));
+                    if (auto s = encode(pfm, t, term.event, plan.notes))
+                        specs.push_back(std::move(*s));
                 if (specs.size() != r.terms.size()) continue;
                 plan.core.insert(plan.core.end(), specs.begin(), specs.end());
                 plan.bytes = &r;
@@ -328,7 +339,8 @@ Readings PmuCollector::derive() const {
         r.values.push_back(std::move(g));
     }
     if (p.table) {
-        std::vector<std::string_view> groups(options_.flop_groups.begin(), options_.flop_groups.end());
+        std::vector<std::string_view> groups(options_.flop_groups.begin(),
+                                             options_.flop_groups.end());
         const DerivedValue all = flops_from_counts(p.table->flops, counts, groups);
         if (all.value) r.values.push_back(derived_reading("fp_ops", all, "flop"));
         std::set<std::string_view> precisions;
@@ -336,7 +348,8 @@ Readings PmuCollector::derive() const {
             if (f.precision != "mixed") precisions.insert(f.precision);
         for (std::string_view prec : precisions) {
             const DerivedValue d = flops_from_counts(p.table->flops, counts, groups, prec);
-            if (d.value) r.values.push_back(derived_reading("fp_ops_" + std::string(prec), d, "flop"));
+            if (d.value)
+                r.values.push_back(derived_reading("fp_ops_" + std::string(prec), d, "flop"));
         }
     }
     if (p.bytes) {

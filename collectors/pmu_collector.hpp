@@ -55,10 +55,11 @@ PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& backends);
 
 // Memory-controller (uncore) counters: is a memory-controller PMU exposed, may this
 // process open CPU-wide events, and does one open? Detail names the PMUs.
-Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api, const PerfEnvironment& env);
+Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api,
+                                   const PerfEnvironment& env);
 
 class PmuCollector : public Collector {
-public:
+  public:
     explicit PmuCollector(CountTarget target = CountTarget::this_process(), PmuOptions options = {},
                           PmuBackends backends = {});
     ~PmuCollector() override;
@@ -72,7 +73,7 @@ public:
     Readings read() override;
     const PmuPlan& plan();
 
-private:
+  private:
     CountTarget target_;
     PmuOptions options_;
     PmuBackends backends_;

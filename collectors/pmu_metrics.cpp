@@ -90,7 +90,8 @@ std::string_view to_string(Verdict v) {
 
 Validation validate_count(std::string_view what, double expected, std::optional<double> measured,
                           double tolerance) {
-    if (!(expected > 0)) throw std::invalid_argument("validate_count: expected work must be positive");
+    if (!(expected > 0))
+        throw std::invalid_argument("validate_count: expected work must be positive");
     Validation v;
     v.expected = expected;
     v.measured = measured;

@@ -19,11 +19,11 @@ namespace ceiling::collectors {
 using EventCounts = std::map<std::string, ScaledCount, std::less<>>;
 
 struct DerivedValue {
-    std::optional<double> value;  // absent when any input is absent
-    bool low_confidence = false;  // an input is low-confidence
-    bool estimate = false;        // computed from a proxy
+    std::optional<double> value;             // absent when any input is absent
+    bool low_confidence = false;             // an input is low-confidence
+    bool estimate = false;                   // computed from a proxy
     std::optional<double> running_fraction;  // the smallest of the inputs', when multiplexed
-    std::string note;             // why absent, low-confidence or an estimate
+    std::string note;                        // why absent, low-confidence or an estimate
 };
 
 // FLOPs = sum of count x flops_per_count over the terms in `groups`, optionally only

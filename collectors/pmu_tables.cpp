@@ -167,16 +167,19 @@ std::vector<std::string> check_uarch_events(std::span<const UarchEvents> all) {
         if (t.pmu.empty()) problem("no PMU name");
         if (std::find(pmus.begin(), pmus.end(), t.pmu) != pmus.end()) problem("listed twice");
         pmus.push_back(t.pmu);
-        if (t.vendor != intel && t.vendor != amd) problem("unknown vendor '" + std::string(t.vendor) + "'");
+        if (t.vendor != intel && t.vendor != amd)
+            problem("unknown vendor '" + std::string(t.vendor) + "'");
         if (t.cycles.empty() || t.instructions.empty()) problem("no cycles or instructions event");
         if (t.general_counters <= 0) problem("no counter count");
         std::vector<std::string_view> events = {t.cycles, t.instructions};
         for (const auto& f : t.flops) {
             if (f.event.empty()) problem("a FLOP term without an event");
-            if (!(f.flops_per_count > 0 && f.flops_per_count <= 64) || !std::isfinite(f.flops_per_count))
+            if (!(f.flops_per_count > 0 && f.flops_per_count <= 64) ||
+                !std::isfinite(f.flops_per_count))
                 problem(std::string(f.event) + ": flop per count must be in (0, 64]");
             if (!one_of(known_precisions, f.precision))
-                problem(std::string(f.event) + ": unknown precision '" + std::string(f.precision) + "'");
+                problem(std::string(f.event) + ": unknown precision '" + std::string(f.precision) +
+                        "'");
             if (!one_of(known_groups, f.group))
                 problem(std::string(f.event) + ": unknown group '" + std::string(f.group) + "'");
             if (std::find(events.begin(), events.end(), f.event) != events.end())
@@ -190,7 +193,8 @@ std::vector<std::string> check_uarch_events(std::span<const UarchEvents> all) {
                 if (!(b.bytes_per_count > 0) || !std::isfinite(b.bytes_per_count))
                     problem(std::string(b.event) + ": bytes per count must be positive");
                 if (!one_of(known_directions, b.direction))
-                    problem(std::string(b.event) + ": unknown direction '" + std::string(b.direction) + "'");
+                    problem(std::string(b.event) + ": unknown direction '" +
+                            std::string(b.direction) + "'");
             }
         }
     }

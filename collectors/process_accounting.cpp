@@ -1,9 +1,9 @@
 #include "collectors/process_accounting.hpp"
 
-#include <unistd.h>
-
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "collectors/clock.hpp"
 

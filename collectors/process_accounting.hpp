@@ -4,11 +4,11 @@
 // getrusage/wait4 for the calling process or a reaped child, from /proc/PID for a process
 // still running (sampling), both read through an injectable FsRoot.
 
-#include <sys/resource.h>
-#include <sys/types.h>
-
 #include <optional>
 #include <string_view>
+
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include "collectors/collector.hpp"
 #include "collectors/fs_root.hpp"
@@ -32,12 +32,12 @@ ProcessUsage usage_delta(const ProcessUsage& before, const ProcessUsage& after);
 // /proc/PID/stat fields used here (proc(5) numbering).
 struct ProcStat {
     char state = '?';
-    double minor_faults = 0;    // field 10
-    double major_faults = 0;    // field 12
-    double utime_ticks = 0;     // field 14, in clock ticks (sysconf(_SC_CLK_TCK))
-    double stime_ticks = 0;     // field 15
-    double num_threads = 0;     // field 20
-    double rss_pages = 0;       // field 24
+    double minor_faults = 0;  // field 10
+    double major_faults = 0;  // field 12
+    double utime_ticks = 0;   // field 14, in clock ticks (sysconf(_SC_CLK_TCK))
+    double stime_ticks = 0;   // field 15
+    double num_threads = 0;   // field 20
+    double rss_pages = 0;     // field 24
 };
 // The command name (field 2) may contain spaces and parentheses: fields are counted from
 // the last ')'. nullopt when malformed.
@@ -66,7 +66,7 @@ Readings usage_readings(const ProcessUsage& u);
 
 // Wall clock plus rusage of the calling process (all threads) or the calling thread only.
 class ProcessAccountingCollector : public Collector {
-public:
+  public:
     enum class Scope { process, thread };
     explicit ProcessAccountingCollector(Scope scope = Scope::process) : scope_(scope) {}
     std::string_view name() const override { return "process accounting"; }
@@ -75,7 +75,7 @@ public:
     Readings stop() override;
     Readings read() override;
 
-private:
+  private:
     ProcessUsage sample() const;
     Scope scope_;
     ProcessUsage begin_;

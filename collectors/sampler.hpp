@@ -20,7 +20,7 @@ struct Sample {
 };
 
 class Sampler {
-public:
+  public:
     using ReadFn = std::function<Readings()>;
     Sampler(std::chrono::nanoseconds period, ReadFn read);
     ~Sampler();
@@ -31,7 +31,7 @@ public:
     // Stops the thread (at once, not at the next tick) and returns the samples taken.
     std::vector<Sample> stop();
 
-private:
+  private:
     void loop();
     std::chrono::nanoseconds period_;
     ReadFn read_;

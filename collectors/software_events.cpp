@@ -45,8 +45,8 @@ std::vector<CounterSpec> software_counter_specs() {
 Capability probe_software_events(PerfEventApi& api, const PerfEnvironment* env) {
     PerfEventSetOptions opts;
     opts.environment = env;
-    auto set = PerfEventSet::open(CountTarget::calling_thread(),
-                                  {software_counter_spec(table[0])}, api, opts);
+    auto set = PerfEventSet::open(CountTarget::calling_thread(), {software_counter_spec(table[0])},
+                                  api, opts);
     if (!set.failures().empty()) return set.failures().front().explanation;
     return Capability::yes(set.user_space_only()
                                ? "task-clock, context switches, migrations, page faults "

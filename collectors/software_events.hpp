@@ -32,7 +32,7 @@ Capability probe_software_events(PerfEventApi& api = system_perf_event_api(),
 // Software events around a region, for one target (by default every thread of this
 // process, including threads it creates while counting).
 class SoftwareEventCollector : public Collector {
-public:
+  public:
     explicit SoftwareEventCollector(CountTarget target = CountTarget::this_process(),
                                     PerfEventApi& api = system_perf_event_api());
     std::string_view name() const override { return "perf_event software events"; }
@@ -42,7 +42,7 @@ public:
     Readings stop() override;
     Readings read() override;
 
-private:
+  private:
     CountTarget target_;
     PerfEventApi* api_;
     std::optional<PerfEventSet> set_;

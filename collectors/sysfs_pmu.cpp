@@ -104,7 +104,8 @@ SysfsLookup resolve_sysfs_event(const FsRoot& root, std::string_view pmu, std::s
         const auto format = root.read_line(dir + "/format/" + key);
         const auto field = format ? parse_format_field(*format) : std::nullopt;
         if (!field || !place(e.encoding, *field, value)) {
-            out.error = "the " + std::string(pmu) + " PMU's format has no usable field '" + key + "'";
+            out.error =
+                "the " + std::string(pmu) + " PMU's format has no usable field '" + key + "'";
             return out;
         }
     }
@@ -128,7 +129,8 @@ std::vector<std::string> sysfs_pmus(const FsRoot& root, std::string_view prefix)
             name[prefix.size()] != '_')
             continue;
         const std::string_view rest = std::string_view(name).substr(prefix.size() + 1);
-        if (std::all_of(rest.begin(), rest.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
+        if (std::all_of(rest.begin(), rest.end(),
+                        [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
             out.push_back(name);
     }
     return out;

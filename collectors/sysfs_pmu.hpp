@@ -18,7 +18,7 @@ namespace ceiling::collectors {
 
 // One format field: "config:0-7,32-35" -> word "config", bits 0..7 then 32..35.
 struct FormatField {
-    std::string word;                            // config, config1 or config2
+    std::string word;                             // config, config1 or config2
     std::vector<std::pair<int, int>> bit_ranges;  // inclusive, low bits of the value first
 };
 std::optional<FormatField> parse_format_field(std::string_view text);
@@ -27,8 +27,8 @@ struct SysfsEvent {
     std::string pmu;
     std::string event;
     EventEncoding encoding;
-    double scale = 1;   // events/NAME.scale: raw count x scale = value in `unit`
-    std::string unit;   // events/NAME.unit ("MiB", "Joules"); empty when not given
+    double scale = 1;       // events/NAME.scale: raw count x scale = value in `unit`
+    std::string unit;       // events/NAME.unit ("MiB", "Joules"); empty when not given
     std::vector<int> cpus;  // cpumask: where a CPU-wide PMU is opened (one CPU per socket)
 };
 

@@ -4,9 +4,12 @@ namespace ceiling::measure {
 
 Source to_source(collectors::ReadingSource s) {
     switch (s) {
-        case collectors::ReadingSource::timing: return Source::timing;
-        case collectors::ReadingSource::software: return Source::software;
-        case collectors::ReadingSource::pmu: return Source::pmu;
+        case collectors::ReadingSource::timing:
+            return Source::timing;
+        case collectors::ReadingSource::software:
+            return Source::software;
+        case collectors::ReadingSource::pmu:
+            return Source::pmu;
     }
     return Source::software;
 }

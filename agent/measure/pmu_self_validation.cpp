@@ -1,10 +1,10 @@
 #include "agent/measure/pmu_self_validation.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <memory>
 #include <vector>
+
+#include <unistd.h>
 
 #include "kernels/cpu_features.hpp"
 #include "kernels/roofs/bandwidth.hpp"
@@ -16,7 +16,8 @@ namespace {
 
 // Double-precision FMA kernels, widest first: FP_ARITH counts them per width, so the
 // widest exercises the largest factor of the formula.
-constexpr std::string_view flop_kernels[] = {"fp64_fma512", "fp64_fma256", "fp64_fma128", "fp64_scalar"};
+constexpr std::string_view flop_kernels[] = {"fp64_fma512", "fp64_fma256", "fp64_fma128",
+                                             "fp64_scalar"};
 
 // A buffer this many times the last-level cache is streamed from DRAM, not from cache.
 constexpr std::size_t llc_multiple = 4;
@@ -27,7 +28,8 @@ constexpr std::size_t max_stream_bytes = std::size_t{1} << 30;
 
 std::size_t default_validation_stream_bytes() {
     const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    const std::size_t want = llc > 0 ? static_cast<std::size_t>(llc) * llc_multiple : min_stream_bytes;
+    const std::size_t want =
+        llc > 0 ? static_cast<std::size_t>(llc) * llc_multiple : min_stream_bytes;
     std::size_t bytes = std::clamp(want, min_stream_bytes, max_stream_bytes);
     const std::size_t block = kernels::bandwidth_block_floats * sizeof(float);
     return bytes / block * block;
@@ -87,9 +89,9 @@ PmuSelfValidation run_pmu_self_validation(const collectors::PmuBackends& backend
     // Bytes: a streaming read of a buffer well beyond the last-level cache.
     if (pmu.plan().bytes) {
         const std::size_t block = kernels::bandwidth_block_floats * sizeof(float);
-        const std::size_t bytes = options.stream_bytes
-                                      ? std::max(options.stream_bytes / block, std::size_t{1}) * block
-                                      : default_validation_stream_bytes();
+        const std::size_t bytes =
+            options.stream_bytes ? std::max(options.stream_bytes / block, std::size_t{1}) * block
+                                 : default_validation_stream_bytes();
         const std::size_t n = bytes / sizeof(float);
         std::vector<float> buffer(n + kernels::bandwidth_array_pad_floats, 1.0f);
         const auto& impl = kernels::best_bandwidth_impl();

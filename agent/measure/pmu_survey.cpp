@@ -24,10 +24,17 @@ struct HypervisorSignature {
     std::string_view name;
 };
 constexpr HypervisorSignature hypervisors[] = {
-    {"KVMKVMKVM", "KVM"},          {"Microsoft Hv", "Hyper-V"}, {"VMwareVMware", "VMware"},
-    {"XenVMMXenVMM", "Xen"},       {"TCGTCGTCGTCG", "QEMU TCG"}, {"VBoxVBoxVBox", "VirtualBox"},
-    {"ACRNACRNACRN", "ACRN"},      {"bhyve bhyve ", "bhyve"},    {" lrpepyh  vr", "Parallels"},
-    {"QNXQVMBSQG", "QNX"},         {"Linux KVM Hv", "KVM (Hyper-V enlightenments)"},
+    {"KVMKVMKVM", "KVM"},
+    {"Microsoft Hv", "Hyper-V"},
+    {"VMwareVMware", "VMware"},
+    {"XenVMMXenVMM", "Xen"},
+    {"TCGTCGTCGTCG", "QEMU TCG"},
+    {"VBoxVBoxVBox", "VirtualBox"},
+    {"ACRNACRNACRN", "ACRN"},
+    {"bhyve bhyve ", "bhyve"},
+    {" lrpepyh  vr", "Parallels"},
+    {"QNXQVMBSQG", "QNX"},
+    {"Linux KVM Hv", "KVM (Hyper-V enlightenments)"},
 };
 
 DoctorItem item(std::string id, std::string title, const Capability& c) {
@@ -61,8 +68,9 @@ DoctorItem paranoid_item(const collectors::PerfEnvironment& env) {
     }
     i.available = p <= 2;
     if (p > 1)
-        i.fix = "sudo sysctl kernel.perf_event_paranoid=1 to count kernel-mode work too, =0 for "
-                "uncore and RAPL (or sudo setcap cap_perfmon+ep <path to ceiling>)";
+        i.fix =
+            "sudo sysctl kernel.perf_event_paranoid=1 to count kernel-mode work too, =0 for "
+            "uncore and RAPL (or sudo setcap cap_perfmon+ep <path to ceiling>)";
     return i;
 }
 
@@ -120,7 +128,8 @@ DoctorItem amx_item() {
     }
     const std::string refused = kernels::request_amx_permission();
     i.available = refused.empty();
-    i.detail = refused.empty() ? "tile data permission granted (arch_prctl ARCH_REQ_XCOMP_PERM)" : refused;
+    i.detail =
+        refused.empty() ? "tile data permission granted (arch_prctl ARCH_REQ_XCOMP_PERM)" : refused;
     if (!refused.empty()) i.fix = "Linux 5.16 or later grants AMX tile data to processes that ask";
     return i;
 }
@@ -128,8 +137,8 @@ DoctorItem amx_item() {
 void add_gpu_items(output::DoctorReport& r) {
     const collectors::gpu::GpuProbe g = collectors::gpu::probe_gpu();
     DoctorItem driver = item("cuda_driver", "CUDA driver", g.driver);
-    driver.facts["cuda_version"] = g.driver_cuda_version ? nlohmann::json(*g.driver_cuda_version)
-                                                         : nlohmann::json(nullptr);
+    driver.facts["cuda_version"] =
+        g.driver_cuda_version ? nlohmann::json(*g.driver_cuda_version) : nlohmann::json(nullptr);
     driver.facts["driver_version"] =
         g.driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.driver_version);
     r.items.push_back(std::move(driver));
@@ -145,7 +154,8 @@ void add_gpu_items(output::DoctorReport& r) {
     gpus.facts["devices"] = std::move(list);
     r.items.push_back(std::move(gpus));
     DoctorItem cupti = item("cupti", "CUPTI", g.cupti);
-    cupti.facts["api_version"] = g.cupti_version ? nlohmann::json(*g.cupti_version) : nlohmann::json(nullptr);
+    cupti.facts["api_version"] =
+        g.cupti_version ? nlohmann::json(*g.cupti_version) : nlohmann::json(nullptr);
     r.items.push_back(std::move(cupti));
     r.items.push_back(item("gpu_counters", "GPU performance counters", g.counters));
 }
@@ -178,11 +188,12 @@ DoctorItem self_validation_item(const Capability& cpu_pmu, bool wanted) {
     for (const auto& [key, check] : {std::pair{"flops", &v.flops}, std::pair{"bytes", &v.bytes}}) {
         if (!*check) continue;
         const collectors::Validation& c = **check;
-        i.facts[key] = {{"verdict", std::string(collectors::to_string(c.verdict))},
-                        {"expected", c.expected},
-                        {"measured", c.measured ? nlohmann::json(*c.measured) : nlohmann::json(nullptr)},
-                        {"ratio", c.ratio ? nlohmann::json(*c.ratio) : nlohmann::json(nullptr)},
-                        {"tolerance", c.tolerance}};
+        i.facts[key] = {
+            {"verdict", std::string(collectors::to_string(c.verdict))},
+            {"expected", c.expected},
+            {"measured", c.measured ? nlohmann::json(*c.measured) : nlohmann::json(nullptr)},
+            {"ratio", c.ratio ? nlohmann::json(*c.ratio) : nlohmann::json(nullptr)},
+            {"tolerance", c.tolerance}};
         detail += (detail.empty() ? "" : "; ") + c.explanation;
     }
     if (detail.empty()) detail = "no FLOP or byte events to check on this CPU model";
@@ -237,14 +248,16 @@ output::DoctorReport survey_measurement(const SurveyOptions& options) {
         const auto papi = collectors::make_papi_api();
         r.items.push_back(papi_item(*papi));
     }
-    r.items.push_back(item("uncore", "Memory-controller (uncore) counters",
-                           collectors::probe_memory_controller(collectors::FsRoot::system(), perf, env)));
+    r.items.push_back(
+        item("uncore", "Memory-controller (uncore) counters",
+             collectors::probe_memory_controller(collectors::FsRoot::system(), perf, env)));
     {
         collectors::EnergyCollector energy(collectors::FsRoot::system(), perf, &env);
         const Capability c = options.energy_check ? energy.verify() : energy.probe();
         DoctorItem e = item("energy", "RAPL energy", c);
-        e.facts["interface"] = energy.interface().empty() ? nlohmann::json(nullptr)
-                                                          : nlohmann::json(std::string(energy.interface()));
+        e.facts["interface"] = energy.interface().empty()
+                                   ? nlohmann::json(nullptr)
+                                   : nlohmann::json(std::string(energy.interface()));
         r.items.push_back(std::move(e));
     }
     add_gpu_items(r);

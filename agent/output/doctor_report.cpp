@@ -18,8 +18,8 @@ nlohmann::json to_json(const DoctorReport& r) {
     j["cpu"] = r.cpu;
     j["virtual_machine"] = r.virtual_machine;
     j["hypervisor"] = r.hypervisor.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.hypervisor);
-    j["perf_event_paranoid"] = r.perf_event_paranoid ? nlohmann::json(*r.perf_event_paranoid)
-                                                     : nlohmann::json(nullptr);
+    j["perf_event_paranoid"] =
+        r.perf_event_paranoid ? nlohmann::json(*r.perf_event_paranoid) : nlohmann::json(nullptr);
     nlohmann::json items = nlohmann::json::array();
     for (const auto& i : r.items) {
         nlohmann::json e;
@@ -40,7 +40,8 @@ void render_doctor_report(const DoctorReport& r, std::ostream& out) {
     out << "ceiling doctor: what this machine lets ceiling measure\n\n";
     std::string where = r.cpu;
     if (!r.kernel.empty()) where += ", Linux " + r.kernel;
-    if (r.virtual_machine) where += ", virtual machine" + (r.hypervisor.empty() ? "" : " (" + r.hypervisor + ")");
+    if (r.virtual_machine)
+        where += ", virtual machine" + (r.hypervisor.empty() ? "" : " (" + r.hypervisor + ")");
     out << "host: " << r.host << " (" << where << ")\n\n";
 
     TextTable t;

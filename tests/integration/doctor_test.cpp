@@ -1,10 +1,9 @@
 // `ceiling doctor` end to end on this machine: it reports (exit 0) what can be measured,
 // with reasons for what cannot, as text and as JSON.
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "tests/integration/process.hpp"
@@ -40,9 +39,9 @@ TEST(DoctorCommand, JsonReportsThisMachine) {
             EXPECT_FALSE(i["reason"].get<std::string>().empty()) << i.dump();
         }
     }
-    for (const char* id : {"cpu_pmu", "perf_event_paranoid", "software_events", "libpfm4", "papi",
-                           "uncore", "energy", "cuda_driver", "gpus", "cupti", "gpu_counters", "amx",
-                           "pmu_self_validation"})
+    for (const char* id :
+         {"cpu_pmu", "perf_event_paranoid", "software_events", "libpfm4", "papi", "uncore",
+          "energy", "cuda_driver", "gpus", "cupti", "gpu_counters", "amx", "pmu_self_validation"})
         EXPECT_NE(find_item(report, id), nullptr) << "missing item " << id;
 
     // Software events work in VMs and containers alike.

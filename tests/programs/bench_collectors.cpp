@@ -5,9 +5,6 @@
 //
 //   ceiling_bench_collectors BUSY_PROGRAM [SECONDS] [RUNS] [INTERVAL_MS]
 
-#include <sys/resource.h>
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -15,6 +12,9 @@
 #include <cstdlib>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
 
 #include "collectors/clock.hpp"
 #include "collectors/counted_process.hpp"
@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     long long iterations = 100'000'000;
     for (int i = 0; i < 2; ++i) {
         const double t = bare_run(program, iterations).cpu_s;
-        iterations = static_cast<long long>(static_cast<double>(iterations) * seconds / std::max(t, 1e-3));
+        iterations =
+            static_cast<long long>(static_cast<double>(iterations) * seconds / std::max(t, 1e-3));
     }
 
     std::vector<double> bare_wall, bare_cpu, wall, cpu;
@@ -114,21 +115,28 @@ int main(int argc, char** argv) {
         wall.push_back(m.wall_s);
         cpu.push_back(m.cpu_s);
         last = m;
-        std::printf("run %d: bare %.4f s (cpu %.4f s), under collectors %.4f s (cpu %.4f s, %zu samples)\n",
-                    i + 1, b.wall_s, b.cpu_s, m.wall_s, m.cpu_s, m.samples);
+        std::printf(
+            "run %d: bare %.4f s (cpu %.4f s), under collectors %.4f s (cpu %.4f s, %zu samples)\n",
+            i + 1, b.wall_s, b.cpu_s, m.wall_s, m.cpu_s, m.samples);
     }
     const double bw = median(bare_wall), mw = median(wall), bc = median(bare_cpu), mc = median(cpu);
     const double overhead = mw / bw - 1.0, cpu_overhead = mc / bc - 1.0;
-    std::printf("\nprogram: %s %lld (fixed work, about %.1f s of CPU)\n", program.c_str(), iterations,
-                seconds);
-    std::printf("collectors: perf_event software events from exec (inherited), read with /proc "
-                "accounting every %d ms\n", interval_ms);
-    std::printf("median of %d: bare %.4f s, under collectors %.4f s (program CPU time: %.4f s vs %.4f s, "
-                "%+.2f%%)\n", runs, bw, mw, bc, mc, cpu_overhead * 100);
+    std::printf("\nprogram: %s %lld (fixed work, about %.1f s of CPU)\n", program.c_str(),
+                iterations, seconds);
+    std::printf(
+        "collectors: perf_event software events from exec (inherited), read with /proc "
+        "accounting every %d ms\n",
+        interval_ms);
+    std::printf(
+        "median of %d: bare %.4f s, under collectors %.4f s (program CPU time: %.4f s vs %.4f s, "
+        "%+.2f%%)\n",
+        runs, bw, mw, bc, mc, cpu_overhead * 100);
     std::printf("last run: %zu samples, task-clock %.4f s\n", last.samples, last.task_clock_s);
     if (mc < 0.8 * mw)
-        std::printf("note: the program got %.0f%% of a CPU: other work shares this machine, so the "
-                    "wall-time figure is noisy\n", 100 * mc / mw);
+        std::printf(
+            "note: the program got %.0f%% of a CPU: other work shares this machine, so the "
+            "wall-time figure is noisy\n",
+            100 * mc / mw);
     std::printf("overhead: %+.2f%% wall time (target <= 1%%): %s\n", overhead * 100,
                 overhead <= 0.01 ? "met" : "NOT met");
     return 0;

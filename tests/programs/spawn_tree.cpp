@@ -6,10 +6,6 @@
 //   ceiling_spawn_tree tree THREADS BURN_MS GRANDCHILD_MS TOUCH_MIB
 //   ceiling_spawn_tree burn BURN_MS TOUCH_MIB
 
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +13,10 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 

@@ -2,14 +2,15 @@
 // CounterValues, hypervisor names, and the PMU self-validation verdicts on recorded counts
 // (a trusted PMU, one that reads 0, one off by 2x), with the real kernel running.
 
-#include <gtest/gtest.h>
+#include "agent/output/doctor_report.hpp"
 
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "agent/measure/pmu_readings.hpp"
 #include "agent/measure/pmu_self_validation.hpp"
 #include "agent/measure/pmu_survey.hpp"
-#include "agent/output/doctor_report.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 #include "tests/unit/collectors/fake_pfm_api.hpp"
 
@@ -134,16 +135,20 @@ struct FakeSpr {
         env.cap_perfmon = true;
         env.cpu_pmus = {"cpu"};
         pfm.host = "spr";
-        const char* all[] = {"UNHALTED_CORE_CYCLES", "INSTRUCTION_RETIRED",
-                             "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE", "FP_ARITH_INST_RETIRED:SCALAR_SINGLE",
+        const char* all[] = {"UNHALTED_CORE_CYCLES",
+                             "INSTRUCTION_RETIRED",
+                             "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE",
+                             "FP_ARITH_INST_RETIRED:SCALAR_SINGLE",
                              "FP_ARITH_INST_RETIRED:128B_PACKED_DOUBLE",
                              "FP_ARITH_INST_RETIRED:128B_PACKED_SINGLE",
                              "FP_ARITH_INST_RETIRED:256B_PACKED_DOUBLE",
                              "FP_ARITH_INST_RETIRED:256B_PACKED_SINGLE",
                              "FP_ARITH_INST_RETIRED:512B_PACKED_DOUBLE",
-                             "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE", "LONGEST_LAT_CACHE:MISS"};
+                             "FP_ARITH_INST_RETIRED:512B_PACKED_SINGLE",
+                             "LONGEST_LAT_CACHE:MISS"};
         std::uint64_t config = 0x1000;  // distinct configs for the events not looked at
-        for (const char* e : all) pfm.events[std::string("spr::") + e] = {PERF_TYPE_RAW, config++, 0, 0};
+        for (const char* e : all)
+            pfm.events[std::string("spr::") + e] = {PERF_TYPE_RAW, config++, 0, 0};
         const auto kernel = measure::flop_validation_kernel();
         for (const auto& k : kernel_events)
             if (kernel && kernel->name == k.kernel) {
@@ -156,7 +161,8 @@ struct FakeSpr {
         perf.count = [this](const perf_event_attr& a) -> collectors::RawCount {
             if ((a.type == 38 || a.type == 39) && a.config == 0xcf05)
                 return {static_cast<std::uint64_t>(cas_count), 1000, 1000};
-            if (a.config == event_config) return {static_cast<std::uint64_t>(event_count), 1000, 1000};
+            if (a.config == event_config)
+                return {static_cast<std::uint64_t>(event_count), 1000, 1000};
             return {0, 1000, 1000};
         };
     }
@@ -173,7 +179,8 @@ measure::PmuSelfValidationOptions small() {
 }
 
 double flops_of(const measure::PmuSelfValidationOptions& o) {
-    return measure::flop_validation_kernel()->flops_per_iteration * static_cast<double>(o.iterations);
+    return measure::flop_validation_kernel()->flops_per_iteration *
+           static_cast<double>(o.iterations);
 }
 
 TEST(PmuSelfValidation, TrustedWhenCountsMatchTheKnownWork) {

@@ -1,9 +1,9 @@
 // The default collectors around a region of this process: what this machine can measure
 // is measured, what it cannot is left out with its reason, and sampling reads mid-way.
 
-#include <gtest/gtest.h>
-
 #include <chrono>
+
+#include <gtest/gtest.h>
 
 #include "collectors/default_collectors.hpp"
 #include "collectors/sampler.hpp"
@@ -74,7 +74,8 @@ TEST(Sampler, StopsAtOnce) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(sampler.stop().empty());
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
-    EXPECT_THROW(Sampler(std::chrono::nanoseconds(0), [] { return Readings{}; }), std::invalid_argument);
+    EXPECT_THROW(Sampler(std::chrono::nanoseconds(0), [] { return Readings{}; }),
+                 std::invalid_argument);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // Counting a program from exec: a wrapped child that spawns threads and a grandchild
 // process is fully counted; exit statuses follow the shell's conventions.
 
+#include "collectors/counted_process.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectors/counted_process.hpp"
 #include "collectors/software_events.hpp"
 
 namespace ceiling::collectors {

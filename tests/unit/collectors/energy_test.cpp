@@ -1,9 +1,10 @@
 // RAPL energy: powercap domains and counter wrap on a recorded tree, the perf power PMU
 // reading 0 in a VM marked untrusted, and this machine's answer with its reason.
 
+#include "collectors/energy.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectors/energy.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 
 namespace ceiling::collectors {

@@ -1,9 +1,10 @@
 // Bad input: an unknown event name is an error that lists the close matches; known names
 // of every spelling resolve.
 
+#include "collectors/event_names.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectors/event_names.hpp"
 #include "tests/unit/collectors/fake_pfm_api.hpp"
 
 namespace ceiling::collectors {
@@ -38,8 +39,10 @@ TEST(ResolveEvent, UnknownNameListsCloseMatches) {
     EXPECT_FALSE(l.spec);
     ASSERT_FALSE(l.suggestions.empty());
     EXPECT_EQ(l.suggestions[0], "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE");
-    EXPECT_NE(l.error.find("unknown event 'FP_ARITH_INST_RETIRD:SCALAR_DOUBLE'"), std::string::npos);
-    EXPECT_NE(l.error.find("did you mean FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"), std::string::npos) << l.error;
+    EXPECT_NE(l.error.find("unknown event 'FP_ARITH_INST_RETIRD:SCALAR_DOUBLE'"),
+              std::string::npos);
+    EXPECT_NE(l.error.find("did you mean FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"), std::string::npos)
+        << l.error;
     EXPECT_EQ(l.error.find('\n'), std::string::npos) << "one line";
 
     const auto sw = resolve_event("task-clok", pfm, spr_root);

@@ -12,7 +12,7 @@
 namespace ceiling::collectors::testing {
 
 class FakePerfEventApi : public PerfEventApi {
-public:
+  public:
     struct Opened {
         perf_event_attr attr;
         pid_t pid;

@@ -10,7 +10,7 @@
 namespace ceiling::collectors::testing {
 
 class FakePfmApi : public PfmApi {
-public:
+  public:
     std::optional<std::string> host;  // the detected model
     // Fully qualified ("spr::EVENT:UMASK") or bare names -> encodings.
     std::map<std::string, EventEncoding, std::less<>> events;
@@ -19,7 +19,8 @@ public:
     std::string version() const override { return "4.0"; }
     std::optional<std::string> host_pmu() const override { return host; }
     PfmResult encode(std::string_view event) const override {
-        if (auto it = events.find(event); it != events.end()) return {PfmEncoding{it->second, it->first}, {}};
+        if (auto it = events.find(event); it != events.end())
+            return {PfmEncoding{it->second, it->first}, {}};
         return {std::nullopt, "event not found"};
     }
     std::vector<std::string> event_names(std::string_view pmu) const override {

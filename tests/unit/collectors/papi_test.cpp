@@ -17,7 +17,8 @@ PapiStatus kvm_guest_status() {
     s.virtual_machine = true;
     s.vm_vendor = "KVMKVMKVM";
     s.components = {
-        {"perf_event", "Linux perf_event CPU counters", true, "Error libpfm4 no default PMU found", 0, 0},
+        {"perf_event", "Linux perf_event CPU counters", true, "Error libpfm4 no default PMU found",
+         0, 0},
         {"perf_event_uncore", "Linux perf_event CPU uncore and northbridge", true,
          "No uncore PMUs or events found", 0, 0},
         {"sysdetect", "System info detection component", false, "", 0, 0},
@@ -30,7 +31,8 @@ TEST(PapiCapability, NoPmuInAVmNamesTheDisabledComponentAndTheFix) {
     EXPECT_FALSE(c.available);
     EXPECT_NE(c.reason.find("0 hardware counters"), std::string::npos) << c.reason;
     EXPECT_NE(c.reason.find("Error libpfm4 no default PMU found"), std::string::npos) << c.reason;
-    EXPECT_NE(c.reason.find("no CPU PMU exposed in this VM (KVMKVMKVM)"), std::string::npos) << c.reason;
+    EXPECT_NE(c.reason.find("no CPU PMU exposed in this VM (KVMKVMKVM)"), std::string::npos)
+        << c.reason;
     EXPECT_NE(c.fix.find("virtual PMU"), std::string::npos);
 }
 
@@ -49,7 +51,7 @@ TEST(PapiCapability, CountersAvailableOrLibraryMissing) {
 }
 
 class FakePapi : public PapiApi {
-public:
+  public:
     PapiStatus status() override { return {}; }
     bool event_exists(std::string_view name) override { return name != "PAPI_SP_OPS"; }
     int start(const std::vector<std::string>& events, bool& multiplexed, std::string&) override {
@@ -68,7 +70,8 @@ TEST(PapiCollector, CountsTheDefinedPresetsAndWarnsAboutTheRest) {
     FakePapi papi;
     PapiCollector c(&papi);
     c.start();
-    EXPECT_EQ(papi.started, (std::vector<std::string>{"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_DP_OPS"}));
+    EXPECT_EQ(papi.started,
+              (std::vector<std::string>{"PAPI_TOT_CYC", "PAPI_TOT_INS", "PAPI_DP_OPS"}));
     const Readings r = c.stop();
     ASSERT_EQ(r.values.size(), 3u);
     EXPECT_EQ(r.values[2].name, "papi:PAPI_DP_OPS");

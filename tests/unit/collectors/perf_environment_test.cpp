@@ -1,11 +1,11 @@
 // What the kernel allows, read from recorded /proc and /sys trees, and the table that
 // turns perf_event_open errors into reasons and fixes.
 
-#include <gtest/gtest.h>
+#include "collectors/perf_environment.hpp"
 
 #include <cerrno>
 
-#include "collectors/perf_environment.hpp"
+#include <gtest/gtest.h>
 
 namespace ceiling::collectors {
 namespace {

@@ -2,9 +2,10 @@
 // multiplexed with a warning (never dropped), the user-space-only fallback under
 // perf_event_paranoid=2, failures explained.
 
+#include "collectors/perf_events.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectors/perf_events.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 
 namespace ceiling::collectors {
@@ -73,7 +74,8 @@ TEST(PerfEventSet, TooManyEventsAreMultiplexedWithAWarningNeverDropped) {
     // The kernel gives each of 12 events half the time on 8 counters... as the fake says.
     api.count = [](const perf_event_attr& a) { return RawCount{a.config * 10, 1000, 600}; };
     std::vector<CounterSpec> specs;
-    for (std::uint64_t i = 1; i <= 12; ++i) specs.push_back(hardware_spec("e" + std::to_string(i), i));
+    for (std::uint64_t i = 1; i <= 12; ++i)
+        specs.push_back(hardware_spec("e" + std::to_string(i), i));
     PerfEventSetOptions opts;
     opts.hardware_counters = 8;
     const PerfEnvironment env = vm_environment();
@@ -105,9 +107,9 @@ TEST(PerfEventSet, FallsBackToUserSpaceOnlyUnderParanoid2) {
     const PerfEnvironment env = vm_environment();
     PerfEventSetOptions opts;
     opts.environment = &env;
-    auto set = PerfEventSet::open(CountTarget::calling_thread(),
-                                  {hardware_spec("cycles", 0x3c), hardware_spec("instructions", 0xc0)},
-                                  api, opts);
+    auto set = PerfEventSet::open(
+        CountTarget::calling_thread(),
+        {hardware_spec("cycles", 0x3c), hardware_spec("instructions", 0xc0)}, api, opts);
     EXPECT_EQ(set.opened(), 2u);
     EXPECT_TRUE(set.user_space_only());
     EXPECT_TRUE(set.failures().empty());
@@ -131,8 +133,8 @@ TEST(PerfEventSet, UnopenableEventIsAbsentWithTheReasonAndTheRestCount) {
     const PerfEnvironment env = vm_environment();
     PerfEventSetOptions opts;
     opts.environment = &env;
-    auto set = PerfEventSet::open(CountTarget::calling_thread(), {hardware_spec("cycles", 0x3c), sw},
-                                  api, opts);
+    auto set = PerfEventSet::open(CountTarget::calling_thread(),
+                                  {hardware_spec("cycles", 0x3c), sw}, api, opts);
     ASSERT_EQ(set.failures().size(), 1u);
     EXPECT_EQ(set.failures()[0].counter, "cycles");
     EXPECT_EQ(set.failures()[0].explanation.reason, "no CPU PMU exposed in this VM (QEMU)");
@@ -147,8 +149,8 @@ TEST(PerfEventSet, UnopenableEventIsAbsentWithTheReasonAndTheRestCount) {
 
 TEST(PerfEventSet, ExecChildCountersAreArmedForExecAndInherited) {
     FakePerfEventApi api;
-    auto set = PerfEventSet::open(CountTarget::exec_child(4242),
-                                  {hardware_spec("cycles", 0x3c)}, api);
+    auto set =
+        PerfEventSet::open(CountTarget::exec_child(4242), {hardware_spec("cycles", 0x3c)}, api);
     ASSERT_EQ(api.opened.size(), 1u);
     const auto& a = api.opened[0].attr;
     EXPECT_EQ(api.opened[0].pid, 4242);

@@ -65,10 +65,12 @@ TEST(PfmEncoding, Zen4AndZen3FlopEvents) {
     //   Zen 3: ADD_SUB 0x01 | MULT 0x02 | DIV 0x04 | MAC 0x08 = 0x0F -> 0x0F03
     // ANY_DATA_CACHE_FILLS_FROM_SYSTEM is event 0x44; DRAM_IO_NEAR 0x08 | DRAM_IO_FAR 0x40
     //   = 0x48 -> 0x4844.
-    expect_encodings("amd64_fam19h_zen4", {{"RETIRED_SSE_AVX_FLOPS:ANY", 0x1f03},
-                                           {"RETIRED_SSE_AVX_FLOPS:MAC_FLOPS", 0x0803},
-                                           {"ANY_DATA_CACHE_FILLS_FROM_SYSTEM:DRAM_IO_NEAR:DRAM_IO_FAR", 0x4844}});
-    expect_encodings("amd64_fam19h_zen3", {{"amd64_fam19h_zen3::RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03}});
+    expect_encodings("amd64_fam19h_zen4",
+                     {{"RETIRED_SSE_AVX_FLOPS:ANY", 0x1f03},
+                      {"RETIRED_SSE_AVX_FLOPS:MAC_FLOPS", 0x0803},
+                      {"ANY_DATA_CACHE_FILLS_FROM_SYSTEM:DRAM_IO_NEAR:DRAM_IO_FAR", 0x4844}});
+    expect_encodings("amd64_fam19h_zen3",
+                     {{"amd64_fam19h_zen3::RETIRED_SSE_AVX_FLOPS:ANY", 0x0f03}});
 }
 
 TEST(PfmEncoding, EveryTableEventEncodesForItsModel) {
@@ -97,7 +99,8 @@ TEST(PfmEncoding, UnknownNamesAreErrorsAndNamesAreListed) {
     EXPECT_FALSE(r.value);
     EXPECT_FALSE(r.error.empty());
     const auto names = pfm->event_names("spr");
-    EXPECT_NE(std::find(names.begin(), names.end(), "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"), names.end());
+    EXPECT_NE(std::find(names.begin(), names.end(), "FP_ARITH_INST_RETIRED:SCALAR_DOUBLE"),
+              names.end());
 }
 
 TEST(PfmEncoding, ForcingRestoresTheEnvironment) {

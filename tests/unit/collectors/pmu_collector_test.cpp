@@ -3,9 +3,10 @@
 // estimated from LLC misses and say so; in a VM without a PMU it reports why, and on this
 // machine the real probe does the same without crashing or reading zeros.
 
+#include "collectors/pmu_collector.hpp"
+
 #include <gtest/gtest.h>
 
-#include "collectors/pmu_collector.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 #include "tests/unit/collectors/fake_pfm_api.hpp"
 
@@ -47,11 +48,16 @@ RawCount spr_counts(const perf_event_attr& a) {
         if (a.config == 0xf005) return {125'000, 1000, 1000};  // CAS writes
     }
     switch (a.config) {
-        case 0x3c: return {3'000'000, 1000, 1000};
-        case 0xc0: return {6'000'000, 1000, 1000};
-        case 0x40c7: return {4'000'000, 1000, 1000};
-        case 0x412e: return {10'000, 1000, 1000};
-        default: return {0, 1000, 1000};
+        case 0x3c:
+            return {3'000'000, 1000, 1000};
+        case 0xc0:
+            return {6'000'000, 1000, 1000};
+        case 0x40c7:
+            return {4'000'000, 1000, 1000};
+        case 0x412e:
+            return {10'000, 1000, 1000};
+        default:
+            return {0, 1000, 1000};
     }
 }
 
@@ -113,7 +119,8 @@ TEST(PmuCollector, WithoutUncoreAccessBytesAreAnEstimateFromLlcMisses) {
     ASSERT_TRUE(c.plan().bytes);
     EXPECT_TRUE(c.plan().bytes->estimate);
     bool told = false;
-    for (const auto& n : c.plan().notes) told |= n.find("perf_event_paranoid=0") != std::string::npos;
+    for (const auto& n : c.plan().notes)
+        told |= n.find("perf_event_paranoid=0") != std::string::npos;
     EXPECT_TRUE(told) << "the plan must say how to get exact bytes";
     c.start();
     const Readings r = c.stop();

@@ -2,11 +2,12 @@
 // FP_ARITH per width, bytes from memory-controller CAS, estimates labelled, ratios with a
 // zero denominator absent, and the self-validation verdicts.
 
-#include <gtest/gtest.h>
+#include "collectors/pmu_metrics.hpp"
 
 #include <array>
 
-#include "collectors/pmu_metrics.hpp"
+#include <gtest/gtest.h>
+
 #include "collectors/pmu_tables.hpp"
 
 namespace ceiling::collectors {
@@ -123,7 +124,8 @@ TEST(Bytes, FromMemoryControllerCas) {
     // 1.5e6 CAS reads + 0.5e6 CAS writes, 64 bytes each: 2e6 x 64 = 1.28e8 bytes.
     const ByteRecipe& cas = spr().dram_bytes[0];
     ASSERT_EQ(cas.sysfs_pmu, "uncore_imc");
-    const EventCounts counts = {{"cas_count_read", exact(1.5e6)}, {"cas_count_write", exact(0.5e6)}};
+    const EventCounts counts = {{"cas_count_read", exact(1.5e6)},
+                                {"cas_count_write", exact(0.5e6)}};
     const auto b = bytes_from_counts(cas, counts);
     EXPECT_DOUBLE_EQ(*b.value, 1.28e8);
     EXPECT_FALSE(b.estimate);
@@ -170,11 +172,13 @@ TEST(SelfValidation, UntrustedBecauseOffByTwo) {
     EXPECT_DOUBLE_EQ(*v.ratio, 2.0);
     EXPECT_NE(v.explanation.find("ratio 2"), std::string::npos);
     // Half the work counted is as untrustworthy.
-    EXPECT_EQ(validate_count("FLOPs", 1.6e7, 0.8e7, flops_tolerance).verdict, Verdict::untrusted_ratio);
+    EXPECT_EQ(validate_count("FLOPs", 1.6e7, 0.8e7, flops_tolerance).verdict,
+              Verdict::untrusted_ratio);
 }
 
 TEST(SelfValidation, NotMeasuredAndBadExpectations) {
-    EXPECT_EQ(validate_count("bytes", 1e9, std::nullopt, bytes_tolerance).verdict, Verdict::not_measured);
+    EXPECT_EQ(validate_count("bytes", 1e9, std::nullopt, bytes_tolerance).verdict,
+              Verdict::not_measured);
     EXPECT_THROW(validate_count("bytes", 0, 1.0, bytes_tolerance), std::invalid_argument);
     EXPECT_EQ(to_string(Verdict::untrusted_zero), "untrusted_zero");
 }

@@ -1,16 +1,16 @@
 // Clock and process accounting: /proc parsing on a recorded tree, rusage differences, and
 // real values from this process.
 
-#include <gtest/gtest.h>
-
-#include <sys/mman.h>
+#include "collectors/process_accounting.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
 #include "collectors/fs_root.hpp"
-#include "collectors/process_accounting.hpp"
 
 namespace ceiling::collectors {
 namespace {

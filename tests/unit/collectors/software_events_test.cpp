@@ -1,24 +1,23 @@
 // perf_event software events give real values in this VM: task-clock follows the CPU time
 // of the counted threads, page faults grow with newly touched memory.
 
-#include <gtest/gtest.h>
-
-#include <sys/mman.h>
-#include <sys/resource.h>
-
-#include <unistd.h>
+#include "collectors/software_events.hpp"
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <optional>
 #include <string>
-#include <ctime>
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "collectors/clock.hpp"
-#include "collectors/software_events.hpp"
 
 namespace ceiling::collectors {
 namespace {
@@ -133,7 +132,8 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
         if (!two_cpus) GTEST_SKIP() << "one CPU: two threads cannot run at once";
         const double ratio = *run.task_clock / run.wall;
         if (ratio >= 1.3) {
-            EXPECT_LT(ratio, 2.1) << "task-clock " << *run.task_clock << " s, wall " << run.wall << " s";
+            EXPECT_LT(ratio, 2.1) << "task-clock " << *run.task_clock << " s, wall " << run.wall
+                                  << " s";
             return;
         }
         if (run.others < 0.25 * run.wall) {
@@ -141,9 +141,11 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
                           << " s wall (ratio " << ratio << ") while the machine was otherwise idle";
             return;
         }
-        crowded += " " + std::to_string(ratio) + " (others used " + std::to_string(run.others) + " CPU-s)";
+        crowded +=
+            " " + std::to_string(ratio) + " (others used " + std::to_string(run.others) + " CPU-s)";
     }
-    GTEST_SKIP() << "the machine was busy with other work in every attempt; task-clock/wall:" << crowded;
+    GTEST_SKIP() << "the machine was busy with other work in every attempt; task-clock/wall:"
+                 << crowded;
 }
 
 TEST(SoftwareEvents, CallingThreadScopeLeavesOtherThreadsOut) {

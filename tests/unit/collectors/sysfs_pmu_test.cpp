@@ -1,9 +1,9 @@
 // Kernel-described PMU events (uncore memory controllers, RAPL) encoded from a recorded
 // /sys tree of a two-socket Sapphire Rapids.
 
-#include <gtest/gtest.h>
-
 #include "collectors/sysfs_pmu.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ceiling::collectors {
 namespace {
@@ -39,8 +39,9 @@ TEST(SysfsEvents, SapphireRapidsCasReadEncodesFromTheKernelsDescription) {
     EXPECT_EQ(l.event->unit, "MiB");
     EXPECT_EQ(l.event->cpus, (std::vector<int>{0, 56})) << "one CPU per socket";
     // cas_count_write = "event=0x05,umask=0xf0" -> 0xf005.
-    EXPECT_EQ(resolve_sysfs_event(spr_root, "uncore_imc_1", "cas_count_write").event->encoding.config,
-              0xf005u);
+    EXPECT_EQ(
+        resolve_sysfs_event(spr_root, "uncore_imc_1", "cas_count_write").event->encoding.config,
+        0xf005u);
 }
 
 TEST(SysfsEvents, RaplEnergyThroughThePowerPmu) {
@@ -63,7 +64,8 @@ TEST(SysfsEvents, MissingPmusAndEventsSayWhich) {
 }
 
 TEST(SysfsEvents, ListsPmuInstancesAndEventNames) {
-    EXPECT_EQ(sysfs_pmus(spr_root, "uncore_imc"), (std::vector<std::string>{"uncore_imc_0", "uncore_imc_1"}));
+    EXPECT_EQ(sysfs_pmus(spr_root, "uncore_imc"),
+              (std::vector<std::string>{"uncore_imc_0", "uncore_imc_1"}));
     EXPECT_EQ(sysfs_pmus(spr_root, "power"), (std::vector<std::string>{"power"}));
     EXPECT_TRUE(sysfs_pmus(FsRoot(CEILING_TEST_DATA "/fakeroot-vm"), "uncore_imc").empty());
     EXPECT_EQ(sysfs_event_names(spr_root, "uncore_imc_0"),

@@ -25,7 +25,8 @@ const BudgetField& field(std::string_view name, bool allow_flag_name) {
         if (f.name == name || (allow_flag_name && f.flag == name)) return f;
     std::string known;
     for (const auto& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.name);
-    throw std::invalid_argument("unknown budget '" + std::string(name) + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown budget '" + std::string(name) + "' (known: " + known +
+                                ")");
 }
 
 using Opt = std::optional<double>;
@@ -41,18 +42,23 @@ const std::array<CheckRule, 5> checks = {{
      [](const BudgetActuals& a) { return a.latency_s ? Opt(a.latency_s->median) : Opt(); }},
     {"latency_p99_s", [](const B& b) { return b.latency_p99_s ? b.latency_p99_s : b.latency_s; },
      [](const BudgetActuals& a) { return a.latency_s ? Opt(a.latency_s->p99) : Opt(); }},
-    {"memory_bytes", [](const B& b) { return b.memory_bytes; }, [](const BudgetActuals& a) { return a.peak_memory_bytes; }},
-    {"energy_j", [](const B& b) { return b.energy_j; }, [](const BudgetActuals& a) { return a.energy_j; }},
-    {"power_w", [](const B& b) { return b.power_w; }, [](const BudgetActuals& a) { return a.power_w; }},
+    {"memory_bytes", [](const B& b) { return b.memory_bytes; },
+     [](const BudgetActuals& a) { return a.peak_memory_bytes; }},
+    {"energy_j", [](const B& b) { return b.energy_j; },
+     [](const BudgetActuals& a) { return a.energy_j; }},
+    {"power_w", [](const B& b) { return b.power_w; },
+     [](const BudgetActuals& a) { return a.power_w; }},
 }};
 
 std::string latency_note(const Summary& s, std::string_view check, const Thresholds& t) {
     std::string note;
     auto add = [&](const std::string& n) { note += (note.empty() ? "" : "; ") + n; };
-    if (s.count < 2) add("one run: no distribution to judge");
-    // With fewer than 100 samples p99 interpolates between the largest ones (type 7).
-    else if (check == "latency_p99_s" && s.count < 100)
+    if (s.count < 2) {
+        add("one run: no distribution to judge");
+        // With fewer than 100 samples p99 interpolates between the largest ones (type 7).
+    } else if (check == "latency_p99_s" && s.count < 100) {
         add("p99 of " + std::to_string(s.count) + " samples, interpolated between the largest");
+    }
     if (unstable(s, t.unstable_spread)) {
         char buf[64];
         std::snprintf(buf, sizeof buf, "unstable: relative spread %.0f%%", s.rel_spread * 100);
@@ -90,7 +96,8 @@ Budgets parse_budgets(const std::string& json_text) {
     return j.get<Budgets>();
 }
 
-std::vector<BudgetCheck> judge_budgets(const Budgets& b, const BudgetActuals& a, const Thresholds& t) {
+std::vector<BudgetCheck> judge_budgets(const Budgets& b, const BudgetActuals& a,
+                                       const Thresholds& t) {
     std::vector<BudgetCheck> out;
     for (const auto& rule : checks) {
         const Opt budget = rule.budget(b);
@@ -141,19 +148,22 @@ void from_json(const nlohmann::json& j, Budgets& b) {
         } else if (value.is_string()) {
             set_budget(b, key, value.get<std::string>());
         } else if (!value.is_null()) {
-            throw std::invalid_argument("budget " + key + " must be a number or a string with a unit");
+            throw std::invalid_argument("budget " + key +
+                                        " must be a number or a string with a unit");
         }
     }
 }
 
-void to_json(nlohmann::json& j, BudgetOutcome o) { j = std::string(enum_name(o, budget_outcome_names)); }
+void to_json(nlohmann::json& j, BudgetOutcome o) {
+    j = std::string(enum_name(o, budget_outcome_names));
+}
 void from_json(const nlohmann::json& j, BudgetOutcome& o) {
     o = enum_from_json<BudgetOutcome>(j, budget_outcome_names, "budget outcome");
 }
 
 void to_json(nlohmann::json& j, const BudgetCheck& c) {
-    j = {{"name", c.name},       {"budget", c.budget},   {"actual", c.actual},
-         {"outcome", c.outcome}, {"margin", c.margin},   {"note", c.note}};
+    j = {{"name", c.name},       {"budget", c.budget}, {"actual", c.actual},
+         {"outcome", c.outcome}, {"margin", c.margin}, {"note", c.note}};
 }
 void from_json(const nlohmann::json& j, BudgetCheck& c) {
     j.at("name").get_to(c.name);

@@ -48,10 +48,10 @@ Budgets parse_budgets(const std::string& json_text);
 
 // What a run achieved, for the budgets to be judged against.
 struct BudgetActuals {
-    std::optional<Summary> latency_s;         // one value per repeat (or per request)
+    std::optional<Summary> latency_s;  // one value per repeat (or per request)
     std::optional<double> peak_memory_bytes;
-    std::optional<double> energy_j;           // per run
-    std::optional<double> power_w;            // mean
+    std::optional<double> energy_j;  // per run
+    std::optional<double> power_w;   // mean
 };
 
 enum class BudgetOutcome { pass, fail, unknown };
@@ -68,7 +68,8 @@ struct BudgetCheck {
 };
 
 // One check per budget that is set (latency gives two: p50 and p99). At the budget passes.
-std::vector<BudgetCheck> judge_budgets(const Budgets& b, const BudgetActuals& a, const Thresholds& t);
+std::vector<BudgetCheck> judge_budgets(const Budgets& b, const BudgetActuals& a,
+                                       const Thresholds& t);
 
 // false when any check failed; true when all passed; nullopt when none failed but some are
 // unknown (or there are no checks).

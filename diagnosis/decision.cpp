@@ -9,19 +9,24 @@
 namespace ceiling {
 namespace {
 
-constexpr std::string_view change_problem = "change the problem: lower resolution, shorter context, run less often";
+constexpr std::string_view change_problem =
+    "change the problem: lower resolution, shorter context, run less often";
 
 // DESIGN.md's first moves, spread over the levers they belong to.
 constexpr std::array<LeverMove, 4> compute_levers = {{
-    {Lever::quantisation, "lower precision (and the matrix unit of that precision, if the machine has one)"},
-    {Lever::architecture, "smaller architecture; bigger batch only helps if not already at this roof"},
+    {Lever::quantisation,
+     "lower precision (and the matrix unit of that precision, if the machine has one)"},
+    {Lever::architecture,
+     "smaller architecture; bigger batch only helps if not already at this roof"},
     {Lever::pruning, "structured sparsity"},
     {Lever::change_the_problem, change_problem},
 }};
 constexpr std::array<LeverMove, 3> bandwidth_levers = {{
     {Lever::quantisation, "weight-only quantisation, cache compression"},
     {Lever::compiler_kernel, "fusion, layout"},
-    {Lever::change_the_problem, "batching to raise intensity; " "lower resolution, shorter context, run less often"},
+    {Lever::change_the_problem,
+     "batching to raise intensity; "
+     "lower resolution, shorter context, run less often"},
 }};
 constexpr std::array<LeverMove, 3> latency_levers = {{
     {Lever::system, "synchronisation, dispatch overhead, accelerator fallback"},
@@ -43,26 +48,43 @@ using T = Thresholds;
 // comes first; then the system (DESIGN.md: fix the system first); then the roofs; latency
 // is what remains when no roof is near.
 const std::array<DecisionRow, 5> table = {{
-    {Bound::compute, "achieved FLOP/s near the compute roof",
-     {Signal::compute_fraction, Comparison::at_least, &T::near_roof}, 2, "compute bound",
+    {Bound::compute,
+     "achieved FLOP/s near the compute roof",
+     {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
+     2,
+     "compute bound",
      "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, "
      "bigger batch only helps if not already here",
      compute_levers},
-    {Bound::bandwidth, "achieved bandwidth near the bandwidth roof",
-     {Signal::bandwidth_fraction, Comparison::at_least, &T::near_roof}, 2, "bandwidth bound",
+    {Bound::bandwidth,
+     "achieved bandwidth near the bandwidth roof",
+     {Signal::bandwidth_fraction, Comparison::at_least, &T::near_roof},
+     2,
+     "bandwidth bound",
      "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching to "
      "raise intensity",
      bandwidth_levers},
-    {Bound::latency, "neither near a roof", {Signal::roof_fraction, Comparison::below, &T::near_roof}, 3,
+    {Bound::latency,
+     "neither near a roof",
+     {Signal::roof_fraction, Comparison::below, &T::near_roof},
+     3,
      "latency bound",
      "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator fallback",
      latency_levers},
-    {Bound::not_the_model, "the model regions are fast but the process is slow",
-     {Signal::model_share, Comparison::below, &T::model_share}, 1, "not the model (system bound)",
-     "preprocessing, copies, format conversion, queueing, I/O, the interpreter", system_levers},
-    {Bound::capacity, "footprint near memory capacity / budget",
-     {Signal::capacity_fraction, Comparison::at_least, &T::capacity}, 0, "memory (capacity) bound",
-     "smaller footprint: quantise weights, offload, shard, shorter context", capacity_levers},
+    {Bound::not_the_model,
+     "the model regions are fast but the process is slow",
+     {Signal::model_share, Comparison::below, &T::model_share},
+     1,
+     "not the model (system bound)",
+     "preprocessing, copies, format conversion, queueing, I/O, the interpreter",
+     system_levers},
+    {Bound::capacity,
+     "footprint near memory capacity / budget",
+     {Signal::capacity_fraction, Comparison::at_least, &T::capacity},
+     0,
+     "memory (capacity) bound",
+     "smaller footprint: quantise weights, offload, shard, shorter context",
+     capacity_levers},
 }};
 
 const std::array<VerdictBand, 3> bands = {{
@@ -75,21 +97,27 @@ const std::array<VerdictBand, 3> bands = {{
 // between rows of equal precedence.
 double clearance(const Condition& c, double value, const Thresholds& t) {
     const double threshold = t.*c.threshold;
-    return c.comparison == Comparison::at_least ? value / threshold : threshold / std::max(value, 1e-300);
+    return c.comparison == Comparison::at_least ? value / threshold
+                                                : threshold / std::max(value, 1e-300);
 }
 
 }  // namespace
 
 std::optional<double> Signals::value(Signal s) const {
     switch (s) {
-        case Signal::compute_fraction: return compute_fraction;
-        case Signal::bandwidth_fraction: return bandwidth_fraction;
+        case Signal::compute_fraction:
+            return compute_fraction;
+        case Signal::bandwidth_fraction:
+            return bandwidth_fraction;
         case Signal::roof_fraction:
             // "Neither near a roof" can only be said when both roofs were compared.
-            if (compute_fraction && bandwidth_fraction) return std::max(*compute_fraction, *bandwidth_fraction);
+            if (compute_fraction && bandwidth_fraction)
+                return std::max(*compute_fraction, *bandwidth_fraction);
             return std::nullopt;
-        case Signal::model_share: return model_share;
-        case Signal::capacity_fraction: return capacity_fraction;
+        case Signal::model_share:
+            return model_share;
+        case Signal::capacity_fraction:
+            return capacity_fraction;
     }
     return std::nullopt;
 }
@@ -113,7 +141,8 @@ Decision decide(const Signals& s, const Thresholds& t) {
     for (const auto& row : table)
         if (holds(row.condition, s, t)) d.held.push_back(&row);
     auto rank = [&](const DecisionRow* r) {
-        return std::make_pair(r->precedence, -clearance(r->condition, *s.value(r->condition.signal), t));
+        return std::make_pair(r->precedence,
+                              -clearance(r->condition, *s.value(r->condition.signal), t));
     };
     std::stable_sort(d.held.begin(), d.held.end(),
                      [&](const DecisionRow* a, const DecisionRow* b) { return rank(a) < rank(b); });
@@ -132,10 +161,16 @@ Verdict verdict_for(double fraction, const Thresholds& t) {
 }
 
 void to_json(nlohmann::json& j, Bound b) { j = std::string(to_string(b)); }
-void from_json(const nlohmann::json& j, Bound& b) { b = enum_from_json<Bound>(j, bound_names, "bound"); }
+void from_json(const nlohmann::json& j, Bound& b) {
+    b = enum_from_json<Bound>(j, bound_names, "bound");
+}
 void to_json(nlohmann::json& j, Lever l) { j = std::string(to_string(l)); }
-void from_json(const nlohmann::json& j, Lever& l) { l = enum_from_json<Lever>(j, lever_names, "lever"); }
+void from_json(const nlohmann::json& j, Lever& l) {
+    l = enum_from_json<Lever>(j, lever_names, "lever");
+}
 void to_json(nlohmann::json& j, Verdict v) { j = std::string(to_string(v)); }
-void from_json(const nlohmann::json& j, Verdict& v) { v = enum_from_json<Verdict>(j, verdict_names, "verdict"); }
+void from_json(const nlohmann::json& j, Verdict& v) {
+    v = enum_from_json<Verdict>(j, verdict_names, "verdict");
+}
 
 }  // namespace ceiling

@@ -20,11 +20,20 @@ enum class Bound { compute, bandwidth, latency, not_the_model, capacity };
 inline constexpr std::array<std::string_view, 5> bound_names = {"compute", "bandwidth", "latency",
                                                                 "not_the_model", "capacity"};
 inline std::string_view to_string(Bound b) { return enum_name(b, bound_names); }
-inline std::optional<Bound> parse_bound(std::string_view s) { return enum_parse<Bound>(s, bound_names); }
+inline std::optional<Bound> parse_bound(std::string_view s) {
+    return enum_parse<Bound>(s, bound_names);
+}
 
 // DESIGN.md step 6, in its order: fix the system first, then quantisation, then
 // compiler/kernel work, then architecture, then pruning; always mention changing the problem.
-enum class Lever { system, quantisation, compiler_kernel, architecture, pruning, change_the_problem };
+enum class Lever {
+    system,
+    quantisation,
+    compiler_kernel,
+    architecture,
+    pruning,
+    change_the_problem
+};
 inline constexpr std::array<std::string_view, 6> lever_names = {
     "system", "quantisation", "compiler_kernel", "architecture", "pruning", "change_the_problem"};
 inline std::string_view to_string(Lever l) { return enum_name(l, lever_names); }
@@ -32,8 +41,8 @@ inline std::string_view to_string(Lever l) { return enum_name(l, lever_names); }
 // How far a piece of work is from its roof. above_roof: the point exceeds its roof beyond
 // noise, so a measurement or the roof is wrong; unknown: no roof comparison was possible.
 enum class Verdict { done, good, far, above_roof, unknown };
-inline constexpr std::array<std::string_view, 5> verdict_names = {"done", "good", "far", "above_roof",
-                                                                  "unknown"};
+inline constexpr std::array<std::string_view, 5> verdict_names = {"done", "good", "far",
+                                                                  "above_roof", "unknown"};
 inline std::string_view to_string(Verdict v) { return enum_name(v, verdict_names); }
 
 // The measured quantities the table's conditions read. Each is absent when it was not
@@ -76,8 +85,8 @@ struct DecisionRow {
     // When several rows hold, the lowest precedence wins; equal precedence goes to the row
     // whose signal clears its threshold by the larger ratio.
     int precedence;
-    std::string_view diagnosis;   // DESIGN.md's "Diagnosis" column
-    std::string_view first_move;  // DESIGN.md's "First move" column
+    std::string_view diagnosis;         // DESIGN.md's "Diagnosis" column
+    std::string_view first_move;        // DESIGN.md's "First move" column
     std::span<const LeverMove> levers;  // in lever order, ending with change_the_problem
 };
 
@@ -88,7 +97,7 @@ const DecisionRow& decision_row(Bound b);
 bool holds(const Condition& c, const Signals& s, const Thresholds& t);
 
 struct Decision {
-    const DecisionRow* row = nullptr;    // nullptr: no row holds (the signals are unknown)
+    const DecisionRow* row = nullptr;      // nullptr: no row holds (the signals are unknown)
     std::vector<const DecisionRow*> held;  // every row that held, winner first
 };
 Decision decide(const Signals& s, const Thresholds& t);

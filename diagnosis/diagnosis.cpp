@@ -30,8 +30,12 @@ std::string describe(const RoofComparison& c) {
 std::string why_unknown(const Signals& s) {
     if (!s.compute_fraction && !s.bandwidth_fraction)
         return "no roof comparison was possible: operations and bytes were not both measured";
-    if (!s.compute_fraction) return "operations not measured: neither near the bandwidth roof nor known to be latency bound";
-    if (!s.bandwidth_fraction) return "bytes not measured: neither near the compute roof nor known to be latency bound";
+    if (!s.compute_fraction) {
+        return "operations not measured: neither near the bandwidth roof nor known to be latency "
+               "bound";
+    }
+    if (!s.bandwidth_fraction)
+        return "bytes not measured: neither near the compute roof nor known to be latency bound";
     return "no row of the decision table holds";
 }
 
@@ -55,7 +59,8 @@ RoofComparison compare(RoofComparison c, const Thresholds& t) {
 Signals signals_of(const Diagnosis& d) {
     Signals s;
     for (const auto& c : d.roofs) {
-        if (!c.fraction || c.verdict == Verdict::above_roof || c.verdict == Verdict::unknown) continue;
+        if (!c.fraction || c.verdict == Verdict::above_roof || c.verdict == Verdict::unknown)
+            continue;
         auto& slot = c.kind == RoofKind::compute ? s.compute_fraction : s.bandwidth_fraction;
         slot = std::max(slot.value_or(0.0), *c.fraction);
     }
@@ -71,10 +76,11 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     for (const auto& c : d.roofs) {
         if (c.verdict == Verdict::above_roof) {
             above = true;
-            add_finding(d, FindingKind::above_roof,
-                        "achieved " + g3(*c.achieved_per_s) + " " + unit_of(c.kind) + " is " + g3(*c.fraction) +
-                            "x the " + describe(c) + " (" + g3(*c.roof_per_s) +
-                            "): a measurement error or an underestimated roof, not a fraction to trust");
+            add_finding(
+                d, FindingKind::above_roof,
+                "achieved " + g3(*c.achieved_per_s) + " " + unit_of(c.kind) + " is " +
+                    g3(*c.fraction) + "x the " + describe(c) + " (" + g3(*c.roof_per_s) +
+                    "): a measurement error or an underestimated roof, not a fraction to trust");
         } else if (c.fraction && c.verdict != Verdict::unknown) {
             best = std::max(best.value_or(0.0), *c.fraction);
         }
@@ -89,7 +95,9 @@ void conclude(Diagnosis& d, const Thresholds& t) {
         d.bound.reset();
         d.observation = why_unknown(s);
         d.diagnosis = "unknown";
-        d.first_move = "measure what is missing first: declare the work (operations, bytes) or run with counters";
+        d.first_move =
+            "measure what is missing first: declare the work (operations, bytes) or run with "
+            "counters";
         return;
     }
     const DecisionRow& row = *decision.row;
@@ -98,34 +106,42 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     d.diagnosis = std::string(row.diagnosis);
     d.first_move = std::string(row.first_move);
     for (const auto& l : row.levers) d.levers.push_back(LeverAdvice{l.lever, std::string(l.move)});
-    for (std::size_t i = 1; i < decision.held.size(); ++i) d.also_held.push_back(decision.held[i]->bound);
+    for (std::size_t i = 1; i < decision.held.size(); ++i)
+        d.also_held.push_back(decision.held[i]->bound);
 }
 
-Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t) {
+Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
+                          const Thresholds& t) {
     Diagnosis d;
     d.subject = m.name;
     const bool analytic = m.work.has_value();
     const Precision precision = analytic ? m.work->precision : Precision::fp32;
     const Engine engine = analytic ? m.work->engine : Engine::vector;
-    if (!analytic)
-        add_finding(d, FindingKind::assumption,
-                    "no analytic work: precision and engine unknown, compared with the fp32 vector roof");
+    if (!analytic) {
+        add_finding(
+            d, FindingKind::assumption,
+            "no analytic work: precision and engine unknown, compared with the fp32 vector roof");
+    }
     const Roofline roofline = make_roofline(profile, precision, engine, m.threads);
 
     std::optional<Summary> duration;
-    if (m.duration_s.count > 0)
+    if (m.duration_s.count > 0) {
         duration = m.duration_s;
-    else if (!m.durations_s.empty())
+    } else if (!m.durations_s.empty()) {
         duration = summarize(m.durations_s);
+    }
     d.duration_s = duration;
     // Median duration; 0 when there is none (then every rate below stays unknown).
     const double seconds = duration && duration->median > 0 ? duration->median : 0.0;
-    if (!(seconds > 0)) add_finding(d, FindingKind::unknown_counter, "no timed execution: every rate is unknown");
-    if (duration && unstable(*duration, t.unstable_spread))
+    if (!(seconds > 0))
+        add_finding(d, FindingKind::unknown_counter, "no timed execution: every rate is unknown");
+    if (duration && unstable(*duration, t.unstable_spread)) {
         add_finding(d, FindingKind::unstable,
-                    "durations spread " + pct(duration->rel_spread) + " ((p90 - p10) / median) over " +
-                        std::to_string(duration->count) + " runs, above " + pct(t.unstable_spread) +
+                    "durations spread " + pct(duration->rel_spread) +
+                        " ((p90 - p10) / median) over " + std::to_string(duration->count) +
+                        " runs, above " + pct(t.unstable_spread) +
                         ": the median is used, the verdict is less certain");
+    }
 
     std::optional<double> ops, bytes;
     std::optional<Source> ops_source, bytes_source;
@@ -138,8 +154,14 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         bytes = m.measured_bytes;
         ops_source = m.measured_ops_source;
         bytes_source = m.measured_bytes_source;
-        if (!ops) add_finding(d, FindingKind::unknown_counter, "operations not counted (no analytic work, no counter)");
-        if (!bytes) add_finding(d, FindingKind::unknown_counter, "bytes not counted (no analytic work, no counter)");
+        if (!ops) {
+            add_finding(d, FindingKind::unknown_counter,
+                        "operations not counted (no analytic work, no counter)");
+        }
+        if (!bytes) {
+            add_finding(d, FindingKind::unknown_counter,
+                        "bytes not counted (no analytic work, no counter)");
+        }
     }
     auto rate = [&](const std::optional<double>& count) -> std::optional<double> {
         if (count && seconds > 0) return *count / seconds;
@@ -157,11 +179,13 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         compute.roof = roofline.compute->name;
         compute.kernel = roofline.compute->instruction;
         compute.roof_per_s = roofline.compute->ops_per_s;
-        if (roofline.compute->basis == RoofBasis::scaled)
-            add_finding(d, FindingKind::assumption,
-                        "compute roof " + compute.roof + " at " + std::to_string(roofline.compute->threads) +
-                            " threads derived from its " + std::to_string(roofline.compute->measured_threads) +
-                            "-thread measurement");
+        if (roofline.compute->basis == RoofBasis::scaled) {
+            add_finding(
+                d, FindingKind::assumption,
+                "compute roof " + compute.roof + " at " +
+                    std::to_string(roofline.compute->threads) + " threads derived from its " +
+                    std::to_string(roofline.compute->measured_threads) + "-thread measurement");
+        }
     } else {
         compute.roof = std::string(to_string(precision)) + "_" + std::string(to_string(engine));
         add_finding(d, FindingKind::no_roof,
@@ -172,14 +196,18 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
 
     const double working_set = analytic ? m.work->working_set_bytes : 0;
     if (const LevelRoof* level = roofline.level_for(working_set)) {
-        if (analytic && working_set <= 0)
+        if (analytic && working_set <= 0) {
             add_finding(d, FindingKind::assumption,
-                        "working set unknown: compared with the outermost level, " + level->bandwidth.level);
-        if (level->bandwidth.basis == RoofBasis::scaled)
-            add_finding(d, FindingKind::assumption,
-                        level->bandwidth.level + " bandwidth roof at " + std::to_string(level->bandwidth.threads) +
-                            " threads derived from its " + std::to_string(level->bandwidth.measured_threads) +
-                            "-thread measurement");
+                        "working set unknown: compared with the outermost level, " +
+                            level->bandwidth.level);
+        }
+        if (level->bandwidth.basis == RoofBasis::scaled) {
+            add_finding(
+                d, FindingKind::assumption,
+                level->bandwidth.level + " bandwidth roof at " +
+                    std::to_string(level->bandwidth.threads) + " threads derived from its " +
+                    std::to_string(level->bandwidth.measured_threads) + "-thread measurement");
+        }
         RoofComparison bw;
         bw.kind = RoofKind::bandwidth;
         bw.roof = level->bandwidth.level;
@@ -193,9 +221,11 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         d.level = level->bandwidth.level;
         if (ops && bytes && *bytes > 0) {
             d.intensity_ops_per_byte = *ops / *bytes;
-            if (roofline.compute)
-                d.attainable_ops_per_s = attainable_ops_per_s(roofline.compute->ops_per_s, *d.intensity_ops_per_byte,
-                                                              level->bandwidth.bytes_per_s);
+            if (roofline.compute) {
+                d.attainable_ops_per_s =
+                    attainable_ops_per_s(roofline.compute->ops_per_s, *d.intensity_ops_per_byte,
+                                         level->bandwidth.bytes_per_s);
+            }
         }
     } else {
         add_finding(d, FindingKind::no_roof, "the machine profile has no bandwidth roof");
@@ -204,7 +234,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     return d;
 }
 
-void to_json(nlohmann::json& j, FindingKind k) { j = std::string(enum_name(k, finding_kind_names)); }
+void to_json(nlohmann::json& j, FindingKind k) {
+    j = std::string(enum_name(k, finding_kind_names));
+}
 void from_json(const nlohmann::json& j, FindingKind& k) {
     k = enum_from_json<FindingKind>(j, finding_kind_names, "finding kind");
 }
@@ -286,7 +318,11 @@ void from_json(const nlohmann::json& j, CapacityEvidence& c) {
 }
 
 void to_json(nlohmann::json& j, const SystemSignal& s) {
-    j = {{"name", s.name}, {"value", s.value}, {"threshold", s.threshold}, {"fired", s.fired}, {"meaning", s.meaning}};
+    j = {{"name", s.name},
+         {"value", s.value},
+         {"threshold", s.threshold},
+         {"fired", s.fired},
+         {"meaning", s.meaning}};
 }
 void from_json(const nlohmann::json& j, SystemSignal& s) {
     j.at("name").get_to(s.name);
@@ -296,7 +332,9 @@ void from_json(const nlohmann::json& j, SystemSignal& s) {
     j.at("meaning").get_to(s.meaning);
 }
 
-void to_json(nlohmann::json& j, const LeverAdvice& l) { j = {{"lever", l.lever}, {"move", l.move}}; }
+void to_json(nlohmann::json& j, const LeverAdvice& l) {
+    j = {{"lever", l.lever}, {"move", l.move}};
+}
 void from_json(const nlohmann::json& j, LeverAdvice& l) {
     j.at("lever").get_to(l.lever);
     j.at("move").get_to(l.move);

@@ -38,11 +38,11 @@ struct RoofComparison {
 
 // Why a number is missing or not to be trusted.
 enum class FindingKind {
-    above_roof,           // achieved beyond its roof: a measurement error or an underestimated roof
-    unknown_counter,      // a quantity was not measured, so what depends on it is unknown
-    unstable,             // the distribution's relative spread exceeds the threshold
-    no_roof,              // the profile lacks the roof this work needs
-    assumption,           // a stated assumption (e.g. working set unknown: outermost level)
+    above_roof,       // achieved beyond its roof: a measurement error or an underestimated roof
+    unknown_counter,  // a quantity was not measured, so what depends on it is unknown
+    unstable,         // the distribution's relative spread exceeds the threshold
+    no_roof,          // the profile lacks the roof this work needs
+    assumption,       // a stated assumption (e.g. working set unknown: outermost level)
 };
 inline constexpr std::array<std::string_view, 5> finding_kind_names = {
     "above_roof", "unknown_counter", "unstable", "no_roof", "assumption"};
@@ -63,7 +63,7 @@ struct RegionShare {
 struct ModelShare {
     double model_s = 0;
     double wall_s = 0;
-    double share = 0;  // model_s / wall_s, at most 1
+    double share = 0;              // model_s / wall_s, at most 1
     double outside_regions_s = 0;  // wall time in no region at all
     // Top-level regions add up to more than the wall time (regions on several threads
     // overlap), so the share is an upper estimate.
@@ -80,7 +80,7 @@ struct CapacityEvidence {
 
 // One piece of system-bound evidence from process accounting.
 struct SystemSignal {
-    std::string name;  // with its unit, e.g. "context_switches_per_s", "cpu_utilisation"
+    std::string name;             // with its unit, e.g. "context_switches_per_s", "cpu_utilisation"
     std::optional<double> value;  // absent: not measured
     double threshold = 0;
     bool fired = false;
@@ -93,11 +93,11 @@ struct LeverAdvice {
 };
 
 struct Diagnosis {
-    std::string subject;          // the work or region name, or "run"
-    std::optional<Bound> bound;   // absent: unknown (the signals to decide were not measured)
-    std::string observation;      // the decision row's observation, or why it is unknown
-    std::string diagnosis;        // "bandwidth bound", ...
-    std::string first_move;       // plain words
+    std::string subject;              // the work or region name, or "run"
+    std::optional<Bound> bound;       // absent: unknown (the signals to decide were not measured)
+    std::string observation;          // the decision row's observation, or why it is unknown
+    std::string diagnosis;            // "bandwidth bound", ...
+    std::string first_move;           // plain words
     std::vector<LeverAdvice> levers;  // in DESIGN.md's lever order
     std::vector<Bound> also_held;     // other rows whose condition held
     Verdict verdict = Verdict::unknown;

@@ -10,7 +10,8 @@ namespace ceiling {
 namespace {
 
 void require_positive(double v, const char* what) {
-    if (!std::isfinite(v) || !(v > 0)) throw std::invalid_argument(std::string(what) + " must be a positive number");
+    if (!std::isfinite(v) || !(v > 0))
+        throw std::invalid_argument(std::string(what) + " must be a positive number");
 }
 
 // Attention FLOP per token attending to `context` tokens: Q.K^T and the weighted sum of V,
@@ -34,7 +35,10 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         require_positive(q.kv->head_dim, "head dim");
     }
     if (q.heads) {
-        if (!q.kv) throw std::invalid_argument("heads needs the KV shape (context, layers, KV heads, head dim)");
+        if (!q.kv) {
+            throw std::invalid_argument(
+                "heads needs the KV shape (context, layers, KV heads, head dim)");
+        }
         require_positive(*q.heads, "heads");
     }
 
@@ -50,15 +54,18 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
     if (!compute && !q.precision) {
         compute = ceiling_for(Precision::fp32);
         if (compute) {
-            b.findings.push_back({FindingKind::assumption, "no bf16 compute roof in the profile: fp32 roof used"});
+            b.findings.push_back(
+                {FindingKind::assumption, "no bf16 compute roof in the profile: fp32 roof used"});
             b.precision = Precision::fp32;
         }
     }
-    if (!compute)
-        throw std::invalid_argument("the machine profile has no " + std::string(to_string(b.precision)) +
-                                    (q.engine ? " " + std::string(to_string(*q.engine)) : std::string()) +
-                                    " compute roof (" + std::string(to_string(b.precision)) +
-                                    " engines measured: " + available_engines(profile, b.precision) + ")");
+    if (!compute) {
+        throw std::invalid_argument(
+            "the machine profile has no " + std::string(to_string(b.precision)) +
+            (q.engine ? " " + std::string(to_string(*q.engine)) : std::string()) +
+            " compute roof (" + std::string(to_string(b.precision)) +
+            " engines measured: " + available_engines(profile, b.precision) + ")");
+    }
     b.compute = *compute;
 
     b.weight_bytes = q.params * q.weight_bits / 8;
@@ -67,9 +74,10 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         b.kv_bytes_per_token = q.kv->bytes_per_token();
         b.kv_cache_bytes = q.batch * context * *b.kv_bytes_per_token;
     } else {
-        b.findings.push_back({FindingKind::assumption,
-                              "no KV-cache shape (--context, --layers, --kv-heads, --head-dim): KV traffic and "
-                              "footprint not counted"});
+        b.findings.push_back(
+            {FindingKind::assumption,
+             "no KV-cache shape (--context, --layers, --kv-heads, --head-dim): KV traffic and "
+             "footprint not counted"});
     }
     b.decode_flops_per_token = 2 * q.params;
     b.prefill_flops_per_token = 2 * q.params;
@@ -78,9 +86,10 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         // A causal prompt attends on average to half its length.
         b.prefill_flops_per_token += attention_flops(*q.kv, *q.heads, context / 2);
     } else {
-        b.findings.push_back({FindingKind::assumption,
-                              "attention FLOP not counted (give --heads with the KV shape): the compute "
-                              "ceilings are upper bounds"});
+        b.findings.push_back(
+            {FindingKind::assumption,
+             "attention FLOP not counted (give --heads with the KV shape): the compute "
+             "ceilings are upper bounds"});
     }
 
     // Decode: weights once per step, plus every sequence's whole KV cache.
@@ -90,9 +99,12 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
     if (!level) throw std::invalid_argument("the machine profile has no bandwidth roof");
     b.decode_level = level->bandwidth.level;
     b.decode_bandwidth_bytes_per_s = level->bandwidth.bytes_per_s;
-    b.decode_memory_tokens_per_s = q.batch * b.decode_bandwidth_bytes_per_s / b.decode_bytes_per_step;
+    b.decode_memory_tokens_per_s =
+        q.batch * b.decode_bandwidth_bytes_per_s / b.decode_bytes_per_step;
     b.decode_compute_tokens_per_s = b.compute.ops_per_s / b.decode_flops_per_token;
-    b.decode_bound = b.decode_compute_tokens_per_s <= b.decode_memory_tokens_per_s ? Bound::compute : Bound::bandwidth;
+    b.decode_bound = b.decode_compute_tokens_per_s <= b.decode_memory_tokens_per_s
+                         ? Bound::compute
+                         : Bound::bandwidth;
     b.decode_tokens_per_s = std::min(b.decode_memory_tokens_per_s, b.decode_compute_tokens_per_s);
     b.decode_tokens_per_s_per_sequence = b.decode_tokens_per_s / q.batch;
 
@@ -102,9 +114,11 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         const double bytes_per_token = b.weight_bytes / (q.batch * context) + *b.kv_bytes_per_token;
         b.prefill_memory_tokens_per_s = b.decode_bandwidth_bytes_per_s / bytes_per_token;
     }
-    b.prefill_tokens_per_s = std::min(b.prefill_compute_tokens_per_s,
-                                      b.prefill_memory_tokens_per_s.value_or(b.prefill_compute_tokens_per_s));
-    b.prefill_bound = b.prefill_tokens_per_s < b.prefill_compute_tokens_per_s ? Bound::bandwidth : Bound::compute;
+    b.prefill_tokens_per_s =
+        std::min(b.prefill_compute_tokens_per_s,
+                 b.prefill_memory_tokens_per_s.value_or(b.prefill_compute_tokens_per_s));
+    b.prefill_bound =
+        b.prefill_tokens_per_s < b.prefill_compute_tokens_per_s ? Bound::bandwidth : Bound::compute;
 
     b.footprint_bytes = b.weight_bytes + b.kv_cache_bytes;
     if (profile.host.memory_bytes > 0) {
@@ -113,23 +127,29 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         b.capacity_fraction = b.footprint_bytes / capacity;
         b.fits = b.footprint_bytes <= capacity;
         b.capacity_bound = *b.capacity_fraction >= t.capacity;
-        if (q.kv && capacity > b.weight_bytes)
-            b.max_batch_in_memory = std::floor((capacity - b.weight_bytes) / (context * *b.kv_bytes_per_token));
-        else if (q.kv)
+        if (q.kv && capacity > b.weight_bytes) {
+            b.max_batch_in_memory =
+                std::floor((capacity - b.weight_bytes) / (context * *b.kv_bytes_per_token));
+        } else if (q.kv) {
             b.max_batch_in_memory = 0;
+        }
     } else {
-        b.findings.push_back({FindingKind::unknown_counter, "memory capacity unknown: footprint not judged"});
+        b.findings.push_back(
+            {FindingKind::unknown_counter, "memory capacity unknown: footprint not judged"});
     }
 
     // Step time at batch n: memory (W + n C kv) / BW, compute n F / roof. Compute bound from
     // n (F / roof - C kv / BW) >= W / BW on, if the bracket is positive.
-    const double per_token_margin_s = b.decode_flops_per_token / b.compute.ops_per_s -
-                                      context * b.kv_bytes_per_token.value_or(0) / b.decode_bandwidth_bytes_per_s;
-    if (per_token_margin_s > 0)
-        b.compute_bound_batch =
-            std::max(1.0, std::ceil(b.weight_bytes / b.decode_bandwidth_bytes_per_s / per_token_margin_s));
+    const double per_token_margin_s =
+        b.decode_flops_per_token / b.compute.ops_per_s -
+        context * b.kv_bytes_per_token.value_or(0) / b.decode_bandwidth_bytes_per_s;
+    if (per_token_margin_s > 0) {
+        b.compute_bound_batch = std::max(
+            1.0, std::ceil(b.weight_bytes / b.decode_bandwidth_bytes_per_s / per_token_margin_s));
+    }
 
-    b.first_move = std::string(decision_row(b.capacity_bound ? Bound::capacity : b.decode_bound).first_move);
+    b.first_move =
+        std::string(decision_row(b.capacity_bound ? Bound::capacity : b.decode_bound).first_move);
     return b;
 }
 

@@ -57,9 +57,9 @@ struct LlmBound {
     double decode_bytes_per_step = 0;
     std::string decode_level;  // where weights + KV cache live (DRAM for any real model)
     double decode_bandwidth_bytes_per_s = 0;
-    double decode_memory_tokens_per_s = 0;   // all sequences together
+    double decode_memory_tokens_per_s = 0;  // all sequences together
     double decode_compute_tokens_per_s = 0;
-    double decode_tokens_per_s = 0;          // the lower of the two
+    double decode_tokens_per_s = 0;  // the lower of the two
     double decode_tokens_per_s_per_sequence = 0;
     Bound decode_bound = Bound::bandwidth;
 

@@ -20,7 +20,8 @@ Opt per_wall_s(const P& p, Opt a, Opt b) {
 }
 
 Opt cpu_utilisation(const P& p) {
-    if (!p.user_s || !p.system_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0)) return std::nullopt;
+    if (!p.user_s || !p.system_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0))
+        return std::nullopt;
     return (*p.user_s + *p.system_s) / (p.wall_s * *p.cores_used);
 }
 Opt system_time_share(const P& p) {
@@ -30,7 +31,9 @@ Opt system_time_share(const P& p) {
 Opt context_switches_per_s(const P& p) {
     return per_wall_s(p, p.voluntary_context_switches, p.involuntary_context_switches);
 }
-Opt page_faults_per_s(const P& p) { return per_wall_s(p, p.minor_page_faults, p.major_page_faults); }
+Opt page_faults_per_s(const P& p) {
+    return per_wall_s(p, p.minor_page_faults, p.major_page_faults);
+}
 Opt major_page_faults_per_s(const P& p) {
     if (!p.major_page_faults || !(p.wall_s > 0)) return std::nullopt;
     return *p.major_page_faults / p.wall_s;
@@ -47,14 +50,17 @@ Opt device_copy_share(const P& p) {
 using T = Thresholds;
 const std::array<SystemRule, 7> rules = {{
     {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
-     "CPU busy well below the cores used: the process waits (I/O, locks, sleep, queueing, a device)"},
+     "CPU busy well below the cores used: the process waits (I/O, locks, sleep, queueing, a "
+     "device)"},
     {"system_time_share", system_time_share, Comparison::at_least, &T::system_time_share,
      "much CPU time in the kernel: system calls, copies, page faults"},
-    {"context_switches_per_s", context_switches_per_s, Comparison::at_least, &T::context_switches_per_s,
+    {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
+     &T::context_switches_per_s,
      "frequent context switches: blocking, oversubscribed threads, contention"},
     {"page_faults_per_s", page_faults_per_s, Comparison::at_least, &T::page_faults_per_s,
      "frequent page faults: memory allocated and touched over and over"},
-    {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least, &T::major_page_faults_per_s,
+    {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least,
+     &T::major_page_faults_per_s,
      "page faults that read from disk: memory pressure or memory-mapped files paged in"},
     {"device_wait_share", device_wait_share, Comparison::at_least, &T::device_wait_share,
      "time waiting for the device: synchronisation, serialised launches"},
@@ -64,19 +70,25 @@ const std::array<SystemRule, 7> rules = {{
 
 }  // namespace
 
-std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s, std::size_t top_n) {
-    for (std::size_t i = 0; i < regions.size(); ++i)
-        if (regions[i].parent && *regions[i].parent >= regions.size())
-            throw std::invalid_argument("region '" + regions[i].name + "' has a parent index out of range");
+std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s,
+                                      std::size_t top_n) {
+    for (std::size_t i = 0; i < regions.size(); ++i) {
+        if (regions[i].parent && *regions[i].parent >= regions.size()) {
+            throw std::invalid_argument("region '" + regions[i].name +
+                                        "' has a parent index out of range");
+        }
+    }
     // Nearest model ancestor, and whether any ancestor exists (depth-bounded: a cycle throws).
     auto ancestors = [&](std::size_t i, auto&& visit) {
         std::size_t steps = 0;
         for (auto p = regions[i].parent; p; p = regions[*p].parent) {
-            if (++steps > regions.size()) throw std::invalid_argument("regions' parents form a cycle");
+            if (++steps > regions.size())
+                throw std::invalid_argument("regions' parents form a cycle");
             visit(*p);
         }
     };
-    if (!(wall_s > 0) || std::none_of(regions.begin(), regions.end(), [](const RegionTiming& r) { return r.model; }))
+    if (!(wall_s > 0) ||
+        std::none_of(regions.begin(), regions.end(), [](const RegionTiming& r) { return r.model; }))
         return std::nullopt;
 
     ModelShare m;
@@ -89,18 +101,22 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
         const auto& r = regions[i];
         if (!r.parent) top_level_s += r.total_s;
         if (inside_model) continue;  // already counted in its model ancestor
-        if (r.model)
+        if (r.model) {
             m.model_s += r.total_s;
-        else
+        } else {
             non_model.push_back(RegionShare{r.name, r.total_s, r.total_s / wall_s});
+        }
     }
     m.overlapping = top_level_s > wall_s;
     m.outside_regions_s = std::max(0.0, wall_s - top_level_s);
-    if (m.outside_regions_s > 0)
-        non_model.push_back(RegionShare{"(outside any region)", m.outside_regions_s, m.outside_regions_s / wall_s});
+    if (m.outside_regions_s > 0) {
+        non_model.push_back(
+            RegionShare{"(outside any region)", m.outside_regions_s, m.outside_regions_s / wall_s});
+    }
     m.share = std::min(1.0, m.model_s / wall_s);
-    std::stable_sort(non_model.begin(), non_model.end(),
-                     [](const RegionShare& a, const RegionShare& b) { return a.total_s > b.total_s; });
+    std::stable_sort(
+        non_model.begin(), non_model.end(),
+        [](const RegionShare& a, const RegionShare& b) { return a.total_s > b.total_s; });
     if (non_model.size() > top_n) non_model.resize(top_n);
     m.top_non_model = std::move(non_model);
     return m;
@@ -115,7 +131,8 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
         s.name = std::string(r.name);
         s.value = r.metric(p);
         s.threshold = t.*r.threshold;
-        s.fired = s.value && (r.comparison == Comparison::at_least ? *s.value >= s.threshold : *s.value < s.threshold);
+        s.fired = s.value && (r.comparison == Comparison::at_least ? *s.value >= s.threshold
+                                                                   : *s.value < s.threshold);
         s.meaning = std::string(r.meaning);
         out.push_back(std::move(s));
     }
@@ -126,32 +143,41 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     Diagnosis d;
     if (in.model) {
         d = *in.model;  // the model's roof comparisons, findings and duration
-        d.findings.erase(std::remove_if(d.findings.begin(), d.findings.end(),
-                                        [](const Finding& f) { return f.kind == FindingKind::above_roof; }),
-                         d.findings.end());
+        d.findings.erase(
+            std::remove_if(d.findings.begin(), d.findings.end(),
+                           [](const Finding& f) { return f.kind == FindingKind::above_roof; }),
+            d.findings.end());
     }
     d.subject = "run";
     d.model_share = model_share(in.regions, in.process.wall_s, in.top_regions);
-    if (!d.model_share)
-        d.findings.push_back(Finding{FindingKind::unknown_counter,
-                                     "no region marked as model: the model's share of wall time is unknown"});
-    else if (d.model_share->overlapping)
-        d.findings.push_back(Finding{FindingKind::assumption,
-                                     "regions add up to more than the wall time (they overlap across threads): "
-                                     "the model share is an upper estimate"});
+    if (!d.model_share) {
+        d.findings.push_back(
+            Finding{FindingKind::unknown_counter,
+                    "no region marked as model: the model's share of wall time is unknown"});
+    } else if (d.model_share->overlapping) {
+        d.findings.push_back(
+            Finding{FindingKind::assumption,
+                    "regions add up to more than the wall time (they overlap across threads): "
+                    "the model share is an upper estimate"});
+    }
 
-    const std::optional<double> footprint = in.footprint_bytes ? in.footprint_bytes : in.process.peak_rss_bytes;
+    const std::optional<double> footprint =
+        in.footprint_bytes ? in.footprint_bytes : in.process.peak_rss_bytes;
     // The tighter of the machine's memory and the user's budget is the wall that matters.
     std::optional<std::pair<double, std::string>> capacity;
-    if (in.memory_capacity_bytes && *in.memory_capacity_bytes > 0) capacity = {{*in.memory_capacity_bytes, "memory"}};
-    if (in.memory_budget_bytes && *in.memory_budget_bytes > 0 && (!capacity || *in.memory_budget_bytes < capacity->first))
+    if (in.memory_capacity_bytes && *in.memory_capacity_bytes > 0)
+        capacity = {{*in.memory_capacity_bytes, "memory"}};
+    if (in.memory_budget_bytes && *in.memory_budget_bytes > 0 &&
+        (!capacity || *in.memory_budget_bytes < capacity->first))
         capacity = {{*in.memory_budget_bytes, "memory budget"}};
-    if (footprint && capacity)
-        d.capacity = CapacityEvidence{*footprint, capacity->first, *footprint / capacity->first, capacity->second};
-    else
+    if (footprint && capacity) {
+        d.capacity = CapacityEvidence{*footprint, capacity->first, *footprint / capacity->first,
+                                      capacity->second};
+    } else {
         d.findings.push_back(Finding{FindingKind::unknown_counter,
                                      footprint ? "memory capacity unknown: capacity not judged"
                                                : "peak memory not measured: capacity not judged"});
+    }
 
     d.system = system_evidence(in.process, t);
     conclude(d, t);
@@ -159,7 +185,11 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
 }
 
 void to_json(nlohmann::json& j, const RegionTiming& r) {
-    j = {{"name", r.name}, {"parent", r.parent}, {"model", r.model}, {"total_s", r.total_s}, {"count", r.count}};
+    j = {{"name", r.name},
+         {"parent", r.parent},
+         {"model", r.model},
+         {"total_s", r.total_s},
+         {"count", r.count}};
 }
 void from_json(const nlohmann::json& j, RegionTiming& r) {
     j.at("name").get_to(r.name);

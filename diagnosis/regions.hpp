@@ -67,7 +67,8 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
 struct RunInputs {
     ProcessAccounting process;
     std::vector<RegionTiming> regions;
-    std::optional<double> footprint_bytes;  // peak memory (RSS, device memory); default: peak_rss_bytes
+    std::optional<double>
+        footprint_bytes;  // peak memory (RSS, device memory); default: peak_rss_bytes
     std::optional<double> memory_capacity_bytes;  // the machine's (or device's) memory
     std::optional<double> memory_budget_bytes;    // the user's budget, if any
     // The diagnosis of the model's own work (e.g. its heaviest region against the roofline),

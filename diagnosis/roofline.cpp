@@ -45,9 +45,10 @@ std::optional<Choice> scale_to_threads(const std::vector<Candidate>& candidates,
     bool exact = false;
     for (const auto& c : candidates) {
         exact = exact || c.threads == threads;
-        if (c.threads <= threads && (!lower || c.value > lower->value))
+        if (c.threads <= threads && (!lower || c.value > lower->value)) {
             lower = Choice{c.value, c.threads, c.index,
                            c.threads == threads ? RoofBasis::measured : RoofBasis::scaled};
+        }
     }
     if (exact) return lower;
     std::optional<Choice> upper;  // at most linear from fewer threads, at most what more reached
@@ -60,7 +61,8 @@ std::optional<Choice> scale_to_threads(const std::vector<Candidate>& candidates,
 }
 
 template <typename Roof, typename Value>
-std::vector<Candidate> best_per_thread_count(const std::vector<Roof>& roofs, auto&& matches, Value&& value) {
+std::vector<Candidate> best_per_thread_count(const std::vector<Roof>& roofs, auto&& matches,
+                                             Value&& value) {
     std::map<int, Candidate> best;
     for (std::size_t i = 0; i < roofs.size(); ++i) {
         const auto& r = roofs[i];
@@ -97,7 +99,8 @@ ComputeCeiling make_compute_ceiling(const ComputeRoof& r, const Choice& c, int t
     return out;
 }
 
-std::optional<ComputeCeiling> compute_ceiling_where(const MachineProfile& p, int threads, auto&& matches) {
+std::optional<ComputeCeiling> compute_ceiling_where(const MachineProfile& p, int threads,
+                                                    auto&& matches) {
     const auto candidates = best_per_thread_count(
         p.compute_roofs, matches, [](const ComputeRoof& r) { return r.ops_per_s.median; });
     const auto choice = scale_to_threads(candidates, threads);
@@ -125,9 +128,12 @@ const LevelRoof* Roofline::level(std::string_view name) const {
 
 const LevelRoof* Roofline::level_for(double working_set_bytes) const {
     if (levels.empty()) return nullptr;
-    if (working_set_bytes > 0)
-        for (const auto& l : levels)
-            if (l.bandwidth.capacity_bytes && working_set_bytes <= *l.bandwidth.capacity_bytes) return &l;
+    if (working_set_bytes > 0) {
+        for (const auto& l : levels) {
+            if (l.bandwidth.capacity_bytes && working_set_bytes <= *l.bandwidth.capacity_bytes)
+                return &l;
+        }
+    }
     return &levels.back();
 }
 
@@ -137,16 +143,17 @@ Roofline make_roofline(const MachineProfile& p, Precision precision, Engine engi
     r.engine = engine;
     r.threads = threads;
     const int n = effective_threads(p, threads);
-    r.compute = compute_ceiling_where(p, n, [&](const ComputeRoof& c) {
-        return c.precision == precision && c.engine == engine;
-    });
+    r.compute = compute_ceiling_where(
+        p, n, [&](const ComputeRoof& c) { return c.precision == precision && c.engine == engine; });
 
     std::vector<std::string> names;
-    for (const auto& b : p.bandwidth_roofs)
+    for (const auto& b : p.bandwidth_roofs) {
         if (find_rank(b.level) && std::find(names.begin(), names.end(), b.level) == names.end())
             names.push_back(b.level);
-    std::sort(names.begin(), names.end(),
-              [](const std::string& a, const std::string& b) { return find_rank(a)->rank < find_rank(b)->rank; });
+    }
+    std::sort(names.begin(), names.end(), [](const std::string& a, const std::string& b) {
+        return find_rank(a)->rank < find_rank(b)->rank;
+    });
 
     for (const auto& name : names) {
         const auto candidates = best_per_thread_count(
@@ -166,9 +173,10 @@ Roofline make_roofline(const MachineProfile& p, Precision precision, Engine engi
         b.noisy = src.noisy;
         // Where the plateau of this level ended at the thread count it was measured with.
         std::uint64_t plateau_end = 0;
-        for (const auto& other : p.bandwidth_roofs)
+        for (const auto& other : p.bandwidth_roofs) {
             if (other.level == name && other.threads == choice->measured_threads)
                 plateau_end = std::max(plateau_end, other.max_working_set_bytes);
+        }
         if (plateau_end > 0) {
             b.capacity_bytes = static_cast<double>(plateau_end);
             b.capacity_from = "plateau";
@@ -176,7 +184,8 @@ Roofline make_roofline(const MachineProfile& p, Precision precision, Engine engi
             b.capacity_bytes = cache_capacity(p.host, cache, n);
             if (b.capacity_bytes) b.capacity_from = "cache";
         }
-        if (r.compute) level.ridge_ops_per_byte = ridge_ops_per_byte(r.compute->ops_per_s, b.bytes_per_s);
+        if (r.compute)
+            level.ridge_ops_per_byte = ridge_ops_per_byte(r.compute->ops_per_s, b.bytes_per_s);
         r.levels.push_back(std::move(level));
     }
     // The outermost level serves every working set, however large.
@@ -193,15 +202,19 @@ std::vector<ComputeCeiling> compute_ceilings(const MachineProfile& p, int thread
     for (const auto& c : p.compute_roofs)
         if (std::find(names.begin(), names.end(), c.name) == names.end()) names.push_back(c.name);
     std::vector<ComputeCeiling> out;
-    for (const auto& name : names)
-        if (auto c = compute_ceiling_where(p, n, [&](const ComputeRoof& r) { return r.name == name; }))
+    for (const auto& name : names) {
+        if (auto c =
+                compute_ceiling_where(p, n, [&](const ComputeRoof& r) { return r.name == name; }))
             out.push_back(std::move(*c));
-    std::stable_sort(out.begin(), out.end(),
-                     [](const ComputeCeiling& a, const ComputeCeiling& b) { return a.ops_per_s > b.ops_per_s; });
+    }
+    std::stable_sort(out.begin(), out.end(), [](const ComputeCeiling& a, const ComputeCeiling& b) {
+        return a.ops_per_s > b.ops_per_s;
+    });
     return out;
 }
 
-std::optional<ComputeCeiling> best_compute_ceiling(const MachineProfile& p, Precision precision, int threads) {
+std::optional<ComputeCeiling> best_compute_ceiling(const MachineProfile& p, Precision precision,
+                                                   int threads) {
     std::optional<ComputeCeiling> best;
     for (std::size_t e = 0; e < engine_names.size(); ++e) {
         const auto r = make_roofline(p, precision, static_cast<Engine>(e), threads);
@@ -210,7 +223,8 @@ std::optional<ComputeCeiling> best_compute_ceiling(const MachineProfile& p, Prec
     return best;
 }
 
-double attainable_ops_per_s(double compute_ops_per_s, double intensity_ops_per_byte, double bytes_per_s) {
+double attainable_ops_per_s(double compute_ops_per_s, double intensity_ops_per_byte,
+                            double bytes_per_s) {
     return std::min(compute_ops_per_s, intensity_ops_per_byte * bytes_per_s);
 }
 
@@ -236,7 +250,9 @@ std::optional<RooflinePoint> place(const Roofline& roofline, const Work& work) {
 }
 
 void to_json(nlohmann::json& j, RoofKind k) { j = std::string(to_string(k)); }
-void from_json(const nlohmann::json& j, RoofKind& k) { k = enum_from_json<RoofKind>(j, roof_kind_names, "roof kind"); }
+void from_json(const nlohmann::json& j, RoofKind& k) {
+    k = enum_from_json<RoofKind>(j, roof_kind_names, "roof kind");
+}
 void to_json(nlohmann::json& j, RoofBasis b) { j = std::string(to_string(b)); }
 void from_json(const nlohmann::json& j, RoofBasis& b) {
     b = enum_from_json<RoofBasis>(j, roof_basis_names, "roof basis");
@@ -300,8 +316,11 @@ void from_json(const nlohmann::json& j, LevelRoof& l) {
 }
 
 void to_json(nlohmann::json& j, const Roofline& r) {
-    j = {{"precision", r.precision}, {"engine", r.engine}, {"threads", r.threads},
-         {"compute", r.compute},     {"levels", r.levels}};
+    j = {{"precision", r.precision},
+         {"engine", r.engine},
+         {"threads", r.threads},
+         {"compute", r.compute},
+         {"levels", r.levels}};
 }
 void from_json(const nlohmann::json& j, Roofline& r) {
     j.at("precision").get_to(r.precision);

@@ -81,7 +81,8 @@ struct Roofline {
 // for N threads is never below one measured with fewer (the extra threads could idle), which
 // also keeps one disturbed all-core measurement from lowering a roof. Threads beyond the
 // host's logical CPUs add nothing.
-Roofline make_roofline(const MachineProfile& profile, Precision precision, Engine engine, int threads);
+Roofline make_roofline(const MachineProfile& profile, Precision precision, Engine engine,
+                       int threads);
 
 // Every compute ceiling at a thread count, one per roof name, highest first: the horizontal
 // lines of the hierarchical roofline.
@@ -89,11 +90,12 @@ std::vector<ComputeCeiling> compute_ceilings(const MachineProfile& profile, int 
 
 // The highest compute ceiling for a precision on any engine (an upper bound when the
 // engine a piece of work will use is not known yet).
-std::optional<ComputeCeiling> best_compute_ceiling(const MachineProfile& profile, Precision precision,
-                                                   int threads);
+std::optional<ComputeCeiling> best_compute_ceiling(const MachineProfile& profile,
+                                                   Precision precision, int threads);
 
 // min(compute, intensity x bandwidth).
-double attainable_ops_per_s(double compute_ops_per_s, double intensity_ops_per_byte, double bytes_per_s);
+double attainable_ops_per_s(double compute_ops_per_s, double intensity_ops_per_byte,
+                            double bytes_per_s);
 // compute / bandwidth.
 double ridge_ops_per_byte(double compute_ops_per_s, double bytes_per_s);
 

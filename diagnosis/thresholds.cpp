@@ -21,11 +21,15 @@ const std::array<ThresholdField, 14> fields = {{
      "margin above a roof still read as at the roof (noise)"},
     {"unstable_spread", &T::unstable_spread,
      "relative spread (p90 - p10) / median above which a distribution is unstable"},
-    {"model_share", &T::model_share, "share of wall time in model regions below which it is not the model"},
+    {"model_share", &T::model_share,
+     "share of wall time in model regions below which it is not the model"},
     {"capacity", &T::capacity, "footprint / capacity at or above which it is capacity bound"},
-    {"cpu_utilisation", &T::cpu_utilisation, "busy CPU / (wall x cores used) below which the process waits"},
-    {"system_time_share", &T::system_time_share, "system / (user + system) CPU time at or above which the kernel dominates"},
-    {"context_switches_per_s", &T::context_switches_per_s, "context switches per second of wall time"},
+    {"cpu_utilisation", &T::cpu_utilisation,
+     "busy CPU / (wall x cores used) below which the process waits"},
+    {"system_time_share", &T::system_time_share,
+     "system / (user + system) CPU time at or above which the kernel dominates"},
+    {"context_switches_per_s", &T::context_switches_per_s,
+     "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},
     {"major_page_faults_per_s", &T::major_page_faults_per_s, "major (disk) page faults per second"},
     {"device_wait_share", &T::device_wait_share, "share of wall time waiting for a device"},
@@ -56,49 +60,66 @@ std::string_view name_of(double T::*m) {
 std::span<const ThresholdField> threshold_fields() { return fields; }
 
 void validate(const Thresholds& t) {
-    for (const auto& f : fields)
-        if (!std::isfinite(t.*f.member))
-            throw std::invalid_argument("threshold " + std::string(f.name) + " is not a finite number");
+    for (const auto& f : fields) {
+        if (!std::isfinite(t.*f.member)) {
+            throw std::invalid_argument("threshold " + std::string(f.name) +
+                                        " is not a finite number");
+        }
+    }
     // The roof fractions are checked as one chain, so the message shows the whole order.
-    if (!(t.far > 0 && t.far < t.near_roof && t.near_roof <= t.done && t.done <= 1))
-        throw std::invalid_argument("thresholds out of order: need 0 < far < near_roof <= done <= 1, got far " +
-                                    num(t.far) + ", near_roof " + num(t.near_roof) + ", done " + num(t.done));
-    if (!(t.above_roof_tolerance >= 0 && t.above_roof_tolerance < 1))
+    if (!(t.far > 0 && t.far < t.near_roof && t.near_roof <= t.done && t.done <= 1)) {
+        throw std::invalid_argument(
+            "thresholds out of order: need 0 < far < near_roof <= done <= 1, got far " +
+            num(t.far) + ", near_roof " + num(t.near_roof) + ", done " + num(t.done));
+    }
+    if (!(t.above_roof_tolerance >= 0 && t.above_roof_tolerance < 1)) {
         throw std::invalid_argument("threshold above_roof_tolerance must lie in [0, 1), got " +
                                     num(t.above_roof_tolerance));
-    if (!(t.unstable_spread > 0))
-        throw std::invalid_argument("threshold unstable_spread must be positive, got " + num(t.unstable_spread));
-    for (auto m : shares)
-        if (!(t.*m > 0 && t.*m <= 1))
-            throw std::invalid_argument("threshold " + std::string(name_of(m)) + " must lie in (0, 1], got " +
-                                        num(t.*m));
-    for (auto m : rates)
-        if (!(t.*m > 0))
-            throw std::invalid_argument("threshold " + std::string(name_of(m)) + " must be positive, got " +
-                                        num(t.*m));
+    }
+    if (!(t.unstable_spread > 0)) {
+        throw std::invalid_argument("threshold unstable_spread must be positive, got " +
+                                    num(t.unstable_spread));
+    }
+    for (auto m : shares) {
+        if (!(t.*m > 0 && t.*m <= 1)) {
+            throw std::invalid_argument("threshold " + std::string(name_of(m)) +
+                                        " must lie in (0, 1], got " + num(t.*m));
+        }
+    }
+    for (auto m : rates) {
+        if (!(t.*m > 0)) {
+            throw std::invalid_argument("threshold " + std::string(name_of(m)) +
+                                        " must be positive, got " + num(t.*m));
+        }
+    }
 }
 
 void set_threshold(Thresholds& t, std::string_view name, double value) {
-    for (const auto& f : fields)
+    for (const auto& f : fields) {
         if (f.name == name) {
             t.*f.member = value;
             return;
         }
+    }
     std::string known;
     for (const auto& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.name);
-    throw std::invalid_argument("unknown threshold '" + std::string(name) + "' (known: " + known + ")");
+    throw std::invalid_argument("unknown threshold '" + std::string(name) + "' (known: " + known +
+                                ")");
 }
 
 void apply_threshold_assignment(Thresholds& t, std::string_view assignment) {
     const auto eq = assignment.find('=');
-    if (eq == std::string_view::npos || eq == 0)
-        throw std::invalid_argument("threshold '" + std::string(assignment) + "': expected NAME=VALUE");
+    if (eq == std::string_view::npos || eq == 0) {
+        throw std::invalid_argument("threshold '" + std::string(assignment) +
+                                    "': expected NAME=VALUE");
+    }
     const auto value = assignment.substr(eq + 1);
     double v = 0;
     try {
         v = parse_count(value);
     } catch (const std::invalid_argument& e) {
-        throw std::invalid_argument("threshold " + std::string(assignment.substr(0, eq)) + ": " + e.what());
+        throw std::invalid_argument("threshold " + std::string(assignment.substr(0, eq)) + ": " +
+                                    e.what());
     }
     set_threshold(t, assignment.substr(0, eq), v);
 }

@@ -29,13 +29,13 @@ struct Thresholds {
     double capacity = 0.90;
 
     // System-bound evidence (process accounting over the run's wall time).
-    double cpu_utilisation = 0.50;      // busy CPU time / (wall x cores used) below this: waiting
-    double system_time_share = 0.20;    // system / (user + system) at or above: syscalls, faults
+    double cpu_utilisation = 0.50;    // busy CPU time / (wall x cores used) below this: waiting
+    double system_time_share = 0.20;  // system / (user + system) at or above: syscalls, faults
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk
-    double device_wait_share = 0.20;    // wall time blocked on an accelerator
-    double device_copy_share = 0.10;    // wall time copying between host and device
+    double device_wait_share = 0.20;       // wall time blocked on an accelerator
+    double device_copy_share = 0.10;       // wall time copying between host and device
 };
 
 // One named field of Thresholds.

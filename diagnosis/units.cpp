@@ -11,8 +11,13 @@ namespace {
 
 constexpr double kib = 1024.0;
 
-constexpr std::array<UnitSuffix, 7> duration_suffixes = {{
-    {"ns", 1e-9}, {"us", 1e-6}, {"\u00b5s", 1e-6}, {"ms", 1e-3}, {"s", 1}, {"min", 60}, {"h", 3600}}};
+constexpr std::array<UnitSuffix, 7> duration_suffixes = {{{"ns", 1e-9},
+                                                          {"us", 1e-6},
+                                                          {"\u00b5s", 1e-6},
+                                                          {"ms", 1e-3},
+                                                          {"s", 1},
+                                                          {"min", 60},
+                                                          {"h", 3600}}};
 constexpr std::array<UnitSuffix, 10> byte_suffixes = {{{"B", 1},
                                                        {"kB", 1e3},
                                                        {"KB", 1e3},
@@ -20,9 +25,9 @@ constexpr std::array<UnitSuffix, 10> byte_suffixes = {{{"B", 1},
                                                        {"GB", 1e9},
                                                        {"TB", 1e12},
                                                        {"KiB", kib},
-                                                       {"MiB", kib * kib},
-                                                       {"GiB", kib * kib * kib},
-                                                       {"TiB", kib * kib * kib * kib}}};
+                                                       {"MiB", kib* kib},
+                                                       {"GiB", kib* kib* kib},
+                                                       {"TiB", kib* kib* kib* kib}}};
 constexpr std::array<UnitSuffix, 5> energy_suffixes = {
     {{"mJ", 1e-3}, {"J", 1}, {"kJ", 1e3}, {"Wh", 3600}, {"kWh", 3.6e6}}};
 constexpr std::array<UnitSuffix, 3> power_suffixes = {{{"mW", 1e-3}, {"W", 1}, {"kW", 1e3}}};
@@ -63,13 +68,14 @@ double parse_quantity(std::string_view text, QuantityKind kind) {
     const KindInfo& info = kinds.at(static_cast<std::size_t>(kind));
     const std::string s(trim(text));
     auto fail = [&](const std::string& why) -> std::invalid_argument {
-        return std::invalid_argument("'" + std::string(text) + "' is not " + std::string(info.noun) +
-                                     ": " + why);
+        return std::invalid_argument("'" + std::string(text) + "' is not " +
+                                     std::string(info.noun) + ": " + why);
     };
     if (s.empty()) throw fail("empty");
     // strtod would also take "inf", "nan" and hex floats; only plain decimals are wanted.
     const char first = s.front();
-    if (!(std::isdigit(static_cast<unsigned char>(first)) || first == '.' || first == '-' || first == '+'))
+    if (!(std::isdigit(static_cast<unsigned char>(first)) || first == '.' || first == '-' ||
+          first == '+'))
         throw fail("expected a number");
     char* end = nullptr;
     const double number = std::strtod(s.c_str(), &end);

@@ -25,7 +25,9 @@ std::span<const UnitSuffix> unit_suffixes(QuantityKind kind);
 // Throws std::invalid_argument naming the text and the accepted units.
 double parse_quantity(std::string_view text, QuantityKind kind);
 
-inline double parse_duration_s(std::string_view t) { return parse_quantity(t, QuantityKind::duration); }
+inline double parse_duration_s(std::string_view t) {
+    return parse_quantity(t, QuantityKind::duration);
+}
 inline double parse_bytes(std::string_view t) { return parse_quantity(t, QuantityKind::bytes); }
 inline double parse_energy_j(std::string_view t) { return parse_quantity(t, QuantityKind::energy); }
 inline double parse_power_w(std::string_view t) { return parse_quantity(t, QuantityKind::power); }

@@ -20,8 +20,8 @@ namespace ceiling {
 
 struct LevelFloor {
     LevelRoof roof;
-    double floor_s = 0;               // compulsory bytes / this level's bandwidth
-    bool holds_working_set = false;   // the level the working set lives in
+    double floor_s = 0;              // compulsory bytes / this level's bandwidth
+    bool holds_working_set = false;  // the level the working set lives in
 };
 
 struct WorkBound {
@@ -36,10 +36,11 @@ struct WorkBound {
     double floor_s = 0;              // max(compute floor, memory floor)
     double ridge_ops_per_byte = 0;   // at that level
     double attainable_ops_per_s = 0;
-    Bound bound = Bound::compute;    // compute when the compute floor is the larger (at the ridge too)
+    Bound bound =
+        Bound::compute;  // compute when the compute floor is the larger (at the ridge too)
     std::string first_move;
     std::vector<LeverAdvice> levers;
-    std::vector<Finding> findings;   // roofs derived from other thread counts, assumptions
+    std::vector<Finding> findings;  // roofs derived from other thread counts, assumptions
 };
 
 // Throws std::invalid_argument (one line) for negative or non-finite work, no work at all,

@@ -3,8 +3,6 @@
 // the decode and prefill ceilings of an LLM of given size and precision, its footprint, and
 // the batch at which decode turns compute bound. Reads the saved machine profile and
 // measures a quick one when there is none.
-#include <spdlog/spdlog.h>
-
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,6 +11,7 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
 #include "agent/measure/machine.hpp"
@@ -58,7 +57,8 @@ double quantity(const std::string& option, const std::string& text, QuantityKind
 
 int whole(const std::string& option, const std::string& text) {
     const double v = quantity(option, text, QuantityKind::count);
-    if (v < 1 || v != static_cast<double>(static_cast<int>(v))) throw UsageError(option + ": '" + text + "' is not a positive whole number");
+    if (v < 1 || v != static_cast<double>(static_cast<int>(v)))
+        throw UsageError(option + ": '" + text + "' is not a positive whole number");
     return static_cast<int>(v);
 }
 
@@ -91,7 +91,8 @@ Thresholds thresholds_of(const BoundArgs& a) {
         validate(t);
         return t;
     } catch (const std::invalid_argument& e) {
-        throw UsageError((a.thresholds_file.empty() ? std::string() : a.thresholds_file + ": ") + e.what());
+        throw UsageError((a.thresholds_file.empty() ? std::string() : a.thresholds_file + ": ") +
+                         e.what());
     }
 }
 
@@ -106,10 +107,12 @@ LoadedProfile obtain_profile(const BoundArgs& a, const GlobalOptions& global) {
     if (!a.profile.empty()) return {store::load_profile(a.profile), a.profile};
     const auto path = store::default_profile_path();
     if (auto p = store::load_profile_if_present(path)) return {std::move(*p), path};
-    spdlog::warn("no machine profile at {}: measuring a quick one (run `ceiling machine` for a full one)",
-                 path.string());
+    spdlog::warn(
+        "no machine profile at {}: measuring a quick one (run `ceiling machine` for a full one)",
+        path.string());
     std::optional<output::Progress> progress;
-    progress.emplace("ceiling bound: quick machine profile", 0, output::progress_wanted(global.quiet));
+    progress.emplace("ceiling bound: quick machine profile", 0,
+                     output::progress_wanted(global.quiet));
     measure::MachineOptions opts;
     opts.quick = true;
     opts.on_step = [&](const std::string& what) { progress->step(what); };
@@ -140,7 +143,8 @@ int run_work(const BoundArgs& a, const GlobalOptions& global) {
     Work w;
     w.ops = quantity("--flops", a.ops, QuantityKind::count);
     w.compulsory_bytes = quantity("--bytes", a.bytes, QuantityKind::bytes);
-    if (!a.working_set.empty()) w.working_set_bytes = quantity("--working-set", a.working_set, QuantityKind::bytes);
+    if (!a.working_set.empty())
+        w.working_set_bytes = quantity("--working-set", a.working_set, QuantityKind::bytes);
     w.precision = precision_of(a.precision);
     w.engine = engine_of(a.engine);
     thresholds_of(a);  // validated even though the floor needs none: bad input is an error
@@ -168,10 +172,13 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
     q.params = quantity("--params", l.params, QuantityKind::count);
     q.weight_bits = quantity("--weight-bits", l.weight_bits, QuantityKind::count);
     q.batch = whole("--batch", l.batch);
-    const bool any_shape = !l.context.empty() || !l.layers.empty() || !l.kv_heads.empty() || !l.head_dim.empty();
+    const bool any_shape =
+        !l.context.empty() || !l.layers.empty() || !l.kv_heads.empty() || !l.head_dim.empty();
     if (any_shape) {
-        if (l.context.empty() || l.layers.empty() || l.kv_heads.empty() || l.head_dim.empty())
-            throw UsageError("the KV-cache shape needs all of --context, --layers, --kv-heads and --head-dim");
+        if (l.context.empty() || l.layers.empty() || l.kv_heads.empty() || l.head_dim.empty()) {
+            throw UsageError(
+                "the KV-cache shape needs all of --context, --layers, --kv-heads and --head-dim");
+        }
         KvCacheShape kv;
         kv.context_tokens = whole("--context", l.context);
         kv.kv_bits = quantity("--kv-bits", l.kv_bits, QuantityKind::count);
@@ -206,11 +213,15 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
 // Options both `bound` and `bound llm` take; registered on each so they may come before
 // or after `llm`.
 void shared_options(CLI::App* app, BoundArgs& a) {
-    app->add_option("--threads", a.threads, "Threads the work runs on (default: the profile's all-core count)");
-    app->add_option("--profile", a.profile,
-                    "Machine profile to use (default: the saved one; measured quickly when there is none)");
-    app->add_flag("--json", a.json, "Print the result as JSON (exact values, units in field names)");
-    app->add_option("--thresholds", a.thresholds_file, "JSON file of thresholds, e.g. {\"near_roof\": 0.5}");
+    app->add_option("--threads", a.threads,
+                    "Threads the work runs on (default: the profile's all-core count)");
+    app->add_option(
+        "--profile", a.profile,
+        "Machine profile to use (default: the saved one; measured quickly when there is none)");
+    app->add_flag("--json", a.json,
+                  "Print the result as JSON (exact values, units in field names)");
+    app->add_option("--thresholds", a.thresholds_file,
+                    "JSON file of thresholds, e.g. {\"near_roof\": 0.5}");
     app->add_option("--threshold", a.thresholds, "Override one threshold: NAME=VALUE (repeatable)");
 }
 
@@ -224,29 +235,42 @@ Command add_bound(CLI::App& root, const GlobalOptions& global) {
         "The bound before the code: the time floor of given work on this machine (compute floor,\n"
         "memory floor per level, the larger one, intensity vs ridge point, the bound), or with\n"
         "`llm` the decode and prefill tokens/s ceilings of a language model.");
-    app->add_option("--flops,--ops", args->ops, "Operations of the work (a multiply-add is 2), e.g. 2.1e9");
-    app->add_option("--bytes", args->bytes, "Compulsory bytes: each input read once, each output written once, e.g. 4.2e8 or 420MB");
-    app->add_option("--working-set", args->working_set, "Bytes the work touches (default: --bytes); decides the memory level");
-    app->add_option("--precision", args->precision, "fp64, fp32, fp16, bf16, tf32 or int8 (default fp32)");
-    app->add_option("--engine", args->engine, "scalar, vector (SIMD FMA) or matrix (AMX, tensor cores); default vector");
+    app->add_option("--flops,--ops", args->ops,
+                    "Operations of the work (a multiply-add is 2), e.g. 2.1e9");
+    app->add_option(
+        "--bytes", args->bytes,
+        "Compulsory bytes: each input read once, each output written once, e.g. 4.2e8 or 420MB");
+    app->add_option("--working-set", args->working_set,
+                    "Bytes the work touches (default: --bytes); decides the memory level");
+    app->add_option("--precision", args->precision,
+                    "fp64, fp32, fp16, bf16, tf32 or int8 (default fp32)");
+    app->add_option("--engine", args->engine,
+                    "scalar, vector (SIMD FMA) or matrix (AMX, tensor cores); default vector");
     shared_options(app, *args);
 
-    auto* llm = app->add_subcommand(
-        "llm",
-        "Ceilings of a decoder-only LLM: decode tokens/s (bytes per token over bandwidth vs FLOP per\n"
-        "token over the compute roof; the lower wins), prefill tokens/s, weights + KV cache vs memory,\n"
-        "and the batch at which decode turns compute bound.");
+    auto* llm = app->add_subcommand("llm",
+                                    "Ceilings of a decoder-only LLM: decode tokens/s (bytes per "
+                                    "token over bandwidth vs FLOP per\n"
+                                    "token over the compute roof; the lower wins), prefill "
+                                    "tokens/s, weights + KV cache vs memory,\n"
+                                    "and the batch at which decode turns compute bound.");
     llm->add_option("--params", llm_args->params, "Parameters, e.g. 7e9 or 7B");
-    llm->add_option("--weight-bits", llm_args->weight_bits, "Bits per weight (default 16; 4 for int4 quantisation)");
+    llm->add_option("--weight-bits", llm_args->weight_bits,
+                    "Bits per weight (default 16; 4 for int4 quantisation)");
     llm->add_option("--batch", llm_args->batch, "Sequences decoded together (default 1)");
-    llm->add_option("--context", llm_args->context, "Tokens of context per sequence (with the KV shape)");
+    llm->add_option("--context", llm_args->context,
+                    "Tokens of context per sequence (with the KV shape)");
     llm->add_option("--kv-bits", llm_args->kv_bits, "Bits per KV-cache element (default 16)");
     llm->add_option("--layers", llm_args->layers, "Transformer layers");
-    llm->add_option("--kv-heads", llm_args->kv_heads, "Key/value heads (fewer than query heads with GQA)");
+    llm->add_option("--kv-heads", llm_args->kv_heads,
+                    "Key/value heads (fewer than query heads with GQA)");
     llm->add_option("--head-dim", llm_args->head_dim, "Dimension of one head");
-    llm->add_option("--heads", llm_args->heads, "Query heads: counts attention FLOP (needs the KV shape)");
-    llm->add_option("--precision", llm_args->precision, "Compute precision (default bf16, else fp32)");
-    llm->add_option("--engine", llm_args->engine, "scalar, vector or matrix (default: the fastest measured)");
+    llm->add_option("--heads", llm_args->heads,
+                    "Query heads: counts attention FLOP (needs the KV shape)");
+    llm->add_option("--precision", llm_args->precision,
+                    "Compute precision (default bf16, else fp32)");
+    llm->add_option("--engine", llm_args->engine,
+                    "scalar, vector or matrix (default: the fastest measured)");
     shared_options(llm, *args);
 
     return {app, [args, llm_args, llm, &global]() -> int {

@@ -1,10 +1,9 @@
 // Budgets: every outcome (pass, fail, at the budget, unknown), p50 and p99 judged apart,
 // margins, the budget file and flag parsing.
-#include <gtest/gtest.h>
-
-#include <nlohmann/json.hpp>
-
 #include "diagnosis/budget.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace ceiling {
 namespace {
@@ -81,8 +80,10 @@ TEST(Budgets, EveryOutcomeForMemory) {
         ASSERT_EQ(checks.size(), 1u);
         EXPECT_EQ(checks[0].outcome, c.expected) << c.name;
         EXPECT_EQ(checks[0].actual.has_value(), c.actual.has_value()) << c.name;
-        if (c.actual) EXPECT_DOUBLE_EQ(*checks[0].margin, (c.budget - *c.actual) / c.budget) << c.name;
-        else EXPECT_FALSE(checks[0].margin) << c.name;
+        if (c.actual)
+            EXPECT_DOUBLE_EQ(*checks[0].margin, (c.budget - *c.actual) / c.budget) << c.name;
+        else
+            EXPECT_FALSE(checks[0].margin) << c.name;
     }
 }
 
@@ -131,8 +132,8 @@ TEST(Budgets, OneRunAndUnstableRunsAreNoted) {
 }
 
 TEST(Budgets, FileWithNumbersAndUnits) {
-    const Budgets b =
-        parse_budgets(R"({"latency_s": "12ms", "latency_p99_s": 0.02, "memory_bytes": "1.5GiB", "energy_j": 5})");
+    const Budgets b = parse_budgets(
+        R"({"latency_s": "12ms", "latency_p99_s": 0.02, "memory_bytes": "1.5GiB", "energy_j": 5})");
     EXPECT_DOUBLE_EQ(*b.latency_s, 0.012);
     EXPECT_DOUBLE_EQ(*b.latency_p99_s, 0.02);
     EXPECT_DOUBLE_EQ(*b.memory_bytes, 1.5 * 1024 * 1024 * 1024);

@@ -1,12 +1,12 @@
 // The decision table against DESIGN.md: every row, every threshold edge (just below, at,
 // just above), every verdict, the precedence between rows, and the unknown rule.
-#include <gtest/gtest.h>
+#include "diagnosis/decision.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <nlohmann/json.hpp>
 
-#include "diagnosis/decision.hpp"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace ceiling {
 namespace {
@@ -29,14 +29,18 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
     };
     const Expected expected[] = {
         {Bound::compute, "achieved FLOP/s near the compute roof", "compute bound",
-         "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, bigger batch "
+         "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, "
+         "bigger batch "
          "only helps if not already here"},
         {Bound::bandwidth, "achieved bandwidth near the bandwidth roof", "bandwidth bound",
-         "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching to raise "
+         "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching "
+         "to raise "
          "intensity"},
         {Bound::latency, "neither near a roof", "latency bound",
-         "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator fallback"},
-        {Bound::not_the_model, "the model regions are fast but the process is slow", "not the model (system bound)",
+         "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator "
+         "fallback"},
+        {Bound::not_the_model, "the model regions are fast but the process is slow",
+         "not the model (system bound)",
          "preprocessing, copies, format conversion, queueing, I/O, the interpreter"},
         {Bound::capacity, "footprint near memory capacity / budget", "memory (capacity) bound",
          "smaller footprint: quantise weights, offload, shard, shorter context"},
@@ -55,8 +59,9 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
 TEST(DecisionTable, LeversFollowDesignMdsLeverOrderAndEndByChangingTheProblem) {
     for (const auto& row : decision_table()) {
         ASSERT_FALSE(row.levers.empty()) << to_string(row.bound);
-        EXPECT_TRUE(std::is_sorted(row.levers.begin(), row.levers.end(),
-                                   [](const LeverMove& a, const LeverMove& b) { return a.lever < b.lever; }))
+        EXPECT_TRUE(std::is_sorted(
+            row.levers.begin(), row.levers.end(),
+            [](const LeverMove& a, const LeverMove& b) { return a.lever < b.lever; }))
             << to_string(row.bound);
         EXPECT_EQ(row.levers.back().lever, Lever::change_the_problem) << to_string(row.bound);
         for (const auto& l : row.levers) EXPECT_FALSE(l.move.empty());
@@ -156,12 +161,15 @@ struct VerdictCase {
 TEST(Verdicts, EveryVerdictAndEdge) {
     const double done = defaults.done, far = defaults.far, top = 1 + defaults.above_roof_tolerance;
     const VerdictCase cases[] = {
-        {done - eps, Verdict::good}, {done, Verdict::done},       {done + eps, Verdict::done},
-        {far - eps, Verdict::far},   {far, Verdict::good},        {far + eps, Verdict::good},
-        {0.0, Verdict::far},         {1.0, Verdict::done},        {top, Verdict::done},
-        {top + eps, Verdict::above_roof}, {1.10, Verdict::above_roof}, {std::nan(""), Verdict::unknown},
+        {done - eps, Verdict::good}, {done, Verdict::done},
+        {done + eps, Verdict::done}, {far - eps, Verdict::far},
+        {far, Verdict::good},        {far + eps, Verdict::good},
+        {0.0, Verdict::far},         {1.0, Verdict::done},
+        {top, Verdict::done},        {top + eps, Verdict::above_roof},
+        {1.10, Verdict::above_roof}, {std::nan(""), Verdict::unknown},
     };
-    for (const auto& c : cases) EXPECT_EQ(verdict_for(c.fraction, defaults), c.expected) << c.fraction;
+    for (const auto& c : cases)
+        EXPECT_EQ(verdict_for(c.fraction, defaults), c.expected) << c.fraction;
 }
 
 TEST(Verdicts, BandsAreOrderedByThreshold) {

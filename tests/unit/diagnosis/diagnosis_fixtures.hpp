@@ -20,7 +20,9 @@ inline std::string read_test_file(const std::string& name) {
     return s.str();
 }
 
-inline MachineProfile synthetic_profile() { return parse_machine_profile(read_test_file("profile_synthetic.json")); }
+inline MachineProfile synthetic_profile() {
+    return parse_machine_profile(read_test_file("profile_synthetic.json"));
+}
 
 // A summary of `count` identical samples: the median is exactly `seconds`, no spread.
 inline Summary steady(double seconds, std::size_t count = 5) {

@@ -1,11 +1,12 @@
 // Diagnoses of measured work against the synthetic profile (fp32 FMA 143.7 GFLOP/s, DRAM
 // 125.1 GB/s, L1 1.2 TB/s, bf16 AMX 1 TFLOP/s at 4 threads), and the sanity rules.
-#include <gtest/gtest.h>
+#include "diagnosis/diagnosis.hpp"
 
 #include <algorithm>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "diagnosis/diagnosis.hpp"
 #include "diagnosis/json_support.hpp"
 #include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
 
@@ -14,7 +15,8 @@ namespace {
 
 using testing::timed_work;
 
-Work work(double ops, double bytes, double ws, Precision p = Precision::fp32, Engine e = Engine::vector) {
+Work work(double ops, double bytes, double ws, Precision p = Precision::fp32,
+          Engine e = Engine::vector) {
     Work w;
     w.precision = p;
     w.engine = e;
@@ -25,15 +27,17 @@ Work work(double ops, double bytes, double ws, Precision p = Precision::fp32, En
 }
 
 bool has_finding(const Diagnosis& d, FindingKind k) {
-    return std::any_of(d.findings.begin(), d.findings.end(), [&](const Finding& f) { return f.kind == k; });
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [&](const Finding& f) { return f.kind == k; });
 }
 
 const RoofComparison& roof(const Diagnosis& d, RoofKind k) {
-    return *std::find_if(d.roofs.begin(), d.roofs.end(), [&](const RoofComparison& c) { return c.kind == k; });
+    return *std::find_if(d.roofs.begin(), d.roofs.end(),
+                         [&](const RoofComparison& c) { return c.kind == k; });
 }
 
 class DiagnoseKernel : public ::testing::Test {
-protected:
+  protected:
     MachineProfile profile = testing::synthetic_profile();
     Thresholds t;
 };
@@ -80,7 +84,8 @@ TEST_F(DiagnoseKernel, TinyKernelFarFromBothRoofsIsLatencyBoundAndFar) {
 
 TEST_F(DiagnoseKernel, HalfwayIsLatencyBoundButGood) {
     // 62.55 GB/s = 50% of DRAM: not near (60%), not far (10%).
-    const Diagnosis d = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 1.2e9 / 62.55e9), t);
+    const Diagnosis d =
+        diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 1.2e9 / 62.55e9), t);
     EXPECT_EQ(*d.bound, Bound::latency);
     EXPECT_EQ(d.verdict, Verdict::good);
 }
@@ -96,7 +101,7 @@ TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {
     for (auto& b : profile.bandwidth_roofs)
         if (b.level == "DRAM") b.bytes_per_s.median = 100e9;
     const Case cases[] = {
-        {0.5999, Bound::latency, Verdict::good}, {0.60, Bound::bandwidth, Verdict::good},
+        {0.5999, Bound::latency, Verdict::good},   {0.60, Bound::bandwidth, Verdict::good},
         {0.6001, Bound::bandwidth, Verdict::good}, {0.6999, Bound::bandwidth, Verdict::good},
         {0.70, Bound::bandwidth, Verdict::done},   {0.7001, Bound::bandwidth, Verdict::done},
         {0.0999, Bound::latency, Verdict::far},    {0.10, Bound::latency, Verdict::good},
@@ -126,8 +131,8 @@ TEST_F(DiagnoseKernel, AmxGemmIsComparedWithTheMatrixRoof) {
 
 TEST_F(DiagnoseKernel, AboveTheRoofIsAMeasurementProblemNotAPercentage) {
     // ...mislabelled as vector work it would read 278% of the bf16 dot-product roof.
-    Work gemm = work(2.0 * 2048 * 2048 * 2048, 3.0 * 2048 * 2048 * 2, 3.0 * 2048 * 2048 * 2, Precision::bf16,
-                     Engine::vector);
+    Work gemm = work(2.0 * 2048 * 2048 * 2048, 3.0 * 2048 * 2048 * 2, 3.0 * 2048 * 2048 * 2,
+                     Precision::bf16, Engine::vector);
     const Diagnosis d = diagnose_kernel(profile, timed_work(gemm, gemm.ops / 800e9), t);
     EXPECT_EQ(d.verdict, Verdict::above_roof);
     EXPECT_EQ(roof(d, RoofKind::compute).verdict, Verdict::above_roof);
@@ -137,12 +142,14 @@ TEST_F(DiagnoseKernel, AboveTheRoofIsAMeasurementProblemNotAPercentage) {
     EXPECT_FALSE(d.bound);
     const auto f = std::find_if(d.findings.begin(), d.findings.end(),
                                 [](const Finding& x) { return x.kind == FindingKind::above_roof; });
-    EXPECT_NE(f->detail.find("measurement error or an underestimated roof"), std::string::npos) << f->detail;
+    EXPECT_NE(f->detail.find("measurement error or an underestimated roof"), std::string::npos)
+        << f->detail;
 }
 
 TEST_F(DiagnoseKernel, JustAboveTheRoofWithinNoiseIsDone) {
     const double bytes = 1.2e9;
-    const Diagnosis d = diagnose_kernel(profile, timed_work(work(1, bytes, bytes), bytes / (1.03 * 125.1e9)), t);
+    const Diagnosis d =
+        diagnose_kernel(profile, timed_work(work(1, bytes, bytes), bytes / (1.03 * 125.1e9)), t);
     EXPECT_EQ(d.verdict, Verdict::done);
     EXPECT_EQ(*d.bound, Bound::bandwidth);
     EXPECT_FALSE(has_finding(d, FindingKind::above_roof));
@@ -199,7 +206,8 @@ TEST_F(DiagnoseKernel, UnstableDistributionIsFlaggedAndTheMedianUsed) {
 }
 
 TEST_F(DiagnoseKernel, MissingRoofIsSaid) {
-    const Diagnosis d = diagnose_kernel(profile, timed_work(work(1e9, 1e6, 1e6, Precision::tf32, Engine::matrix), 0.01), t);
+    const Diagnosis d = diagnose_kernel(
+        profile, timed_work(work(1e9, 1e6, 1e6, Precision::tf32, Engine::matrix), 0.01), t);
     EXPECT_TRUE(has_finding(d, FindingKind::no_roof));
     EXPECT_FALSE(roof(d, RoofKind::compute).roof_per_s);
 }
@@ -227,8 +235,12 @@ TEST_F(DiagnoseKernel, JsonRoundTripWithUnitsInFieldNames) {
 TEST(Conclude, HandBuiltEvidence) {
     Thresholds t;
     Diagnosis d;
-    d.roofs.push_back(compare(RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, 100.0, {}, {}, {}}, t));
-    d.roofs.push_back(compare(RoofComparison{RoofKind::bandwidth, "DRAM", "DRAM", "triad", {}, {}, 1, 5.0, 100.0, {}, {}, {}}, t));
+    d.roofs.push_back(compare(
+        RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, 100.0, {}, {}, {}}, t));
+    d.roofs.push_back(compare(
+        RoofComparison{
+            RoofKind::bandwidth, "DRAM", "DRAM", "triad", {}, {}, 1, 5.0, 100.0, {}, {}, {}},
+        t));
     conclude(d, t);
     EXPECT_EQ(d.bound, Bound::compute);
     EXPECT_EQ(d.verdict, Verdict::done);
@@ -238,7 +250,8 @@ TEST(Conclude, HandBuiltEvidence) {
     ASSERT_EQ(d.also_held.size(), 1u);
     EXPECT_EQ(d.also_held[0], Bound::compute);
     // An absent roof leaves the comparison unknown.
-    const auto c = compare(RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, {}, {}, {}, {}}, t);
+    const auto c =
+        compare(RoofComparison{RoofKind::compute, "x", "", "", {}, {}, 1, 70.0, {}, {}, {}, {}}, t);
     EXPECT_FALSE(c.fraction);
     EXPECT_EQ(c.verdict, Verdict::unknown);
 }

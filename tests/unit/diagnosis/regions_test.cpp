@@ -1,19 +1,21 @@
 // Regions and "not the model": model share of wall time, top non-model regions, nesting,
 // system-bound evidence and the run's diagnosis.
-#include <gtest/gtest.h>
+#include "diagnosis/regions.hpp"
 
 #include <algorithm>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnosis/json_support.hpp"
-#include "diagnosis/regions.hpp"
 
 namespace ceiling {
 namespace {
 
 const Thresholds t;
 
-RegionTiming region(const char* name, double s, bool model, std::optional<std::size_t> parent = {}) {
+RegionTiming region(const char* name, double s, bool model,
+                    std::optional<std::size_t> parent = {}) {
     RegionTiming r;
     r.name = name;
     r.total_s = s;
@@ -25,8 +27,8 @@ RegionTiming region(const char* name, double s, bool model, std::optional<std::s
 
 // 10 s of wall time: 2 s inference, 5 s decoding images, 1.5 s resize inside it, 1 s I/O.
 std::vector<RegionTiming> preprocessing_heavy() {
-    return {region("inference", 2, true), region("decode_jpeg", 5, false), region("resize", 1.5, false, 1),
-            region("read_files", 1, false)};
+    return {region("inference", 2, true), region("decode_jpeg", 5, false),
+            region("resize", 1.5, false, 1), region("read_files", 1, false)};
 }
 
 TEST(ModelShare, ShareAndTopNonModelRegions) {
@@ -44,8 +46,9 @@ TEST(ModelShare, ShareAndTopNonModelRegions) {
 }
 
 TEST(ModelShare, NestedModelRegionsAreNotCountedTwice) {
-    const std::vector<RegionTiming> r = {region("forward", 6, true), region("attention", 3, true, 0),
-                                         region("host_to_device", 1, false, 0), region("tokenise", 2, false)};
+    const std::vector<RegionTiming> r = {
+        region("forward", 6, true), region("attention", 3, true, 0),
+        region("host_to_device", 1, false, 0), region("tokenise", 2, false)};
     const auto m = model_share(r, 10);
     ASSERT_TRUE(m);
     EXPECT_DOUBLE_EQ(m->model_s, 6);
@@ -69,9 +72,12 @@ TEST(ModelShare, OverlappingThreadsCapTheShare) {
 }
 
 TEST(ModelShare, BadParentsThrow) {
-    EXPECT_THROW(model_share(std::vector<RegionTiming>{region("a", 1, true, 5)}, 10), std::invalid_argument);
-    EXPECT_THROW(model_share(std::vector<RegionTiming>{region("a", 1, true, 1), region("b", 1, false, 0)}, 10),
+    EXPECT_THROW(model_share(std::vector<RegionTiming>{region("a", 1, true, 5)}, 10),
                  std::invalid_argument);
+    EXPECT_THROW(
+        model_share(std::vector<RegionTiming>{region("a", 1, true, 1), region("b", 1, false, 0)},
+                    10),
+        std::invalid_argument);
 }
 
 const SystemSignal& signal(const std::vector<SystemSignal>& s, const std::string& name) {
@@ -83,7 +89,7 @@ TEST(SystemEvidence, EachRuleFiresOnItsThresholdAndUnknownNeverFires) {
     p.wall_s = 10;
     p.cores_used = 4;
     p.user_s = 6;
-    p.system_s = 4;           // utilisation 10 / 40 = 0.25 < 0.5; system share 0.4 >= 0.2
+    p.system_s = 4;  // utilisation 10 / 40 = 0.25 < 0.5; system share 0.4 >= 0.2
     p.voluntary_context_switches = 30000;
     p.involuntary_context_switches = 0;  // 3000/s >= 2000
     p.minor_page_faults = 50000;         // 5000/s < 10000
@@ -126,9 +132,8 @@ TEST(DiagnoseRun, SmallModelShareIsNotTheModel) {
 }
 
 TEST(DiagnoseRun, ModelShareEdge) {
-    for (const auto& [model_s, expected] :
-         std::vector<std::pair<double, std::optional<Bound>>>{{4.99, Bound::not_the_model}, {5.0, std::nullopt},
-                                                              {5.01, std::nullopt}}) {
+    for (const auto& [model_s, expected] : std::vector<std::pair<double, std::optional<Bound>>>{
+             {4.99, Bound::not_the_model}, {5.0, std::nullopt}, {5.01, std::nullopt}}) {
         RunInputs in;
         in.process.wall_s = 10;
         in.regions = {region("model", model_s, true)};
@@ -139,11 +144,31 @@ TEST(DiagnoseRun, ModelShareEdge) {
 TEST(DiagnoseRun, ModelDominatesSoTheModelsBoundStands) {
     Diagnosis model;
     model.subject = "decoder";
-    model.roofs.push_back(compare(RoofComparison{RoofKind::compute, "fp32_fma512", "", "", Precision::fp32,
-                                                 Engine::vector, 4, 10.0, 100.0, {}, Source::analytic, {}},
+    model.roofs.push_back(compare(RoofComparison{RoofKind::compute,
+                                                 "fp32_fma512",
+                                                 "",
+                                                 "",
+                                                 Precision::fp32,
+                                                 Engine::vector,
+                                                 4,
+                                                 10.0,
+                                                 100.0,
+                                                 {},
+                                                 Source::analytic,
+                                                 {}},
                                   t));
-    model.roofs.push_back(compare(RoofComparison{RoofKind::bandwidth, "DRAM", "DRAM", "triad", {}, {}, 4, 85.0,
-                                                 100.0, {}, Source::analytic, {}},
+    model.roofs.push_back(compare(RoofComparison{RoofKind::bandwidth,
+                                                 "DRAM",
+                                                 "DRAM",
+                                                 "triad",
+                                                 {},
+                                                 {},
+                                                 4,
+                                                 85.0,
+                                                 100.0,
+                                                 {},
+                                                 Source::analytic,
+                                                 {}},
                                   t));
     RunInputs in;
     in.process.wall_s = 10;
@@ -161,7 +186,7 @@ TEST(DiagnoseRun, FootprintNearCapacityOrBudget) {
     in.process.peak_rss_bytes = 7.5e9;
     in.memory_capacity_bytes = 16e9;
     EXPECT_NE(diagnose_run(in, t).bound, Bound::capacity);  // 47% of memory
-    in.memory_budget_bytes = 8e9;                            // 94% of the budget
+    in.memory_budget_bytes = 8e9;                           // 94% of the budget
     const Diagnosis d = diagnose_run(in, t);
     EXPECT_EQ(d.bound, Bound::capacity);
     ASSERT_TRUE(d.capacity);

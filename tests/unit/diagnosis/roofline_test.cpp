@@ -1,11 +1,11 @@
 // Roofline arithmetic on known vectors (the synthetic profile: fp32 FMA roof 143.7 GFLOP/s,
 // DRAM triad 125.1 GB/s at 4 threads), engine selection, memory levels and thread counts.
-#include <gtest/gtest.h>
+#include "diagnosis/roofline.hpp"
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnosis/json_support.hpp"
-#include "diagnosis/roofline.hpp"
 #include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
 
 namespace ceiling {
@@ -13,7 +13,8 @@ namespace {
 
 constexpr double KiB = 1024, MiB = KiB * KiB, GiB = MiB * KiB;
 
-Work work(double ops, double bytes, double ws, Precision p = Precision::fp32, Engine e = Engine::vector) {
+Work work(double ops, double bytes, double ws, Precision p = Precision::fp32,
+          Engine e = Engine::vector) {
     Work w;
     w.precision = p;
     w.engine = e;
@@ -24,7 +25,7 @@ Work work(double ops, double bytes, double ws, Precision p = Precision::fp32, En
 }
 
 class RooflineTest : public ::testing::Test {
-protected:
+  protected:
     MachineProfile profile = testing::synthetic_profile();
 };
 
@@ -93,9 +94,14 @@ TEST_F(RooflineTest, WorkingSetPicksTheLevelByMeasuredPlateau) {
         const char* level;
     };
     const Case cases[] = {
-        {16 * KiB, "L1"}, {128 * KiB, "L1"}, {129 * KiB, "L2"}, {4 * MiB, "L2"}, {10 * MiB, "L3"},
+        {16 * KiB, "L1"},
+        {128 * KiB, "L1"},
+        {129 * KiB, "L2"},
+        {4 * MiB, "L2"},
+        {10 * MiB, "L3"},
         // The L3 cache is 32 MiB but its plateau ended at 16 MiB: the measurement wins.
-        {20 * MiB, "DRAM"}, {8 * GiB, "DRAM"},
+        {20 * MiB, "DRAM"},
+        {8 * GiB, "DRAM"},
         {0, "DRAM"},  // unknown working set: the outermost level
     };
     for (const auto& c : cases) {
@@ -182,7 +188,8 @@ TEST_F(RooflineTest, ARoofIsNeverBelowOneMeasuredWithFewerThreads) {
 
 TEST_F(RooflineTest, ComputeCeilingsListEveryRoofHighestFirst) {
     const auto all = compute_ceilings(profile, 4);
-    ASSERT_EQ(all.size(), 6u);  // fp32_scalar, fp32_fma512, fp64_fma512, bf16_dot512, bf16_amx, int8_amx
+    ASSERT_EQ(all.size(),
+              6u);  // fp32_scalar, fp32_fma512, fp64_fma512, bf16_dot512, bf16_amx, int8_amx
     EXPECT_EQ(all.front().name, "int8_amx");
     for (std::size_t i = 1; i < all.size(); ++i) EXPECT_GE(all[i - 1].ops_per_s, all[i].ops_per_s);
 }
@@ -190,7 +197,8 @@ TEST_F(RooflineTest, ComputeCeilingsListEveryRoofHighestFirst) {
 TEST_F(RooflineTest, RecordedVmProfileGivesAUsableRoofline) {
     // Recorded with `ceiling machine --quick` on a 2-CPU VM while builds ran: noisy roofs,
     // L3 measured only at 2 threads, a 2-thread FMA roof below the 1-thread one.
-    const MachineProfile vm = parse_machine_profile(testing::read_test_file("profile_vm_quick.json"));
+    const MachineProfile vm =
+        parse_machine_profile(testing::read_test_file("profile_vm_quick.json"));
     for (int threads : {1, 2}) {
         const Roofline r = make_roofline(vm, Precision::fp32, Engine::vector, threads);
         ASSERT_TRUE(r.compute) << threads;

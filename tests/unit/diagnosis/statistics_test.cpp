@@ -1,9 +1,9 @@
 // Percentiles on known samples (type-7 interpolation, written out) and the unstable rule.
-#include <gtest/gtest.h>
+#include "diagnosis/statistics.hpp"
 
 #include <numeric>
 
-#include "diagnosis/statistics.hpp"
+#include <gtest/gtest.h>
 
 namespace ceiling {
 namespace {

@@ -1,9 +1,9 @@
-#include <gtest/gtest.h>
+#include "diagnosis/thresholds.hpp"
 
-#include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "diagnosis/thresholds.hpp"
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace ceiling {
 namespace {
@@ -33,11 +33,11 @@ TEST(Thresholds, OutOfOrderIsAnError) {
         bool ok;
     };
     const Case cases[] = {
-        {0.10, 0.60, 0.70, true},   {0.10, 0.70, 0.70, true},  // near == done allowed
-        {0.60, 0.60, 0.70, false},  // far must be below near
-        {0.10, 0.80, 0.70, false},  // near above done
-        {0.10, 0.60, 1.10, false},  // done above 1
-        {0.00, 0.60, 0.70, false},  // far must be positive
+        {0.10, 0.60, 0.70, true},  {0.10, 0.70, 0.70, true},  // near == done allowed
+        {0.60, 0.60, 0.70, false},                            // far must be below near
+        {0.10, 0.80, 0.70, false},                            // near above done
+        {0.10, 0.60, 1.10, false},                            // done above 1
+        {0.00, 0.60, 0.70, false},                            // far must be positive
         {0.70, 0.60, 0.50, false},
     };
     for (const auto& c : cases) {
@@ -48,7 +48,8 @@ TEST(Thresholds, OutOfOrderIsAnError) {
         if (c.ok)
             EXPECT_NO_THROW(validate(t));
         else
-            EXPECT_THROW(validate(t), std::invalid_argument) << c.far << " " << c.near_roof << " " << c.done;
+            EXPECT_THROW(validate(t), std::invalid_argument)
+                << c.far << " " << c.near_roof << " " << c.done;
     }
 }
 

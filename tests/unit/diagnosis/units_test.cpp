@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
+#include "diagnosis/units.hpp"
 
 #include <stdexcept>
 
-#include "diagnosis/units.hpp"
+#include <gtest/gtest.h>
 
 namespace ceiling {
 namespace {
@@ -34,16 +34,18 @@ TEST(Units, ParsesEachKindAndSuffix) {
         {"7B", QuantityKind::count, 7e9},
         {"0", QuantityKind::count, 0},
     };
-    for (const auto& c : cases) EXPECT_DOUBLE_EQ(parse_quantity(c.text, c.kind), c.expected) << c.text;
+    for (const auto& c : cases)
+        EXPECT_DOUBLE_EQ(parse_quantity(c.text, c.kind), c.expected) << c.text;
 }
 
 TEST(Units, RejectsBadText) {
-    const Case bad[] = {{"", QuantityKind::bytes, 0},        {"abc", QuantityKind::count, 0},
-                        {"-1", QuantityKind::count, 0},      {"12xs", QuantityKind::duration, 0},
-                        {"nan", QuantityKind::count, 0},     {"inf", QuantityKind::count, 0},
-                        {"1e999", QuantityKind::count, 0},   {"0x10", QuantityKind::count, 0},
-                        {"40 MBs", QuantityKind::bytes, 0},  {"12ms", QuantityKind::bytes, 0}};
-    for (const auto& c : bad) EXPECT_THROW(parse_quantity(c.text, c.kind), std::invalid_argument) << c.text;
+    const Case bad[] = {{"", QuantityKind::bytes, 0},       {"abc", QuantityKind::count, 0},
+                        {"-1", QuantityKind::count, 0},     {"12xs", QuantityKind::duration, 0},
+                        {"nan", QuantityKind::count, 0},    {"inf", QuantityKind::count, 0},
+                        {"1e999", QuantityKind::count, 0},  {"0x10", QuantityKind::count, 0},
+                        {"40 MBs", QuantityKind::bytes, 0}, {"12ms", QuantityKind::bytes, 0}};
+    for (const auto& c : bad)
+        EXPECT_THROW(parse_quantity(c.text, c.kind), std::invalid_argument) << c.text;
 }
 
 TEST(Units, MessageNamesTheTextAndTheUnits) {

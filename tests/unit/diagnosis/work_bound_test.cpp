@@ -1,19 +1,21 @@
 // `ceiling bound`'s arithmetic on the synthetic profile (fp32 FMA 143.7 GFLOP/s, DRAM triad
 // 125.1 GB/s at 4 threads; memory 32 GiB).
-#include <gtest/gtest.h>
+#include "diagnosis/work_bound.hpp"
 
 #include <cmath>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnosis/json_support.hpp"
 #include "diagnosis/llm_bound.hpp"
-#include "diagnosis/work_bound.hpp"
 #include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
 
 namespace ceiling {
 namespace {
 
-Work work(double ops, double bytes, double ws = 0, Precision p = Precision::fp32, Engine e = Engine::vector) {
+Work work(double ops, double bytes, double ws = 0, Precision p = Precision::fp32,
+          Engine e = Engine::vector) {
     Work w;
     w.precision = p;
     w.engine = e;
@@ -24,7 +26,7 @@ Work work(double ops, double bytes, double ws = 0, Precision p = Precision::fp32
 }
 
 class WorkBoundTest : public ::testing::Test {
-protected:
+  protected:
     MachineProfile profile = testing::synthetic_profile();
     Thresholds t;
 };
@@ -95,8 +97,9 @@ TEST_F(WorkBoundTest, ThreadsBeyondTheMachineAreSaid) {
 
 TEST_F(WorkBoundTest, JsonHasUnitsInNames) {
     const nlohmann::json j = bound_work(profile, work(2.1e9, 4.2e8), 4);
-    for (const char* k : {"ops", "compulsory_bytes", "intensity_ops_per_byte", "compute_floor_s", "memory_floor_s",
-                          "floor_s", "ridge_ops_per_byte", "attainable_ops_per_s"})
+    for (const char* k :
+         {"ops", "compulsory_bytes", "intensity_ops_per_byte", "compute_floor_s", "memory_floor_s",
+          "floor_s", "ridge_ops_per_byte", "attainable_ops_per_s"})
         EXPECT_TRUE(j.contains(k)) << k;
     EXPECT_EQ(j.at("bound"), "compute");
     EXPECT_TRUE(j.at("levels").at(0).contains("floor_s"));
@@ -104,7 +107,7 @@ TEST_F(WorkBoundTest, JsonHasUnitsInNames) {
 }
 
 class LlmBoundTest : public WorkBoundTest {
-protected:
+  protected:
     LlmQuery query(double params, double bits, double batch = 1) {
         LlmQuery q;
         q.params = params;
@@ -213,7 +216,8 @@ TEST_F(LlmBoundTest, PrecisionAndEngineChoice) {
     EXPECT_THROW(bound_llm(profile, q, t), std::invalid_argument);  // no fp16 roof measured
     // Without bf16 roofs the default falls back to fp32 and says so.
     MachineProfile old = profile;
-    std::erase_if(old.compute_roofs, [](const ComputeRoof& r) { return r.precision == Precision::bf16; });
+    std::erase_if(old.compute_roofs,
+                  [](const ComputeRoof& r) { return r.precision == Precision::bf16; });
     const LlmBound b = bound_llm(old, query(7e9, 16), t);
     EXPECT_EQ(b.precision, Precision::fp32);
     EXPECT_FALSE(b.findings.empty());

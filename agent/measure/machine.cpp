@@ -1,10 +1,10 @@
 #include "agent/measure/machine.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <ctime>
 #include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "agent/measure/gpu_machine.hpp"
 #include "agent/measure/host_info.hpp"
@@ -54,7 +54,8 @@ std::string unavailable_reason(bool (*supported)(const kernels::CpuFeatures&), b
 // The clock kernel of a width, if it can run here (nullptr otherwise).
 const kernels::ClockKernel* clock_kernel(std::string_view width) {
     for (const auto& ck : kernels::clock_kernels())
-        if (ck.width == width && unavailable_reason(ck.supported, ck.needs_amx_permission).empty()) return &ck;
+        if (ck.width == width && unavailable_reason(ck.supported, ck.needs_amx_permission).empty())
+            return &ck;
     return nullptr;
 }
 
@@ -77,21 +78,27 @@ std::vector<std::unique_ptr<kernels::RoofOperands>> operands_for(int threads,
 
 }  // namespace
 
-void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, const MachineOptions& o) {
+void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts,
+                    const MachineOptions& o) {
     const RepeatPlan plan = compute_plan(o.quick);
     const auto* fma = find_compute_kernel_or_first();
     for (const auto& ck : kernels::clock_kernels()) {
-        if (const auto why = unavailable_reason(ck.supported, ck.needs_amx_permission); !why.empty()) {
+        if (const auto why = unavailable_reason(ck.supported, ck.needs_amx_permission);
+            !why.empty()) {
             p.absent.push_back({"clock " + std::string(ck.width), why});
             continue;
         }
         for (int threads : thread_counts) {
             step(o, "clock " + std::string(ck.width) + ", " + threads_label(threads));
             auto ops = operands_for(threads, fma);
-            const std::int64_t n = calibrate([&](std::int64_t m) { ck.run(m, ops[0].get()); }, plan.target_s);
+            const std::int64_t n =
+                calibrate([&](std::int64_t m) { ck.run(m, ops[0].get()); }, plan.target_s);
             const double cycles = static_cast<double>(n) * ck.chain_per_iteration;
             const Summary hz = best_block_rate(
-                [&] { return team_cpu_seconds(threads, [&](int t) { ck.run(n, ops[static_cast<std::size_t>(t)].get()); }); },
+                [&] {
+                    return team_cpu_seconds(
+                        threads, [&](int t) { ck.run(n, ops[static_cast<std::size_t>(t)].get()); });
+                },
                 cycles, plan);
             p.clocks.push_back({std::string(ck.width), threads, hz});
         }
@@ -104,7 +111,8 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
     const auto& f = kernels::cpu_features();
     const auto* uarch = find_microarchitecture(f.vendor, f.family, f.model);
     for (const auto& k : kernels::compute_kernels()) {
-        if (const auto why = unavailable_reason(k.supported, k.needs_amx_permission); !why.empty()) {
+        if (const auto why = unavailable_reason(k.supported, k.needs_amx_permission);
+            !why.empty()) {
             p.absent.push_back({std::string(k.roof), why});
             continue;
         }
@@ -118,7 +126,8 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
         for (int threads : thread_counts) {
             step(o, std::string(k.roof) + ", " + threads_label(threads));
             auto ops = operands_for(threads, &k);
-            const std::int64_t n = calibrate([&](std::int64_t m) { k.run(m, ops[0].get()); }, plan.target_s);
+            const std::int64_t n =
+                calibrate([&](std::int64_t m) { k.run(m, ops[0].get()); }, plan.target_s);
             const double work = static_cast<double>(threads) * static_cast<double>(n) *
                                 k.instructions_per_iteration * k.ops_per_instruction;
             ComputeRoof r;
@@ -128,7 +137,8 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             r.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
             r.threads = threads;
             auto roof_run = [&] {
-                return team_cpu_seconds(threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); });
+                return team_cpu_seconds(
+                    threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); });
             };
             const auto* ck = cls ? clock_kernel(cls->clock_width) : nullptr;
             if (ck && uarch && instructions_per_cycle(*uarch, k.roof)) {
@@ -139,12 +149,18 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
                 const auto paired = best_block_rate_paired(
                     roof_run, work,
                     [&] {
-                        return team_cpu_seconds(threads, [&](int t) { ck->run(nc, clock_ops[static_cast<std::size_t>(t)].get()); });
+                        return team_cpu_seconds(threads, [&](int t) {
+                            ck->run(nc, clock_ops[static_cast<std::size_t>(t)].get());
+                        });
                     },
                     static_cast<double>(nc) * ck->chain_per_iteration, plan);
                 r.ops_per_s = paired.main;
-                r.clock_hz = paired.companion.median;
-                r.theoretical_ops_per_s = theoretical_ops_per_s(*uarch, k.roof, *r.clock_hz, threads);
+                // The fastest clock repeat: a dependent chain cannot beat one link per
+                // cycle, so noise (steal time, a busy sibling) only makes it read slower;
+                // a slow outlier here would inflate the roof's fraction of theory.
+                r.clock_hz = paired.companion.max;
+                r.theoretical_ops_per_s =
+                    theoretical_ops_per_s(*uarch, k.roof, *r.clock_hz, threads);
             } else {
                 r.ops_per_s = best_block_rate(roof_run, work, plan);
             }
@@ -160,12 +176,16 @@ void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) 
     p.overheads.threads = threads;
     if (threads > 1) {
         const std::int64_t n = calibrate(
-            [&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) kernels::empty_parallel_region(threads); },
+            [&](std::int64_t m) {
+                for (std::int64_t i = 0; i < m; ++i) kernels::empty_parallel_region(threads);
+            },
             plan.target_s);
         // Wall time: fork/join is about waking and waiting for other threads.
         const auto t = time_runs(
             [&] {
-                return collectors::time_s([&] { for (std::int64_t i = 0; i < n; ++i) kernels::empty_parallel_region(threads); });
+                return collectors::time_s([&] {
+                    for (std::int64_t i = 0; i < n; ++i) kernels::empty_parallel_region(threads);
+                });
             },
             plan.warmup, plan.repeats * plan.blocks);
         std::vector<double> per;
@@ -173,10 +193,18 @@ void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) 
         p.overheads.fork_join_s = summarize(per);
     }
     void (*volatile call)() = kernels::ceiling_empty_call;
-    const std::int64_t n = calibrate([&](std::int64_t m) { for (std::int64_t i = 0; i < m; ++i) call(); },
-                                     plan.target_s);
-    const auto t = time_runs([&] { return team_cpu_seconds(1, [&](int) { for (std::int64_t i = 0; i < n; ++i) call(); }); },
-                             plan.warmup, plan.repeats * plan.blocks);
+    const std::int64_t n = calibrate(
+        [&](std::int64_t m) {
+            for (std::int64_t i = 0; i < m; ++i) call();
+        },
+        plan.target_s);
+    const auto t = time_runs(
+        [&] {
+            return team_cpu_seconds(1, [&](int) {
+                for (std::int64_t i = 0; i < n; ++i) call();
+            });
+        },
+        plan.warmup, plan.repeats * plan.blocks);
     std::vector<double> per;
     for (double x : t) per.push_back(x / static_cast<double>(n));
     p.overheads.empty_call_s = summarize(per);
@@ -203,10 +231,10 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"compute",
          "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
          "checked for exact results before timing"},
-        {"clock",
-         "dependent chain of 1-cycle vpaddd (scalar: add) beside FMAs of the same width"},
-        {"theoretical", "clock (same width and threads, timed beside each repeat of the roof) x "
-                        "instructions/cycle (uarch table) x ops/instruction x threads"},
+        {"clock", "dependent chain of 1-cycle vpaddd (scalar: add) beside FMAs of the same width"},
+        {"theoretical",
+         "clock (same width and threads, timed beside each repeat of the roof) x "
+         "instructions/cycle (uarch table) x ops/instruction x threads"},
         {"bandwidth_bytes",
          "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
          "no non-temporal stores"},
@@ -215,8 +243,10 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"pages", "buffers 2 MiB aligned with MADV_HUGEPAGE"},
     };
     if (options.add_steps)
-        options.add_steps(static_cast<int>((kernels::clock_kernels().size() + kernels::compute_kernels().size()) *
-                                           thread_counts.size()) + 1);
+        options.add_steps(
+            static_cast<int>((kernels::clock_kernels().size() + kernels::compute_kernels().size()) *
+                             thread_counts.size()) +
+            1);
 
     auto phase = [&](const char* name, auto&& fn) {
         const double s = collectors::time_s(fn);

@@ -1,10 +1,9 @@
 // `ceiling machine` end to end: measures, prints, saves a valid profile; bad input gets
 // the documented exit status and leaves no partial file.
 
-#include <gtest/gtest.h>
-
 #include <fstream>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "diagnosis/machine_profile.hpp"
@@ -43,8 +42,13 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     for (const auto& roof : p.compute_roofs) {
         EXPECT_GT(roof.ops_per_s.median, 0) << roof.name;
         EXPECT_LE(roof.ops_per_s.min, roof.ops_per_s.median) << roof.name;
-        if (roof.theoretical_ops_per_s)  // measured above theory means a wrong clock or table
-            EXPECT_LT(roof.ops_per_s.median, *roof.theoretical_ops_per_s * 1.25) << roof.name;
+        // Measured well above theory means a wrong clock or throughput table (those errors
+        // come in factors of 2); the margin absorbs a shared host's clock moving between
+        // the paired clock and roof repeats.
+        if (roof.theoretical_ops_per_s)
+            EXPECT_LT(roof.ops_per_s.median, *roof.theoretical_ops_per_s * 1.5)
+                << roof.name << " at " << roof.threads << " threads, clock "
+                << roof.clock_hz.value_or(0);
     }
     // Every roof kernel either ran or is listed as absent with a reason.
     EXPECT_GE(p.compute_roofs.size() / static_cast<std::size_t>(p.host.threads_used > 1 ? 2 : 1) +
@@ -53,7 +57,8 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     ASSERT_NE(p.best_bandwidth_roof("L1", 1), nullptr);
     ASSERT_NE(p.best_bandwidth_roof("DRAM", 1), nullptr);
     // Caches are faster than memory.
-    EXPECT_GT(p.best_bandwidth_roof("L1", 1)->bytes_per_s.median, p.best_bandwidth_roof("DRAM", 1)->bytes_per_s.median);
+    EXPECT_GT(p.best_bandwidth_roof("L1", 1)->bytes_per_s.median,
+              p.best_bandwidth_roof("DRAM", 1)->bytes_per_s.median);
     ASSERT_GE(p.latencies.size(), 2u);
     EXPECT_LT(p.latencies.front().seconds.median, p.latencies.back().seconds.median);
     EXPECT_FALSE(p.sweep.empty());
@@ -77,9 +82,12 @@ TEST(MachineCommand, UnwritableOutputFailsBeforeMeasuringAndLeavesNothing) {
 }
 
 TEST(MachineCommand, BadUsageExitsTwoWithUsage) {
-    for (const auto& args : std::vector<std::vector<std::string>>{
-             {"machine", "--no-such-option"}, {"no-such-command"}, {}, {"machine", "--threads", "0"},
-             {"machine", "--threads", "many"}}) {
+    for (const auto& args :
+         std::vector<std::vector<std::string>>{{"machine", "--no-such-option"},
+                                               {"no-such-command"},
+                                               {},
+                                               {"machine", "--threads", "0"},
+                                               {"machine", "--threads", "many"}}) {
         const auto r = run_ceiling(args);
         EXPECT_EQ(r.exit_code, 2) << r.err;
         EXPECT_NE(r.err.find("--help"), std::string::npos) << r.err;

@@ -108,7 +108,8 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"total_s_per_execution", r.total_s_per_execution},
          {"self_s", r.self_s},
          {"measurement", r.measurement},
-         {"durations_subsampled", r.durations_subsampled}};
+         {"durations_subsampled", r.durations_subsampled},
+         {"labels", r.labels}};
 }
 void from_json(const nlohmann::json& j, RecordedRegion& r) {
     j.at("kind").get_to(r.kind);
@@ -125,6 +126,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "self_s", r.self_s);
     j.at("measurement").get_to(r.measurement);
     j.at("durations_subsampled").get_to(r.durations_subsampled);
+    if (const auto it = j.find("labels"); it != j.end()) it->get_to(r.labels);
 }
 
 void to_json(nlohmann::json& j, const RegionVerdict& v) {

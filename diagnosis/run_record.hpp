@@ -98,6 +98,10 @@ struct RecordedRegion {
     // work = declared work per instance (mean when instances declared different amounts).
     Measurement measurement;
     bool durations_subsampled = false;
+    // Facts about the region that are not measurements, e.g. for a suite kernel "kernel",
+    // "problem", "variant", "shape", "series", "implementation", "advice" (a known handicap
+    // of the implementation here, with its fix) and "detail". Empty for NVTX ranges.
+    std::map<std::string, std::string> labels;
 };
 
 // The diagnosis of one region or kernel whose work is known (declared or analytic).

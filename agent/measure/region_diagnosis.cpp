@@ -113,7 +113,8 @@ void judge_record(RunRecord& record) {
         }
     }
     if (heaviest) in.model = heaviest->diagnosis;
-    if (record.kind == RecordKind::run || in.process.wall_s > 0) {
+    // A suite is not one workload: its kernels are judged one by one, never as a run.
+    if (record.kind == RecordKind::run) {
         record.diagnosis = diagnose_run(in, t);
         record.diagnosis->duration_s = record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
     }

@@ -3,21 +3,15 @@
 // the decode and prefill ceilings of an LLM of given size and precision, its footprint, and
 // the batch at which decode turns compute bound. Reads the saved machine profile and
 // measures a quick one when there is none.
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
-#include "agent/measure/machine.hpp"
+#include "agent/cli/shared_options.hpp"
 #include "agent/output/bound_table.hpp"
-#include "agent/output/progress.hpp"
-#include "agent/store/profile_store.hpp"
 #include "diagnosis/json_support.hpp"
 #include "diagnosis/llm_bound.hpp"
 #include "diagnosis/thresholds.hpp"
@@ -37,8 +31,7 @@ struct BoundArgs {
     std::string threads;
     std::string profile;
     bool json = false;
-    std::string thresholds_file;
-    std::vector<std::string> thresholds;
+    ThresholdArgs thresholds;
 };
 
 struct LlmArgs {
@@ -74,56 +67,6 @@ Engine engine_of(const std::string& text) {
     throw UsageError("--engine: unknown engine '" + text + "' (known: scalar, vector, matrix)");
 }
 
-std::string read_text(const std::filesystem::path& path, const std::string& what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw UsageError("cannot read " + what + " " + path.string());
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
-
-Thresholds thresholds_of(const BoundArgs& a) {
-    try {
-        Thresholds t;
-        if (!a.thresholds_file.empty())
-            t = parse_thresholds(read_text(a.thresholds_file, "thresholds file"), t);
-        for (const auto& assignment : a.thresholds) apply_threshold_assignment(t, assignment);
-        validate(t);
-        return t;
-    } catch (const std::invalid_argument& e) {
-        throw UsageError((a.thresholds_file.empty() ? std::string() : a.thresholds_file + ": ") +
-                         e.what());
-    }
-}
-
-struct LoadedProfile {
-    MachineProfile profile;
-    std::filesystem::path path;
-};
-
-// The profile named by --profile, else the saved one; with neither, a quick measurement,
-// saved where later commands look for it.
-LoadedProfile obtain_profile(const BoundArgs& a, const GlobalOptions& global) {
-    if (!a.profile.empty()) return {store::load_profile(a.profile), a.profile};
-    const auto path = store::default_profile_path();
-    if (auto p = store::load_profile_if_present(path)) return {std::move(*p), path};
-    spdlog::warn(
-        "no machine profile at {}: measuring a quick one (run `ceiling machine` for a full one)",
-        path.string());
-    std::optional<output::Progress> progress;
-    progress.emplace("ceiling bound: quick machine profile", 0,
-                     output::progress_wanted(global.quiet));
-    measure::MachineOptions opts;
-    opts.quick = true;
-    opts.on_step = [&](const std::string& what) { progress->step(what); };
-    opts.add_steps = [&](int n) { progress->add_total(n); };
-    MachineProfile profile = measure::measure_machine(opts);
-    progress.reset();
-    store::save_profile(profile, path);
-    spdlog::warn("quick machine profile saved to {}", path.string());
-    return {std::move(profile), path};
-}
-
 nlohmann::json profile_json(const LoadedProfile& p) {
     return {{"path", p.path.string()},
             {"hostname", p.profile.host.hostname},
@@ -147,9 +90,10 @@ int run_work(const BoundArgs& a, const GlobalOptions& global) {
         w.working_set_bytes = quantity("--working-set", a.working_set, QuantityKind::bytes);
     w.precision = precision_of(a.precision);
     w.engine = engine_of(a.engine);
-    thresholds_of(a);  // validated even though the floor needs none: bad input is an error
+    thresholds_of(
+        a.thresholds);  // validated even though the floor needs none: bad input is an error
     const auto threads = threads_option(a);
-    const LoadedProfile loaded = obtain_profile(a, global);
+    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound");
     WorkBound b;
     try {
         b = bound_work(loaded.profile, w, threads.value_or(default_threads(loaded.profile)));
@@ -190,9 +134,9 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
     if (!l.heads.empty()) q.heads = whole("--heads", l.heads);
     if (!l.precision.empty()) q.precision = precision_of(l.precision);
     if (!l.engine.empty()) q.engine = engine_of(l.engine);
-    const Thresholds t = thresholds_of(a);
+    const Thresholds t = thresholds_of(a.thresholds);
     const auto threads = threads_option(a);
-    const LoadedProfile loaded = obtain_profile(a, global);
+    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound");
     q.threads = threads.value_or(default_threads(loaded.profile));
     LlmBound b;
     try {
@@ -215,14 +159,10 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
 void shared_options(CLI::App* app, BoundArgs& a) {
     app->add_option("--threads", a.threads,
                     "Threads the work runs on (default: the profile's all-core count)");
-    app->add_option(
-        "--profile", a.profile,
-        "Machine profile to use (default: the saved one; measured quickly when there is none)");
+    add_profile_option(app, a.profile);
     app->add_flag("--json", a.json,
                   "Print the result as JSON (exact values, units in field names)");
-    app->add_option("--thresholds", a.thresholds_file,
-                    "JSON file of thresholds, e.g. {\"near_roof\": 0.5}");
-    app->add_option("--threshold", a.thresholds, "Override one threshold: NAME=VALUE (repeatable)");
+    add_threshold_options(app, a.thresholds);
 }
 
 }  // namespace

@@ -1,0 +1,77 @@
+#include "agent/cli/shared_options.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/measure/machine.hpp"
+#include "agent/output/progress.hpp"
+#include "agent/store/profile_store.hpp"
+
+namespace ceiling::cli {
+
+void add_profile_option(CLI::App* app, std::string& path) {
+    app->add_option(
+        "--profile", path,
+        "Machine profile to judge against (default: the saved one from `ceiling machine`; "
+        "a quick one is measured and saved when there is none)");
+}
+
+LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptions& global,
+                             std::string_view command) {
+    if (!explicit_path.empty()) return {store::load_profile(explicit_path), explicit_path};
+    const auto path = store::default_profile_path();
+    if (auto p = store::load_profile_if_present(path)) return {std::move(*p), path};
+    spdlog::warn(
+        "no machine profile at {}: measuring a quick one (run `ceiling machine` for a full one)",
+        path.string());
+    std::optional<output::Progress> progress;
+    progress.emplace(std::string(command) + ": quick machine profile", 0,
+                     output::progress_wanted(global.quiet));
+    measure::MachineOptions opts;
+    opts.quick = true;
+    opts.on_step = [&](const std::string& what) { progress->step(what); };
+    opts.add_steps = [&](int n) { progress->add_total(n); };
+    MachineProfile profile = measure::measure_machine(opts);
+    progress.reset();
+    store::save_profile(profile, path);
+    spdlog::warn("quick machine profile saved to {}", path.string());
+    return {std::move(profile), path};
+}
+
+void add_threshold_options(CLI::App* app, ThresholdArgs& args) {
+    app->add_option("--thresholds", args.file,
+                    "JSON file of diagnosis thresholds overriding the defaults (near_roof 0.60, "
+                    "done 0.70, far 0.10, ...)");
+    app->add_option(
+        "--threshold", args.assignments,
+        "One threshold as NAME=VALUE, e.g. near_roof=0.5 (repeatable; applied after --thresholds)");
+}
+
+Thresholds thresholds_of(const ThresholdArgs& args) {
+    try {
+        Thresholds t;
+        if (!args.file.empty()) t = parse_thresholds(read_text(args.file, "thresholds file"), t);
+        for (const auto& a : args.assignments) apply_threshold_assignment(t, a);
+        validate(t);
+        return t;
+    } catch (const std::invalid_argument& e) {
+        throw UsageError((args.file.empty() ? std::string() : args.file + ": ") + e.what());
+    }
+}
+
+std::string read_text(const std::filesystem::path& path, std::string_view what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw UsageError("cannot read " + std::string(what) + " " + path.string() + ": " +
+                         std::strerror(errno));
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+}  // namespace ceiling::cli

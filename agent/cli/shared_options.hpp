@@ -1,0 +1,47 @@
+#pragma once
+// Options several subcommands share, parsed the same way everywhere: which machine profile
+// to judge against (measured quickly when none is saved) and the diagnosis thresholds.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "agent/cli/command.hpp"
+#include "diagnosis/machine_profile.hpp"
+#include "diagnosis/thresholds.hpp"
+
+namespace ceiling::cli {
+
+struct LoadedProfile {
+    MachineProfile profile;
+    std::filesystem::path path;
+};
+
+// `--profile FILE` on `app`.
+void add_profile_option(CLI::App* app, std::string& path);
+
+// The profile at `explicit_path` if given (UsageError naming it when unreadable), else the
+// saved one; with neither, a quick measurement saved where later commands look for it, and
+// a warning saying so. `command` names the caller in progress output.
+LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptions& global,
+                             std::string_view command);
+
+struct ThresholdArgs {
+    std::string file;
+    std::vector<std::string> assignments;  // NAME=VALUE
+};
+
+// `--thresholds FILE` and `--threshold NAME=VALUE` (repeatable) on `app`.
+void add_threshold_options(CLI::App* app, ThresholdArgs& args);
+
+// Defaults, then the file, then the assignments; validated. UsageError (exit 2) naming the
+// file or the field at fault.
+Thresholds thresholds_of(const ThresholdArgs& args);
+
+// A whole text file; UsageError "cannot read WHAT FILE: reason" when it cannot be read.
+std::string read_text(const std::filesystem::path& path, std::string_view what);
+
+}  // namespace ceiling::cli

@@ -20,10 +20,11 @@ using namespace ceiling::cli;
 constexpr Registrar registrars[] = {
     add_doctor,
     add_machine,
-    add_bound,
+    add_suite,
     add_run,
     add_report,
     add_diff,
+    add_bound,
 };
 
 void setup_logging(const GlobalOptions& g) {

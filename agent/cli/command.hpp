@@ -47,9 +47,10 @@ using Registrar = Command (*)(CLI::App& root, const GlobalOptions& global);
 
 Command add_doctor(CLI::App& root, const GlobalOptions& global);
 Command add_machine(CLI::App& root, const GlobalOptions& global);
-Command add_bound(CLI::App& root, const GlobalOptions& global);
+Command add_suite(CLI::App& root, const GlobalOptions& global);
 Command add_run(CLI::App& root, const GlobalOptions& global);
 Command add_report(CLI::App& root, const GlobalOptions& global);
 Command add_diff(CLI::App& root, const GlobalOptions& global);
+Command add_bound(CLI::App& root, const GlobalOptions& global);
 
 }  // namespace ceiling::cli

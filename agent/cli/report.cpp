@@ -12,6 +12,7 @@
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/html_report.hpp"
 #include "agent/output/run_summary.hpp"
+#include "agent/output/suite_table.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
 
@@ -92,7 +93,10 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                 }
                 for (std::size_t i = 0; i < records.size(); ++i) {
                     if (records.size() > 1) std::cout << "== " << names[i] << " ==\n";
-                    output::render_run_summary(records[i], std::cout);
+                    if (records[i].kind == RecordKind::suite)
+                        output::render_suite(records[i], std::cout);
+                    else
+                        output::render_run_summary(records[i], std::cout);
                     if (i + 1 < records.size()) std::cout << "\n";
                 }
                 if (!args->html.empty()) {

@@ -1,0 +1,144 @@
+// `ceiling suite`: the reference kernels on this machine, each placed on the roofline.
+#include "agent/measure/suite.hpp"
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <spdlog/spdlog.h>
+
+#include "agent/cli/command.hpp"
+#include "agent/cli/shared_options.hpp"
+#include "agent/measure/launch_context.hpp"
+#include "agent/measure/region_diagnosis.hpp"
+#include "agent/output/atomic_file.hpp"
+#include "agent/output/progress.hpp"
+#include "agent/output/suite_files.hpp"
+#include "agent/output/suite_table.hpp"
+#include "agent/store/run_store.hpp"
+#include "kernels/parallel.hpp"
+
+namespace ceiling::cli {
+
+namespace {
+struct SuiteArgs {
+    std::vector<std::string> kernels;
+    std::vector<std::string> variants;
+    int threads = 0;
+    bool quick = false;
+    std::string profile;
+    ThresholdArgs thresholds;
+    std::string output;
+    std::string svg;
+    std::string trace;
+};
+
+// FILE.json -> FILE.svg / FILE.trace.json, so one --output names all three.
+std::string sibling(const std::string& record, const std::string& suffix) {
+    std::filesystem::path p(record);
+    return (p.parent_path() / (p.stem().string() + suffix)).string();
+}
+}  // namespace
+
+Command add_suite(CLI::App& root, const GlobalOptions& global) {
+    auto args = std::make_shared<SuiteArgs>();
+    auto* app = root.add_subcommand(
+        "suite",
+        "Run the reference kernels (GEMM, GEMV decode, depthwise convolution, NMS, resize; naive,\n"
+        "optimized and library variants) on known work: check each against a reference, time it,\n"
+        "place it on the roofline and say what bounds it. A few minutes; --quick under a minute.");
+    app->add_option("--kernels", args->kernels, "Kernels to run, comma-separated (default: all)")
+        ->delimiter(',');
+    app->add_option("--variants", args->variants,
+                    "Variants: naive, optimized, library (default: all)")
+        ->delimiter(',');
+    app->add_option("--threads", args->threads,
+                    "Threads for multi-threaded variants (default: every CPU this process may use)")
+        ->check(CLI::Range(1, 4096));
+    app->add_flag("--quick", args->quick, "Fewer and smaller cases, fewer repeats");
+    add_profile_option(app, args->profile);
+    add_threshold_options(app, args->thresholds);
+    app->add_option(
+        "--output,-o", args->output,
+        "Run record to write (default: ceiling-suite-YYYYmmdd-HHMMSS.json); `ceiling report` "
+        "and `ceiling diff` read it");
+    app->add_option("--svg", args->svg,
+                    "Roofline SVG to write (default: the record's name with .svg)");
+    app->add_option(
+        "--trace", args->trace,
+        "Chrome trace to write, one event per timed repetition (default: the record's name "
+        "with .trace.json; opens in Perfetto UI and chrome://tracing)");
+
+    return {app, [args, &global]() -> int {
+                std::vector<kernels::KernelCase> cases;
+                try {
+                    cases = measure::select_cases(args->kernels, args->variants, args->quick);
+                } catch (const std::invalid_argument& e) {
+                    throw UsageError(e.what());
+                }
+                if (args->threads > kernels::available_cpus())
+                    throw UsageError("--threads " + std::to_string(args->threads) +
+                                     " exceeds the " + std::to_string(kernels::available_cpus()) +
+                                     " CPUs this process may use");
+                const Thresholds thresholds = thresholds_of(args->thresholds);
+                const std::string record_path =
+                    args->output.empty()
+                        ? measure::default_record_name("ceiling-suite", std::nullopt)
+                        : args->output;
+                const std::string svg_path =
+                    args->svg.empty() ? sibling(record_path, ".svg") : args->svg;
+                const std::string trace_path =
+                    args->trace.empty() ? sibling(record_path, ".trace.json") : args->trace;
+                // Fail before minutes of measuring, not after.
+                for (const auto& p : {record_path, svg_path, trace_path}) {
+                    try {
+                        output::check_writable(p);
+                    } catch (const std::exception& e) {
+                        throw MeasurementError(e.what());
+                    }
+                }
+                const LoadedProfile loaded = obtain_profile(args->profile, global, "ceiling suite");
+
+                measure::SuiteOptions opts;
+                opts.quick = args->quick;
+                opts.threads = args->threads;
+                if (args->quick) {
+                    opts.min_time_s = 0.1;
+                    opts.min_repeats = 3;
+                }
+                std::optional<output::Progress> progress;
+                progress.emplace("ceiling suite", static_cast<int>(cases.size()),
+                                 output::progress_wanted(global.quiet));
+                opts.on_step = [&](const std::string& what) { progress->step(what); };
+                const auto result = measure::run_suite(cases, loaded.profile, opts);
+                progress.reset();
+
+                // Judged and saved before anything is printed: the terminal shows the record
+                // exactly as `ceiling report` will re-render it.
+                RunRecord record =
+                    output::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
+                measure::judge_record(record);
+                store::save_run_record(record, record_path);
+                output::render_suite(record, std::cout);
+                const int threads = args->threads > 0 ? args->threads : kernels::available_cpus();
+                try {
+                    output::write_file_atomically(
+                        svg_path, output::suite_roofline_svg(result, loaded.profile, threads));
+                    output::write_file_atomically(trace_path, output::suite_trace(result));
+                } catch (const std::exception& e) {
+                    throw MeasurementError(e.what());
+                }
+                std::cout << "\nRun record " << record_path << ", roofline " << svg_path
+                          << ", trace " << trace_path << "\n";
+
+                int status = exit_ok;
+                for (const auto& c : result.cases)
+                    if (c.status == measure::CaseStatus::check_failed ||
+                        c.status == measure::CaseStatus::failed)
+                        status = exit_failed;
+                return status;
+            }};
+}
+
+}  // namespace ceiling::cli

@@ -1,0 +1,67 @@
+#pragma once
+// `ceiling suite`: runs reference kernels on known work, checks each against its
+// reference and times it. The run record built from the result (output/suite_files) is
+// what the diagnosis engine judges and what every renderer reads.
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnosis/machine_profile.hpp"
+#include "diagnosis/measurement.hpp"
+#include "kernels/registry.hpp"
+
+namespace ceiling::measure {
+
+struct SuiteOptions {
+    bool quick = false;
+    int threads = 0;  // 0: every CPU this process may use
+    // Per case: keep timing until both are reached (or max_repeats).
+    double min_time_s = 0.5;
+    int min_repeats = 5;
+    int max_repeats = 200;
+    std::function<void(const std::string&)> on_step;
+};
+
+// How one case went.
+enum class CaseStatus { measured, unavailable, check_failed, failed };
+inline constexpr std::array<std::string_view, 4> case_status_names = {"measured", "unavailable",
+                                                                      "check_failed", "failed"};
+inline std::string_view to_string(CaseStatus s) { return enum_name(s, case_status_names); }
+
+struct CaseResult {
+    kernels::KernelCase kernel_case;  // name, work, implementation, advice
+    CaseStatus status = CaseStatus::measured;
+    std::string message;  // why unavailable / failed; the check's detail
+    std::optional<kernels::Verification> verification;
+    std::string detail;       // what setup learnt (e.g. the oneDNN primitive)
+    Measurement measurement;  // work, durations and counters (empty unless measured)
+    // Each timed repetition's start and end on the monotonic clock (for the trace).
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans_ns;
+};
+
+struct SuiteResult {
+    std::vector<CaseResult> cases;
+    std::int64_t start_ns = 0;  // monotonic clock when the suite began
+    double wall_s = 0;
+    std::vector<std::string> notes;  // what could not be measured, and why
+};
+
+// The cases a suite run covers: every standard case in the default (or quick) set whose
+// kernel and variant are selected (empty selection = all). Throws std::invalid_argument
+// listing the valid names when a kernel or variant name is unknown.
+std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& kernel_names,
+                                              const std::vector<std::string>& variant_names,
+                                              bool quick);
+
+// The profile decides how many buffer sets DRAM-sized cases rotate through (its measured
+// last cache level).
+SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const MachineProfile& profile,
+                      const SuiteOptions& options);
+
+// kernels-local work -> diagnosis Work (the enums share their spellings).
+Work to_work(const kernels::KernelWork& w);
+
+}  // namespace ceiling::measure

@@ -1,0 +1,211 @@
+#include "agent/output/suite_table.hpp"
+
+#include <cmath>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "agent/output/format.hpp"
+#include "agent/output/table.hpp"
+
+namespace ceiling::output {
+namespace {
+
+using A = TextTable::Align;
+
+std::string label(const RecordedRegion& r, const std::string& key) {
+    const auto it = r.labels.find(key);
+    return it == r.labels.end() ? std::string() : it->second;
+}
+
+// Everything the comparisons need about one measured case.
+struct Case {
+    const RecordedRegion* region = nullptr;
+    const Diagnosis* diagnosis = nullptr;  // null when not judged
+    std::string kernel, problem, variant, shape, series;
+    double median_s() const { return region->measurement.duration_s.median; }
+    const Work& work() const { return *region->measurement.work; }
+};
+
+std::vector<Case> cases_of(const RunRecord& record) {
+    std::map<std::string, const Diagnosis*> verdicts;
+    for (const auto& v : record.region_diagnoses) verdicts[v.path] = &v.diagnosis;
+    std::vector<Case> cases;
+    for (const auto& r : record.regions) {
+        if (r.kind != RegionKind::kernel || !r.measurement.work ||
+            r.measurement.durations_s.empty())
+            continue;
+        const auto it = verdicts.find(r.path);
+        cases.push_back({&r, it == verdicts.end() ? nullptr : it->second, label(r, "kernel"),
+                         label(r, "problem"), label(r, "variant"), label(r, "shape"),
+                         label(r, "series")});
+    }
+    return cases;
+}
+
+const Case* find(const std::vector<Case>& cs, const std::string& kernel, const std::string& problem,
+                 const std::string& variant, const std::string& shape) {
+    for (const auto& c : cs)
+        if (c.kernel == kernel && c.problem == problem && c.variant == variant && c.shape == shape)
+            return &c;
+    return nullptr;
+}
+
+std::optional<double> fraction_of(const Diagnosis* d, RoofKind kind) {
+    if (d)
+        for (const auto& c : d->roofs)
+            if (c.kind == kind && c.fraction) return c.fraction;
+    return std::nullopt;
+}
+
+std::string pct(std::optional<double> f) { return f ? percent(*f) : "-"; }
+
+std::string rate_unit(const Work& w) { return w.precision == Precision::int8 ? "op/s" : "FLOP/s"; }
+
+void comparisons(const std::vector<Case>& cs, std::ostream& out) {
+    std::vector<std::string> lines;
+    for (const auto& c : cs) {
+        const std::string at = " " + c.shape + " " + c.variant + ": ";
+        // FLOPs are not time: dense and separable convolutions against the depthwise one.
+        if (c.kernel == "conv" && c.problem == "depthwise")
+            for (const char* other : {"dense", "separable"})
+                if (const auto* o = find(cs, "conv", other, c.variant, c.shape))
+                    lines.push_back("conv" + at + other + "/depthwise FLOPs x" +
+                                    fixed(o->work().ops / c.work().ops, 1) + ", time x" +
+                                    fixed(o->median_s() / c.median_s(), 1));
+        // The quantisation lever on a bandwidth-bound kernel.
+        if (c.kernel == "gemv" && c.problem == "fp32")
+            for (const char* q : {"bf16", "int8"})
+                if (const auto* o = find(cs, "gemv", q, c.variant, c.shape))
+                    lines.push_back(
+                        "gemv" + at + q + " weights " + fixed(c.median_s() / o->median_s(), 2) +
+                        "x faster than fp32 (" +
+                        fixed(c.work().compulsory_bytes / o->work().compulsory_bytes, 2) +
+                        "x fewer bytes)");
+        // The "change the problem" lever: NMS with a score pre-filter.
+        if (c.kernel == "nms" && c.problem != "prefilter")
+            if (const auto* o = find(cs, "nms", "prefilter", c.variant, c.shape))
+                lines.push_back("nms" + at + "score pre-filter " +
+                                fixed(c.median_s() / o->median_s(), 1) +
+                                "x faster (change the problem, not the code)");
+    }
+    // Where a sweep changes bound (GEMM batch: decode-like bandwidth bound to compute bound).
+    std::map<std::string, std::vector<const Case*>> series;
+    for (const auto& c : cs)
+        if (!c.series.empty() && c.diagnosis && c.diagnosis->bound)
+            series[c.kernel + "/" + c.problem + "/" + c.variant + " " + c.series].push_back(&c);
+    for (const auto& [name, s] : series)
+        for (std::size_t i = 1; i < s.size(); ++i) {
+            const Diagnosis& a = *s[i - 1]->diagnosis;
+            const Diagnosis& b = *s[i]->diagnosis;
+            if (*a.bound == *b.bound) continue;
+            lines.push_back(name + ": " + std::string(to_string(*a.bound)) + " bound at " +
+                            s[i - 1]->shape + " -> " + std::string(to_string(*b.bound)) +
+                            " bound at " + s[i]->shape + " (intensity " +
+                            fixed(a.intensity_ops_per_byte.value_or(NAN), 1) + " -> " +
+                            fixed(b.intensity_ops_per_byte.value_or(NAN), 1) + " op/B)");
+        }
+    if (lines.empty()) return;
+    out << "\nWhat the suite shows\n";
+    for (const auto& l : lines) out << "  " << l << "\n";
+}
+
+// One line per bound with its first move, the cases under it by verdict; then the known
+// handicaps of implementations here and every number that could not be trusted.
+void first_moves(const std::vector<Case>& cs, std::ostream& out) {
+    struct Group {
+        std::string first_move;
+        std::map<std::string, std::vector<std::string>> by_verdict;
+    };
+    std::map<std::string, Group> groups;
+    std::map<std::string, std::vector<std::string>> advice;  // one note per handicap, its cases
+    std::vector<std::string> notes;
+    for (const auto& c : cs) {
+        if (!c.diagnosis) continue;
+        auto& g = groups[c.diagnosis->diagnosis];
+        g.first_move = c.diagnosis->first_move;
+        g.by_verdict[std::string(to_string(c.diagnosis->verdict))].push_back(c.region->name);
+        if (const auto a = label(*c.region, "advice"); !a.empty())
+            advice[a].push_back(c.region->name);
+        for (const auto& f : c.diagnosis->findings)
+            if (f.kind == FindingKind::above_roof || f.kind == FindingKind::no_roof)
+                notes.push_back(c.region->name + ": " + f.detail);
+    }
+    if (groups.empty()) return;
+    out << "\nFirst moves\n";
+    for (const auto& [diagnosis, g] : groups) {
+        out << "  " << diagnosis << ": " << g.first_move << "\n";
+        for (const auto& [verdict, names] : g.by_verdict) {
+            out << "    " << verdict << ":";
+            for (std::size_t i = 0; i < names.size(); ++i) out << (i ? ", " : " ") << names[i];
+            out << "\n";
+        }
+    }
+    for (const auto& [a, names] : advice) {
+        out << "  note: " << a << " (";
+        for (std::size_t i = 0; i < names.size(); ++i) out << (i ? ", " : "") << names[i];
+        out << ")\n";
+    }
+    for (const auto& n : notes) out << "  note: " << n << "\n";
+}
+
+}  // namespace
+
+void render_suite(const RunRecord& record, std::ostream& out) {
+    if (const auto& p = record.machine_profile)
+        out << "Machine   " << p->host.cpu_model << " (" << p->host.hostname << "), profile of "
+            << p->created_at << (p->quick ? " (quick)" : "") << "\n";
+    const auto cs = cases_of(record);
+    TextTable t;
+    t.column("case")
+        .column("thr", A::right)
+        .column("median", A::right)
+        .column("p99", A::right)
+        .column("spread", A::right)
+        .column("achieved", A::right)
+        .column("bytes/s", A::right)
+        .column("op/B", A::right)
+        .column("%compute", A::right)
+        .column("%memory", A::right)
+        .column("level")
+        .column("bound")
+        .column("verdict");
+    std::string kernel;
+    for (const auto& c : cs) {
+        if (c.kernel != kernel) {
+            kernel = c.kernel;
+            t.heading(kernel);
+        }
+        const auto& m = c.region->measurement;
+        const Work& w = c.work();
+        const double s = m.duration_s.median;
+        const Diagnosis* d = c.diagnosis;
+        // Under its kernel's heading a case is problem/variant/shape; a record without
+        // those labels (written by hand or by another tool) shows its full name.
+        const std::string name =
+            c.kernel.empty() ? c.region->name : c.problem + "/" + c.variant + "/" + c.shape;
+        t.row({"  " + name, std::to_string(m.threads), duration(s), duration(m.duration_s.p99),
+               percent(m.duration_s.rel_spread) +
+                   (m.duration_s.rel_spread > record.thresholds.unstable_spread ? "!" : ""),
+               si(w.ops / s, rate_unit(w)), si(w.compulsory_bytes / s, "B/s"),
+               fixed(w.intensity(), w.intensity() < 10 ? 2 : 0),
+               pct(fraction_of(d, RoofKind::compute)), pct(fraction_of(d, RoofKind::bandwidth)),
+               d ? d->level.value_or("-") : "-",
+               d && d->bound ? std::string(to_string(*d->bound)) : (d ? "unknown" : "-"),
+               d ? std::string(to_string(d->verdict)) : "-"});
+    }
+    t.render(out);
+    out << "(median/p99 over repeats, spread = (p90-p10)/median, ! = unstable; %compute and "
+           "%memory are the\n"
+           " achieved rate over the roof of the case's precision and engine, and over the "
+           "bandwidth of the\n"
+           " level its working set lives in; analytic work: compulsory bytes, each input read "
+           "once)\n";
+    comparisons(cs, out);
+    first_moves(cs, out);
+    for (const auto& n : record.notes) out << "note: " << n << "\n";
+    if (!record.whole.durations_s.empty())
+        out << "Suite took " << fixed(record.whole.durations_s.front(), 1) << " s\n";
+}
+
+}  // namespace ceiling::output

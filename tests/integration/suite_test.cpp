@@ -1,0 +1,88 @@
+// `ceiling suite` end to end on a small subset: every case checked and timed, the record,
+// roofline and trace written and readable, `report` re-rendering the record; bad input gets
+// the documented exit status before anything is measured.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "agent/store/run_store.hpp"
+#include "tests/integration/process.hpp"
+
+namespace ceiling::testing {
+namespace {
+
+// A saved profile, so the test measures kernels and not the machine.
+const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json";
+
+TEST(Suite, QuickSubsetWritesARecordTheRooflineAndATrace) {
+    TempDir dir;
+    const auto record_path = dir / "s.json";
+    const auto r = run_ceiling({"-q", "suite", "--quick", "--kernels", "nms,resize", "--variants",
+                                "naive,optimized", "--threads", "1", "--profile", profile, "-o",
+                                record_path.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("First moves"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("score pre-filter"), std::string::npos)
+        << r.out;  // the change-the-problem lever
+
+    const RunRecord rec = store::load_run_record(record_path);
+    EXPECT_EQ(rec.kind, RecordKind::suite);
+    ASSERT_GE(rec.regions.size(), 4u);
+    for (const auto& reg : rec.regions) {
+        EXPECT_EQ(reg.kind, RegionKind::kernel) << reg.path;
+        EXPECT_TRUE(reg.labels.count("kernel") && reg.labels.count("variant")) << reg.path;
+        ASSERT_TRUE(reg.measurement.work) << reg.path;
+        EXPECT_GT(reg.measurement.work->ops, 0) << reg.path;
+        EXPECT_GE(reg.measurement.durations_s.size(), 3u) << reg.path;
+        EXPECT_GT(reg.measurement.duration_s.median, 0) << reg.path;
+    }
+    EXPECT_EQ(rec.region_diagnoses.size(), rec.regions.size());
+    EXPECT_FALSE(rec.diagnosis) << "a suite is judged kernel by kernel, not as one run";
+
+    const std::string svg = slurp(dir / "s.svg");
+    EXPECT_NE(svg.find("<svg"), std::string::npos);
+    EXPECT_NE(svg.find("nms/greedy/optimized"), std::string::npos);
+    const auto trace = nlohmann::json::parse(slurp(dir / "s.trace.json"));
+    std::size_t complete = 0;
+    for (const auto& e : trace.at("traceEvents"))
+        if (e.value("ph", "") == "X") ++complete;
+    EXPECT_GE(complete, 3 * rec.regions.size());  // one event per timed repetition
+
+    // report re-renders the same cases from the record alone.
+    const auto shown = run_ceiling({"report", record_path.string()});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    for (const auto& reg : rec.regions)
+        EXPECT_NE(shown.out.find(reg.labels.at("shape")), std::string::npos);
+    EXPECT_NE(shown.out.find("First moves"), std::string::npos) << shown.out;
+}
+
+TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {
+    TempDir dir;
+    auto r = run_ceiling(
+        {"suite", "--kernels", "gemmm", "--profile", profile, "-o", (dir / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("gemmm"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("gemv"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    r = run_ceiling(
+        {"suite", "--variants", "fast", "--profile", profile, "-o", (dir / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("optimized"), std::string::npos) << r.err;
+    r = run_ceiling({"suite", "--threads", "100000", "-o", (dir / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(Suite, UnwritableOutputFailsBeforeMeasuring) {
+    TempDir dir;
+    { std::ofstream(dir / "file") << "x"; }
+    const auto target = dir / "file" / "s.json";  // parent is a regular file
+    const auto r = run_ceiling(
+        {"suite", "--quick", "--kernels", "nms", "--profile", profile, "-o", target.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(target.string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+}
+
+}  // namespace
+}  // namespace ceiling::testing

@@ -1,14 +1,11 @@
 #include "kernels/common/libraries.hpp"
 
-#include <omp.h>
-#include <pthread.h>
-#include <sched.h>
-
-#include <cstring>
-
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string_view>
+
+#include <omp.h>
 
 #include "kernels/cpu_features.hpp"
 
@@ -79,7 +76,8 @@ void openblas_sgemv(const float* w, const float* x, float* y, int m, int k) {
 }
 #else
 const LibraryInfo& openblas_info() {
-    static const LibraryInfo info{false, "built without OpenBLAS (install libopenblas-dev, reconfigure)", {}};
+    static const LibraryInfo info{
+        false, "built without OpenBLAS (install libopenblas-dev, reconfigure)", {}};
     return info;
 }
 void openblas_set_threads(int) {}
@@ -124,45 +122,17 @@ const LibraryInfo& dnnl_info() {
 }
 #else
 const LibraryInfo& dnnl_info() {
-    static const LibraryInfo info{false, "built without oneDNN (install libdnnl-dev, reconfigure)", {}};
+    static const LibraryInfo info{
+        false, "built without oneDNN (install libdnnl-dev, reconfigure)", {}};
     return info;
 }
 #endif
 // The Debian build uses the OpenMP runtime: the team size of the next parallel region.
 void dnnl_set_threads(int threads) { omp_set_num_threads(threads); }
 
-namespace {
-// The process's CPU mask before anything pinned a thread: read by a static initialiser,
-// which runs before main (and so before the first run_on_threads).
-struct StartMask {
-    cpu_set_t set{};
-    bool valid = false;
-    StartMask() { valid = sched_getaffinity(0, sizeof set, &set) == 0; }
-};
-const StartMask start_mask;
-static_assert(sizeof(cpu_set_t) <= 128);
-}  // namespace
-
-OpenCvAffinityScope::OpenCvAffinityScope() {
-    if (!start_mask.valid) return;
-    cpu_set_t current;
-    if (pthread_getaffinity_np(pthread_self(), sizeof current, &current) != 0) return;
-    if (CPU_EQUAL(&current, &start_mask.set)) return;
-    std::memcpy(saved_, &current, sizeof current);
-    restore_ = pthread_setaffinity_np(pthread_self(), sizeof start_mask.set, &start_mask.set) == 0;
-}
-
-OpenCvAffinityScope::~OpenCvAffinityScope() {
-    if (!restore_) return;
-    cpu_set_t saved;
-    std::memcpy(&saved, saved_, sizeof saved);
-    pthread_setaffinity_np(pthread_self(), sizeof saved, &saved);
-}
-
 #ifdef CEILING_HAVE_OPENCV
 const LibraryInfo& opencv_info() {
     static const LibraryInfo info = [] {
-        const OpenCvAffinityScope wide;
         LibraryInfo i;
         i.available = true;
         i.description = std::string("OpenCV ") + CV_VERSION;
@@ -177,13 +147,11 @@ const LibraryInfo& opencv_info() {
     }();
     return info;
 }
-void opencv_set_threads(int threads) {
-    const OpenCvAffinityScope wide;
-    cv::setNumThreads(threads);
-}
+void opencv_set_threads(int threads) { cv::setNumThreads(threads); }
 #else
 const LibraryInfo& opencv_info() {
-    static const LibraryInfo info{false, "built without OpenCV (install libopencv-dev, reconfigure)", {}};
+    static const LibraryInfo info{
+        false, "built without OpenCV (install libopencv-dev, reconfigure)", {}};
     return info;
 }
 void opencv_set_threads(int) {}

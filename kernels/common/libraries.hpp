@@ -33,21 +33,5 @@ void dnnl_set_threads(int threads);
 void opencv_set_threads(int threads);
 
 // While alive, the calling thread may run on every CPU the process could at start-up.
-// kernels::run_on_threads pins its calling thread to one CPU for good; OpenCV's TBB sizes
-// its worker pool from the calling thread's mask when it starts, and its workers inherit
-// the mask of the thread that creates them, so after pinning TBB allows 0 workers ("TBB
-// Warning: The number of workers is currently limited to 0") and OpenCV silently runs on
-// one thread. Every call into OpenCV holds one of these (two syscalls, ~2 us).
-class OpenCvAffinityScope {
-public:
-    OpenCvAffinityScope();
-    ~OpenCvAffinityScope();
-    OpenCvAffinityScope(const OpenCvAffinityScope&) = delete;
-    OpenCvAffinityScope& operator=(const OpenCvAffinityScope&) = delete;
-
-private:
-    alignas(8) unsigned char saved_[128];  // the thread's cpu_set_t (1024 CPUs)
-    bool restore_ = false;
-};
 
 }  // namespace ceiling::kernels

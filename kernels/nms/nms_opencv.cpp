@@ -27,7 +27,6 @@ OpenCvNms::OpenCvNms(std::span<const Box> boxes, std::span<const float> scores,
 OpenCvNms::~OpenCvNms() = default;
 
 void OpenCvNms::run(std::vector<int>& keep) {
-    const OpenCvAffinityScope wide;
     cv::dnn::NMSBoxes(state_->boxes, state_->scores, state_->threshold, 0.5f, keep);
 }
 

@@ -16,7 +16,6 @@ OpenCvResize::~OpenCvResize() = default;
 
 void OpenCvResize::run(const std::uint8_t* src, std::uint8_t* dst, int threads) {
     const auto& s = state_->s;
-    const OpenCvAffinityScope wide;
     opencv_set_threads(threads);
     const cv::Mat in(s.src_h, s.src_w, CV_8UC3, const_cast<std::uint8_t*>(src));
     cv::Mat out(s.dst_h, s.dst_w, CV_8UC3, dst);

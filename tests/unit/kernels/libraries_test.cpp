@@ -1,8 +1,11 @@
+#include "kernels/common/libraries.hpp"
+
+#include <vector>
+
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sched.h>
 
-#include "kernels/common/libraries.hpp"
 #include "kernels/parallel.hpp"
 
 namespace ceiling::kernels {
@@ -15,18 +18,17 @@ int thread_cpus() {
     return CPU_COUNT(&s);
 }
 
-// run_on_threads pins its caller to one CPU; OpenCV calls must see every CPU again (else
-// its TBB pool gets no workers) and the pin must come back afterwards.
-TEST(OpenCvAffinityScope, WidensThePinnedCallerAndRestoresIt) {
-    if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to widen";
-    run_on_threads(2, [](int) {});
-    const int pinned = thread_cpus();
-    ASSERT_EQ(pinned, 1);
-    {
-        const OpenCvAffinityScope wide;
-        EXPECT_EQ(thread_cpus(), available_cpus());
-    }
-    EXPECT_EQ(thread_cpus(), pinned);
+// run_on_threads pins its caller only while the region runs: pinned for good, the caller
+// would confine what it runs next (OpenCV's TBB then sized its pool to 0 workers and ran
+// single-threaded). Workers stay pinned, each to its own CPU.
+TEST(RunOnThreads, LeavesTheCallersCpuMaskAsItWas) {
+    if (available_cpus() < 2) GTEST_SKIP() << "one CPU: nothing to pin";
+    const int before = thread_cpus();
+    std::vector<int> inside(2);
+    run_on_threads(2, [&](int t) { inside[static_cast<std::size_t>(t)] = thread_cpus(); });
+    EXPECT_EQ(inside[0], 1) << "the caller runs pinned inside the region";
+    EXPECT_EQ(inside[1], 1);
+    EXPECT_EQ(thread_cpus(), before);
 }
 
 // Which OpenBLAS cores are fit for a CPU, and what to suggest otherwise.
@@ -43,7 +45,8 @@ TEST(OpenBlasCore, AdviceTable) {
 TEST(Libraries, InfoSaysWhatWasFound) {
 #ifdef CEILING_HAVE_OPENBLAS
     EXPECT_TRUE(openblas_info().available);
-    EXPECT_NE(openblas_info().description.find("core "), std::string::npos) << openblas_info().description;
+    EXPECT_NE(openblas_info().description.find("core "), std::string::npos)
+        << openblas_info().description;
 #else
     EXPECT_FALSE(openblas_info().available);
 #endif

@@ -1,14 +1,15 @@
 // GPU timeline from recorded activity: busy and idle time per device, idle gaps, a track per
 // stream, bytes copied each way, host synchronisation waits. Times in ns.
 
-#include <gtest/gtest.h>
-
 #include "collectors/cupti/gpu_activity.hpp"
+
+#include <gtest/gtest.h>
 
 namespace ceiling::collectors::gpu {
 namespace {
 
-KernelActivity kernel(std::uint32_t stream, std::int64_t start, std::int64_t end, std::uint32_t device = 0) {
+KernelActivity kernel(std::uint32_t stream, std::int64_t start, std::int64_t end,
+                      std::uint32_t device = 0) {
     KernelActivity k;
     k.name = "k" + std::to_string(start);
     k.device = device;
@@ -19,7 +20,8 @@ KernelActivity kernel(std::uint32_t stream, std::int64_t start, std::int64_t end
     return k;
 }
 
-CopyActivity copy(CopyKind kind, MemoryKind host, std::uint64_t bytes, std::int64_t start, std::int64_t end) {
+CopyActivity copy(CopyKind kind, MemoryKind host, std::uint64_t bytes, std::int64_t start,
+                  std::int64_t end) {
     CopyActivity c;
     c.kind = kind;
     c.src = kind == CopyKind::host_to_device ? host : MemoryKind::device;
@@ -50,7 +52,7 @@ TEST(Timeline, BusyIdleAndGapsOfOneDevice) {
     const auto& d = t.devices[0];
     EXPECT_EQ(d.window.start_ns, 0);
     EXPECT_EQ(d.window.end_ns, 600'000);
-    EXPECT_NEAR(d.busy_s, 200e-6, 1e-12);   // 100 us + 100 us, overlap counted once
+    EXPECT_NEAR(d.busy_s, 200e-6, 1e-12);  // 100 us + 100 us, overlap counted once
     EXPECT_NEAR(d.kernel_s, 200e-6, 1e-12);
     EXPECT_NEAR(d.idle_s, 400e-6, 1e-12);
     ASSERT_EQ(d.gaps.size(), 1u);
@@ -96,7 +98,8 @@ TEST(Timeline, KernelsOutsideTheWindowAreClipped) {
     TimelineOptions o;
     o.window = Interval{1'000, 5'000};
     o.min_gap_ns = 0;
-    const auto& d = build_timeline(log, o).devices.at(0);
+    const auto t = build_timeline(log, o);
+    const auto& d = t.devices.at(0);
     EXPECT_NEAR(d.busy_s, 3e-6, 1e-15);  // 1-2 us and 3-5 us
     EXPECT_NEAR(d.idle_s, 1e-6, 1e-15);
 }
@@ -131,9 +134,10 @@ TEST(Timeline, BytesCopiedEachWayAndPageableCopies) {
 
 TEST(Timeline, HostWaitsCountOnlyHostBlockingSynchronisation) {
     ActivityLog log;
-    log.syncs = {{SyncKind::stream_synchronize, 1, 7, 1, 0, 100},
-                 {SyncKind::context_synchronize, 1, 0xffffffff, 2, 50, 150},  // overlaps: counted once
-                 {SyncKind::stream_wait_event, 1, 7, 3, 1000, 5000}};         // blocks a stream, not the host
+    log.syncs = {
+        {SyncKind::stream_synchronize, 1, 7, 1, 0, 100},
+        {SyncKind::context_synchronize, 1, 0xffffffff, 2, 50, 150},  // overlaps: counted once
+        {SyncKind::stream_wait_event, 1, 7, 3, 1000, 5000}};  // blocks a stream, not the host
     log.overheads = {{"cupti_buffer_flush", 0, 30}};
     const auto t = build_timeline(log);
     EXPECT_NEAR(t.host_sync_wait_s, 150e-9, 1e-18);
@@ -172,7 +176,8 @@ TEST(ActivityNames, RoundTrip) {
     for (std::size_t i = 0; i < copy_kind_names.size(); ++i)
         EXPECT_EQ(parse_copy_kind(to_string(static_cast<CopyKind>(i))), static_cast<CopyKind>(i));
     for (std::size_t i = 0; i < memory_kind_names.size(); ++i)
-        EXPECT_EQ(parse_memory_kind(to_string(static_cast<MemoryKind>(i))), static_cast<MemoryKind>(i));
+        EXPECT_EQ(parse_memory_kind(to_string(static_cast<MemoryKind>(i))),
+                  static_cast<MemoryKind>(i));
     for (std::size_t i = 0; i < sync_kind_names.size(); ++i)
         EXPECT_EQ(parse_sync_kind(to_string(static_cast<SyncKind>(i))), static_cast<SyncKind>(i));
     EXPECT_FALSE(parse_copy_kind("sideways"));

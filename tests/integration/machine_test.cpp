@@ -36,8 +36,18 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     EXPECT_TRUE(p.quick);
     EXPECT_GE(p.host.threads_used, 1);
     EXPECT_FALSE(p.host.caches.empty());
+    // --show renders the saved file without measuring.
+    shown = run_ceiling({"machine", "--show", "--output", file.string()});
+    EXPECT_EQ(shown.exit_code, 0) << shown.err;
+    EXPECT_NE(shown.out.find("Compute roofs"), std::string::npos);
+
     // The scalar clock and the scalar FMA roof exist on every x86-64 machine with FMA.
     ASSERT_NE(p.clock("scalar", 1), nullptr);
+#if defined(__SANITIZE_ADDRESS__)
+    // A sanitizer build (Debug, instrumented loads and stores) checks that measuring is
+    // memory-safe; its timings have no shape to check: caches do not show as plateaus.
+    GTEST_SKIP() << "sanitizer build: the profile's physics is checked in the release build";
+#endif
     EXPECT_GT(p.clock("scalar", 1)->hz.median, 1e8);
     for (const auto& roof : p.compute_roofs) {
         EXPECT_GT(roof.ops_per_s.median, 0) << roof.name;
@@ -62,11 +72,6 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     ASSERT_GE(p.latencies.size(), 2u);
     EXPECT_LT(p.latencies.front().seconds.median, p.latencies.back().seconds.median);
     EXPECT_FALSE(p.sweep.empty());
-
-    // --show renders the saved file without measuring.
-    shown = run_ceiling({"machine", "--show", "--output", file.string()});
-    EXPECT_EQ(shown.exit_code, 0) << shown.err;
-    EXPECT_NE(shown.out.find("Compute roofs"), std::string::npos);
 }
 
 TEST(MachineCommand, UnwritableOutputFailsBeforeMeasuringAndLeavesNothing) {

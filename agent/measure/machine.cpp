@@ -105,11 +105,23 @@ void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts,
     }
 }
 
+// One compute roof being measured: what runs it, and the best block so far.
+struct RoofJob {
+    const kernels::ComputeKernel* kernel = nullptr;
+    const kernels::ClockKernel* clock = nullptr;  // null: no theoretical value for this roof
+    int threads = 1;
+    std::int64_t n = 1;  // iterations per timed run
+    std::vector<std::unique_ptr<kernels::RoofOperands>> ops, clock_ops;
+    ComputeRoof roof;
+    std::optional<PairedRates> best;
+};
+
 void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                            const MachineOptions& o) {
     const RepeatPlan plan = compute_plan(o.quick);
     const auto& f = kernels::cpu_features();
     const auto* uarch = find_microarchitecture(f.vendor, f.family, f.model);
+    std::vector<std::unique_ptr<RoofJob>> jobs;
     for (const auto& k : kernels::compute_kernels()) {
         if (const auto why = unavailable_reason(k.supported, k.needs_amx_permission);
             !why.empty()) {
@@ -125,48 +137,67 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
         const auto* cls = find_instruction_class(k.roof);
         for (int threads : thread_counts) {
             step(o, std::string(k.roof) + ", " + threads_label(threads));
-            auto ops = operands_for(threads, &k);
-            const std::int64_t n =
-                calibrate([&](std::int64_t m) { k.run(m, ops[0].get()); }, plan.target_s);
-            const double work = static_cast<double>(threads) * static_cast<double>(n) *
-                                k.instructions_per_iteration * k.ops_per_instruction;
-            ComputeRoof r;
-            r.name = std::string(k.roof);
-            r.precision = cls ? cls->precision : Precision::fp32;
-            r.engine = cls ? cls->engine : Engine::vector;
-            r.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
-            r.threads = threads;
-            auto roof_run = [&] {
-                return team_cpu_seconds(
-                    threads, [&](int t) { k.run(n, ops[static_cast<std::size_t>(t)].get()); });
-            };
-            const auto* ck = cls ? clock_kernel(cls->clock_width) : nullptr;
-            if (ck && uarch && instructions_per_cycle(*uarch, k.roof)) {
-                // The clock of the same width, timed beside each repeat: the theoretical
-                // value then uses the frequency this roof actually ran at.
-                auto clock_ops = operands_for(threads, find_compute_kernel_or_first());
-                const std::int64_t nc = std::max<std::int64_t>(1, n / 4);
-                const auto paired = best_block_rate_paired(
-                    roof_run, work,
-                    [&] {
-                        return team_cpu_seconds(threads, [&](int t) {
-                            ck->run(nc, clock_ops[static_cast<std::size_t>(t)].get());
-                        });
-                    },
-                    static_cast<double>(nc) * ck->chain_per_iteration, plan);
-                r.ops_per_s = paired.main;
-                // The fastest clock repeat: a dependent chain cannot beat one link per
-                // cycle, so noise (steal time, a busy sibling) only makes it read slower;
-                // a slow outlier here would inflate the roof's fraction of theory.
-                r.clock_hz = paired.companion.max;
-                r.theoretical_ops_per_s =
-                    theoretical_ops_per_s(*uarch, k.roof, *r.clock_hz, threads);
-            } else {
-                r.ops_per_s = best_block_rate(roof_run, work, plan);
+            auto j = std::make_unique<RoofJob>();
+            j->kernel = &k;
+            j->threads = threads;
+            j->ops = operands_for(threads, &k);
+            j->n = calibrate([&](std::int64_t m) { k.run(m, j->ops[0].get()); }, plan.target_s);
+            j->roof.name = std::string(k.roof);
+            j->roof.precision = cls ? cls->precision : Precision::fp32;
+            j->roof.engine = cls ? cls->engine : Engine::vector;
+            j->roof.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
+            j->roof.threads = threads;
+            if (const auto* ck = cls ? clock_kernel(cls->clock_width) : nullptr;
+                ck && uarch && instructions_per_cycle(*uarch, k.roof)) {
+                j->clock = ck;
+                j->clock_ops = operands_for(threads, find_compute_kernel_or_first());
             }
-            r.noisy = r.ops_per_s.rel_spread > noisy_spread;
-            p.compute_roofs.push_back(r);
+            jobs.push_back(std::move(j));
         }
+    }
+    // Blocks go round the roofs rather than one roof at a time: on a shared host a
+    // neighbour's burst (a busy SMT sibling) then costs each roof one block, not all of its
+    // blocks, and the best block, the roof, survives it.
+    for (int b = 0; b < plan.blocks; ++b) {
+        for (auto& j : jobs) {
+            const auto& k = *j->kernel;
+            const double work = static_cast<double>(j->threads) * static_cast<double>(j->n) *
+                                k.instructions_per_iteration * k.ops_per_instruction;
+            auto roof_run = [&] {
+                return team_cpu_seconds(j->threads, [&](int t) {
+                    k.run(j->n, j->ops[static_cast<std::size_t>(t)].get());
+                });
+            };
+            // The clock of the same width, timed beside each repeat: the theoretical value
+            // then uses the frequency this roof actually ran at.
+            const std::int64_t nc = std::max<std::int64_t>(1, j->n / 4);
+            std::function<double()> clock_run;
+            if (j->clock)
+                clock_run = [&] {
+                    return team_cpu_seconds(j->threads, [&](int t) {
+                        j->clock->run(nc, j->clock_ops[static_cast<std::size_t>(t)].get());
+                    });
+                };
+            const double clock_cycles =
+                j->clock ? static_cast<double>(nc) * j->clock->chain_per_iteration : 0;
+            const PairedRates r = timed_block(roof_run, work, clock_run, clock_cycles,
+                                              b == 0 ? plan.warmup : 0, plan.repeats);
+            if (!j->best || r.main.median > j->best->main.median) j->best = r;
+        }
+    }
+    for (auto& j : jobs) {
+        ComputeRoof& r = j->roof;
+        r.ops_per_s = j->best->main;
+        if (j->clock) {
+            // The fastest clock repeat: a dependent chain cannot beat one link per cycle, so
+            // noise (steal time, a busy sibling) only makes it read slower; a slow outlier
+            // here would inflate the roof's fraction of theory.
+            r.clock_hz = j->best->companion.max;
+            r.theoretical_ops_per_s =
+                theoretical_ops_per_s(*uarch, j->kernel->roof, *r.clock_hz, j->threads);
+        }
+        r.noisy = r.ops_per_s.rel_spread > noisy_spread;
+        p.compute_roofs.push_back(r);
     }
 }
 

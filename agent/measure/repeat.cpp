@@ -14,7 +14,8 @@ std::int64_t calibrate(const std::function<void(std::int64_t)>& run, double targ
         const double t = collectors::time_s([&] { run(n); });
         if (t >= target_s / 8 || n > (std::int64_t{1} << 40)) {
             const double scale = target_s / std::max(t, 1e-9);
-            return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::llround(static_cast<double>(n) * scale)));
+            return std::max<std::int64_t>(
+                1, static_cast<std::int64_t>(std::llround(static_cast<double>(n) * scale)));
         }
         n *= 2;
     }
@@ -48,25 +49,20 @@ Summary best_block_rate(const std::function<double()>& run, double work, const R
     return best;
 }
 
-PairedRates best_block_rate_paired(const std::function<double()>& run, double work,
-                                   const std::function<double()>& companion, double companion_work,
-                                   const RepeatPlan& plan) {
-    PairedRates best;
-    for (int b = 0; b < plan.blocks; ++b) {
-        if (b == 0)
-            for (int i = 0; i < plan.warmup; ++i) {
-                companion();
-                run();
-            }
-        std::vector<double> tc, tm;
-        for (int i = 0; i < plan.repeats; ++i) {
-            tc.push_back(companion());
-            tm.push_back(run());
-        }
-        PairedRates r{summarize_reciprocal(tm, work), summarize_reciprocal(tc, companion_work)};
-        if (b == 0 || r.main.median > best.main.median) best = r;
+PairedRates timed_block(const std::function<double()>& run, double work,
+                        const std::function<double()>& companion, double companion_work, int warmup,
+                        int repeats) {
+    for (int i = 0; i < warmup; ++i) {
+        if (companion) companion();
+        run();
     }
-    return best;
+    std::vector<double> tc, tm;
+    for (int i = 0; i < repeats; ++i) {
+        if (companion) tc.push_back(companion());
+        tm.push_back(run());
+    }
+    return {summarize_reciprocal(tm, work),
+            tc.empty() ? Summary{} : summarize_reciprocal(tc, companion_work)};
 }
 
 }  // namespace ceiling::measure

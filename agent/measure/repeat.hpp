@@ -34,16 +34,17 @@ double team_cpu_seconds(int threads, const std::function<void(int)>& fn);
 // median rate.
 Summary best_block_rate(const std::function<double()>& run, double work, const RepeatPlan& plan);
 
-// As best_block_rate, but each repeat also times a companion (e.g. the clock kernel of
-// the same width) right before the main run; returns the best block's rates of both, so
-// the companion describes the conditions the roof was measured under (clock frequency
-// moves on a shared host).
+// One block of timed runs, each preceded by a timed run of a companion (e.g. the clock
+// kernel of the same width), so the companion describes the conditions the main run was
+// measured under (clock frequency moves on a shared host): `warmup` untimed runs of both,
+// then `repeats` timed pairs. An empty companion is skipped (its summary is empty). Callers
+// keep the block with the best main median, as best_block_rate does.
 struct PairedRates {
     Summary main;
     Summary companion;
 };
-PairedRates best_block_rate_paired(const std::function<double()>& run, double work,
-                                   const std::function<double()>& companion, double companion_work,
-                                   const RepeatPlan& plan);
+PairedRates timed_block(const std::function<double()>& run, double work,
+                        const std::function<double()>& companion, double companion_work, int warmup,
+                        int repeats);
 
 }  // namespace ceiling::measure

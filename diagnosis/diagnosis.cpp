@@ -122,7 +122,18 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
             d, FindingKind::assumption,
             "no analytic work: precision and engine unknown, compared with the fp32 vector roof");
     }
-    const Roofline roofline = make_roofline(profile, precision, engine, m.threads);
+    // GPU work is judged against the GPU's roofs (the first device of the profile; suites
+    // and runs measure device 0), never the host's.
+    const bool on_gpu = analytic && m.work->device == Device::gpu;
+    if (on_gpu && profile.gpus.empty())
+        add_finding(d, FindingKind::no_roof,
+                    "GPU work, but the machine profile has no GPU section: run `ceiling machine` "
+                    "on a machine with the GPU");
+    const Roofline roofline =
+        !on_gpu
+            ? make_roofline(profile, precision, engine, m.threads)
+            : (profile.gpus.empty() ? Roofline{}
+                                    : make_gpu_roofline(profile.gpus.front(), precision, engine));
 
     std::optional<Summary> duration;
     if (m.duration_s.count > 0) {

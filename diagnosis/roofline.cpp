@@ -196,6 +196,45 @@ Roofline make_roofline(const MachineProfile& p, Precision precision, Engine engi
     return r;
 }
 
+Roofline make_gpu_roofline(const GpuProfile& gpu, Precision precision, Engine engine) {
+    Roofline r;
+    r.precision = precision;
+    r.engine = engine;
+    if (const auto* c = gpu.best_compute_roof(precision, engine)) {
+        ComputeCeiling cc;
+        cc.name = c->name;
+        cc.precision = precision;
+        cc.engine = engine;
+        cc.instruction = c->method;
+        cc.ops_per_s = c->ops_per_s.median;
+        cc.theoretical_ops_per_s = c->theoretical_ops_per_s;
+        cc.noisy = c->noisy;
+        r.compute = cc;
+    }
+    for (const char* name : {"L2", "HBM"}) {
+        const auto* b = gpu.best_bandwidth_roof(name);
+        if (!b) continue;
+        LevelRoof level;
+        level.bandwidth.level = name;
+        level.bandwidth.kernel = b->kernel;
+        level.bandwidth.bytes_per_s = b->bytes_per_s.median;
+        level.bandwidth.noisy = b->noisy;
+        if (std::string_view(name) == "L2" && gpu.l2_bytes > 0) {
+            level.bandwidth.capacity_bytes = static_cast<double>(gpu.l2_bytes);
+            level.bandwidth.capacity_from = "cache";
+        }
+        if (r.compute)
+            level.ridge_ops_per_byte =
+                ridge_ops_per_byte(r.compute->ops_per_s, level.bandwidth.bytes_per_s);
+        r.levels.push_back(std::move(level));
+    }
+    if (!r.levels.empty()) {
+        r.levels.back().bandwidth.capacity_bytes.reset();
+        r.levels.back().bandwidth.capacity_from.clear();
+    }
+    return r;
+}
+
 std::vector<ComputeCeiling> compute_ceilings(const MachineProfile& p, int threads) {
     const int n = effective_threads(p, threads);
     std::vector<std::string> names;

@@ -2,10 +2,11 @@
 // before GPUs were measured still load.
 
 #include <gtest/gtest.h>
-
 #include <nlohmann/json.hpp>
 
+#include "diagnosis/diagnosis.hpp"
 #include "diagnosis/machine_profile.hpp"
+#include "diagnosis/roofline.hpp"
 
 namespace ceiling {
 namespace {
@@ -27,13 +28,17 @@ GpuProfile h200() {
     g.l2_bytes = 62'914'560;
     g.sm_clock_hz = 1.98e9;
     g.driver = "580.159.03, CUDA 13.0";
-    g.compute_roofs = {{"bf16_mma", Precision::bf16, Engine::matrix, false, "mma.sync", at(6.0e14), 9.9e14, "x", false},
-                       {"bf16_cublas", Precision::bf16, Engine::matrix, true, "cuBLAS", at(7.8e14), 9.9e14, "x", false},
-                       {"fp32_fma", Precision::fp32, Engine::vector, false, "ffma", at(6.0e13), std::nullopt, "", false}};
-    g.bandwidth_roofs = {{"hbm_copy", "HBM", "copy", false, "kernel", 2u << 30, at(4.3e12), 4.8e12, "x", false},
-                         {"hbm_read", "HBM", "read", false, "kernel", 2u << 30, at(4.4e12), std::nullopt, "", false},
-                         {"pcie_h2d_pinned", "PCIe", "h2d_pinned", true, "cudaMemcpy", 256u << 20, at(5.5e10),
-                          std::nullopt, "", false}};
+    g.compute_roofs = {{"bf16_mma", Precision::bf16, Engine::matrix, false, "mma.sync", at(6.0e14),
+                        9.9e14, "x", false},
+                       {"bf16_cublas", Precision::bf16, Engine::matrix, true, "cuBLAS", at(7.8e14),
+                        9.9e14, "x", false},
+                       {"fp32_fma", Precision::fp32, Engine::vector, false, "ffma", at(6.0e13),
+                        std::nullopt, "", false}};
+    g.bandwidth_roofs = {
+        {"hbm_copy", "HBM", "copy", false, "kernel", 2u << 30, at(4.3e12), 4.8e12, "x", false},
+        {"hbm_read", "HBM", "read", false, "kernel", 2u << 30, at(4.4e12), std::nullopt, "", false},
+        {"pcie_h2d_pinned", "PCIe", "h2d_pinned", true, "cudaMemcpy", 256u << 20, at(5.5e10),
+         std::nullopt, "", false}};
     g.latencies = {{"launch", "empty kernel", at(2.5e-6)}};
     return g;
 }
@@ -72,6 +77,76 @@ TEST(GpuProfile, ProfilesWithoutTheGpuSectionStillLoad) {
     j.erase("gpus");
     const auto back = parse_machine_profile(j.dump());
     EXPECT_TRUE(back.gpus.empty());
+}
+
+// GPU work measured for `seconds`, judged against a profile holding the H200 above (and the
+// host roofs it may have).
+Diagnosis judge_gpu(const MachineProfile& p, Work w, double seconds) {
+    w.device = Device::gpu;
+    Measurement m;
+    m.name = "case";
+    m.work = w;
+    m.durations_s = {seconds, seconds, seconds};
+    m.duration_s = summarize(m.durations_s);
+    return diagnose_kernel(p, m, Thresholds{});
+}
+
+TEST(GpuRoofline, UsesTheDevicesBestRoofsWithL2HoldingUpToItsSize) {
+    const auto r = make_gpu_roofline(h200(), Precision::bf16, Engine::matrix);
+    ASSERT_TRUE(r.compute);
+    EXPECT_EQ(r.compute->name, "bf16_cublas");  // the library roof: what the device reaches
+    ASSERT_EQ(r.levels.size(), 1u);             // no L2 roof measured in this profile
+    EXPECT_EQ(r.levels[0].bandwidth.level, "HBM");
+    EXPECT_DOUBLE_EQ(*r.levels[0].ridge_ops_per_byte, 7.8e14 / 4.4e12);
+}
+
+TEST(GpuRoofline, DecodeGemvOnTheGpuIsBandwidthBoundAgainstHbmNotTheHost) {
+    MachineProfile p;
+    p.gpus = {h200()};
+    // y = W x, W 16384 x 16384 bf16: 2 x 16384^2 FLOP, 2 x 16384^2 bytes of weights
+    // (x and y are noise); at 4.0 TB/s it takes 268435456 * 2 / 4.0e12 s = 134 us.
+    Work w;
+    w.precision = Precision::bf16;
+    w.engine = Engine::vector;
+    w.ops = 2.0 * 16384 * 16384;
+    w.compulsory_bytes = 2.0 * 16384 * 16384;
+    w.working_set_bytes = w.compulsory_bytes;
+    p.gpus[0].compute_roofs.push_back({"bf16_fma", Precision::bf16, Engine::vector, false, "hfma2",
+                                       at(1.2e14), std::nullopt, "", false});
+    const auto d = judge_gpu(p, w, w.compulsory_bytes / 4.0e12);
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::bandwidth);
+    EXPECT_EQ(d.level, "HBM");
+    EXPECT_EQ(d.verdict, Verdict::done);  // 4.0 / 4.4 = 91% of the HBM roof
+}
+
+TEST(GpuRoofline, LargeBf16GemmIsComputeBoundAgainstTheTensorRoof) {
+    MachineProfile p;
+    p.gpus = {h200()};
+    Work w;  // 8192^3 bf16: 2 x 8192^3 FLOP, 3 x 8192^2 x 2 bytes
+    w.precision = Precision::bf16;
+    w.engine = Engine::matrix;
+    w.ops = 2.0 * 8192 * 8192 * 8192;
+    w.compulsory_bytes = 3.0 * 8192 * 8192 * 2;
+    w.working_set_bytes = w.compulsory_bytes;
+    const auto d = judge_gpu(p, w, w.ops / 6.5e14);
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_EQ(d.verdict, Verdict::done);  // 6.5 / 7.8 = 83% of cuBLAS's roof
+}
+
+TEST(GpuRoofline, GpuWorkWithoutAGpuProfileIsUnknownAndSaysWhy) {
+    MachineProfile p;  // a host-only profile
+    Work w;
+    w.ops = 1e9;
+    w.compulsory_bytes = 1e9;
+    const auto d = judge_gpu(p, w, 1e-3);
+    EXPECT_FALSE(d.bound);
+    bool said = false;
+    for (const auto& f : d.findings)
+        said =
+            said || (f.kind == FindingKind::no_roof && f.detail.find("GPU") != std::string::npos);
+    EXPECT_TRUE(said);
 }
 
 }  // namespace

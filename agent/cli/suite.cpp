@@ -26,6 +26,7 @@ struct SuiteArgs {
     std::vector<std::string> kernels;
     std::vector<std::string> variants;
     int threads = 0;
+    std::string device = "all";
     bool quick = false;
     std::string profile;
     ThresholdArgs thresholds;
@@ -56,6 +57,11 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
     app->add_option("--threads", args->threads,
                     "Threads for multi-threaded variants (default: every CPU this process may use)")
         ->check(CLI::Range(1, 4096));
+    app->add_option("--device", args->device,
+                    "cpu, gpu or all: all runs the GPU cases too when a GPU is usable (device 0, "
+                    "timed with CUDA events, judged against the profile's GPU roofs)")
+        ->check(CLI::IsMember({"all", "cpu", "gpu"}))
+        ->default_str("all");
     app->add_flag("--quick", args->quick, "Fewer and smaller cases, fewer repeats");
     add_profile_option(app, args->profile);
     add_threshold_options(app, args->thresholds);
@@ -74,6 +80,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 std::vector<kernels::KernelCase> cases;
                 try {
                     cases = measure::select_cases(args->kernels, args->variants, args->quick);
+                    if (args->device == "gpu") cases.clear();
                 } catch (const std::invalid_argument& e) {
                     throw UsageError(e.what());
                 }
@@ -103,6 +110,11 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 measure::SuiteOptions opts;
                 opts.quick = args->quick;
                 opts.threads = args->threads;
+                opts.devices = args->device == "gpu"   ? measure::SuiteDevices::gpu
+                               : args->device == "cpu" ? measure::SuiteDevices::cpu
+                                                       : measure::SuiteDevices::all;
+                opts.kernel_names = args->kernels;
+                opts.variant_names = args->variants;
                 if (args->quick) {
                     opts.min_time_s = 0.1;
                     opts.min_repeats = 3;
@@ -111,7 +123,12 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 progress.emplace("ceiling suite", static_cast<int>(cases.size()),
                                  output::progress_wanted(global.quiet));
                 opts.on_step = [&](const std::string& what) { progress->step(what); };
-                const auto result = measure::run_suite(cases, loaded.profile, opts);
+                measure::SuiteResult result;
+                try {
+                    result = measure::run_suite(cases, loaded.profile, opts);
+                } catch (const std::runtime_error& e) {
+                    throw MeasurementError(e.what());
+                }
                 progress.reset();
 
                 // Judged and saved before anything is printed: the terminal shows the record

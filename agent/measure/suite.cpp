@@ -9,6 +9,7 @@
 #include "agent/measure/pmu_readings.hpp"
 #include "collectors/clock.hpp"
 #include "collectors/process_accounting.hpp"
+#include "kernels/gpu/gpu_kernels.hpp"
 
 namespace ceiling::measure {
 namespace {
@@ -153,8 +154,66 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
         r.measurement.counters = to_counter_values(readings);
         result.cases.push_back(std::move(r));
     }
+    if (options.devices != SuiteDevices::cpu) run_gpu_suite(options, result);
     result.wall_s = static_cast<double>(collectors::now_ns() - result.start_ns) * 1e-9;
     return result;
+}
+
+void run_gpu_suite(const SuiteOptions& options, SuiteResult& result) {
+    namespace kg = kernels::gpu;
+    const auto available = kg::gpu_availability();
+    if (available.devices.empty()) {
+        if (options.devices == SuiteDevices::gpu)
+            throw std::runtime_error("no GPU cases can run: " + available.reason);
+        result.notes.push_back("GPU cases not run: " + available.reason);
+        return;
+    }
+    auto selected = [](const std::vector<std::string>& names, const std::string& name) {
+        return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
+    };
+    // Launches are microseconds to milliseconds: a fixed count gives a distribution.
+    const kg::TimingPlan plan{2, options.quick ? 10 : 30};
+    for (const auto& g : kg::gpu_cases()) {
+        if (!selected(options.kernel_names, g.kernel) ||
+            !selected(options.variant_names, std::string(kernels::to_string(g.variant))))
+            continue;
+        CaseResult r;
+        r.kernel_case.kernel = "gpu-" + g.kernel;
+        r.kernel_case.problem = g.problem;
+        r.kernel_case.variant = g.variant;
+        r.kernel_case.shape = g.shape;
+        r.kernel_case.implementation = g.implementation;
+        r.kernel_case.work = g.work;
+        r.detail = available.devices.front().name;
+        if (options.on_step) options.on_step(r.kernel_case.name());
+        if (!g.unavailable.empty()) {
+            r.status = CaseStatus::unavailable;
+            r.message = g.unavailable;
+            result.cases.push_back(std::move(r));
+            continue;
+        }
+        try {
+            // Correct first: checked against the CPU reference before anything is timed.
+            r.verification = kg::run_gpu_case_once(g, 0);
+            if (!r.verification->ok) {
+                r.status = CaseStatus::check_failed;
+                r.message = r.verification->detail;
+                spdlog::error("{}: result differs from the CPU reference: {}", r.kernel_case.name(),
+                              r.message);
+                result.cases.push_back(std::move(r));
+                continue;
+            }
+            const auto run = kg::run_gpu_case(g, 0, plan);
+            r.measurement.name = r.kernel_case.name();
+            r.measurement.work = to_work(g.work);
+            r.measurement.durations_s = run.seconds;
+            r.measurement.duration_s = summarize(run.seconds);
+        } catch (const std::exception& e) {
+            r.status = CaseStatus::failed;
+            r.message = e.what();
+        }
+        result.cases.push_back(std::move(r));
+    }
 }
 
 }  // namespace ceiling::measure

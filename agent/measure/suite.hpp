@@ -15,8 +15,16 @@
 
 namespace ceiling::measure {
 
+// Which devices' cases a suite runs. all: GPU cases too when a GPU is usable (a note says
+// why not otherwise); gpu: only GPU cases, and no usable GPU is an error.
+enum class SuiteDevices { all, cpu, gpu };
+
 struct SuiteOptions {
     bool quick = false;
+    SuiteDevices devices = SuiteDevices::all;
+    // Applied to GPU cases (CPU cases come selected: select_cases).
+    std::vector<std::string> kernel_names;
+    std::vector<std::string> variant_names;
     int threads = 0;  // 0: every CPU this process may use
     // Per case: keep timing until both are reached (or max_repeats).
     double min_time_s = 0.5;
@@ -55,6 +63,12 @@ struct SuiteResult {
 std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& kernel_names,
                                               const std::vector<std::string>& variant_names,
                                               bool quick);
+
+// GPU cases run on device 0, timed with CUDA events around each launch after a check
+// against the CPU reference; their kernel family is prefixed "gpu-" ("gpu-gemm") so their
+// names never collide with the CPU cases'. Throws std::runtime_error when devices == gpu
+// and no GPU is usable.
+void run_gpu_suite(const SuiteOptions& options, SuiteResult& result);
 
 // The profile decides how many buffer sets DRAM-sized cases rotate through (its measured
 // last cache level).

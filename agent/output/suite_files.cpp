@@ -33,6 +33,7 @@ RunRecord suite_record(const measure::SuiteResult& r, const MachineProfile& prof
                       {"variant", std::string(kernels::to_string(k.variant))},
                       {"shape", k.shape},
                       {"implementation", k.implementation}};
+        if (k.work.device == kernels::WorkDevice::gpu) reg.labels["device"] = "gpu0";
         for (const auto& [key, value] :
              {std::pair{"series", k.series}, {"advice", k.advice}, {"detail", c.detail}})
             if (!value.empty()) reg.labels[key] = value;
@@ -57,6 +58,7 @@ std::string suite_roofline_svg(const measure::SuiteResult& r, const MachineProfi
     for (const auto& c : r.cases) {
         if (c.status != measure::CaseStatus::measured || !c.measurement.work) continue;
         const Work& w = *c.measurement.work;
+        if (w.device == Device::gpu) continue;  // judged against the GPU's roofs, not these
         points.push_back(
             {c.kernel_case.name(), w.intensity(), w.ops / c.measurement.duration_s.median});
     }

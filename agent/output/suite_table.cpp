@@ -184,7 +184,8 @@ void render_suite(const RunRecord& record, std::ostream& out) {
         // those labels (written by hand or by another tool) shows its full name.
         const std::string name =
             c.kernel.empty() ? c.region->name : c.problem + "/" + c.variant + "/" + c.shape;
-        t.row({"  " + name, std::to_string(m.threads), duration(s), duration(m.duration_s.p99),
+        t.row({"  " + name, w.device == Device::gpu ? "GPU" : std::to_string(m.threads),
+               duration(s), duration(m.duration_s.p99),
                percent(m.duration_s.rel_spread) +
                    (m.duration_s.rel_spread > record.thresholds.unstable_spread ? "!" : ""),
                si(w.ops / s, rate_unit(w)), si(w.compulsory_bytes / s, "B/s"),

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/store/run_store.hpp"
+#include "kernels/gpu/gpu_kernels.hpp"
 #include "tests/integration/process.hpp"
 
 namespace ceiling::testing {
@@ -70,6 +71,27 @@ TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {
     r = run_ceiling({"suite", "--threads", "100000", "-o", (dir / "s.json").string()});
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+// Without a usable GPU, asking for GPU cases only is an error that says why; the default
+// runs the CPU cases and notes why the GPU ones did not run.
+TEST(Suite, GpuCasesWithoutAGpuSayWhy) {
+    const auto gpu = kernels::gpu::gpu_availability();
+    if (!gpu.devices.empty()) GTEST_SKIP() << "a GPU is usable here: scripts/gpu-check covers it";
+    TempDir dir;
+    auto r = run_ceiling(
+        {"suite", "--device", "gpu", "--profile", profile, "-o", (dir / "g.json").string()});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find(gpu.reason), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir / "g.json"));
+
+    r = run_ceiling({"-q", "suite", "--quick", "--kernels", "nms", "--variants", "optimized",
+                     "--profile", profile, "-o", (dir / "s.json").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    bool noted = false;
+    for (const auto& n : store::load_run_record(dir / "s.json").notes)
+        noted = noted || n.find("GPU cases not run: " + gpu.reason) != std::string::npos;
+    EXPECT_TRUE(noted);
 }
 
 TEST(Suite, UnwritableOutputFailsBeforeMeasuring) {

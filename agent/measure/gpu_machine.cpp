@@ -1,12 +1,12 @@
 #include "agent/measure/gpu_machine.hpp"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <fstream>
 #include <sstream>
+
+#include <spdlog/spdlog.h>
 
 #include "collectors/cupti/gpu_probe.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
@@ -46,9 +46,13 @@ constexpr std::array<SmRate, 14> sm_rates = {{
 Precision to_precision(kernels::WorkPrecision p) {
     return parse_precision(kernels::to_string(p)).value_or(Precision::fp32);
 }
-Engine to_engine(kernels::WorkEngine e) { return parse_engine(kernels::to_string(e)).value_or(Engine::vector); }
+Engine to_engine(kernels::WorkEngine e) {
+    return parse_engine(kernels::to_string(e)).value_or(Engine::vector);
+}
 
-std::string mhz(double hz) { return std::to_string(static_cast<long long>(hz / 1e6 + 0.5)) + " MHz"; }
+std::string mhz(double hz) {
+    return std::to_string(static_cast<long long>(hz / 1e6 + 0.5)) + " MHz";
+}
 
 std::string read_sysfs(const std::string& path) {
     std::ifstream in(path);
@@ -60,36 +64,43 @@ std::string read_sysfs(const std::string& path) {
 // /sys/bus/pci/devices/<domain:bus:dev.fn>: the bus id cudaDeviceGetPCIBusId gives, lower case.
 std::optional<Theoretical> pcie_from_sysfs(const std::string& bus_id) {
     std::string id = bus_id;
-    std::transform(id.begin(), id.end(), id.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    std::transform(id.begin(), id.end(), id.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     const std::string dir = "/sys/bus/pci/devices/" + id + "/";
     // The maximum link, not the current one: an idle GPU trains its link down to save power.
     return pcie_theoretical(read_sysfs(dir + "max_link_speed"), read_sysfs(dir + "max_link_width"));
 }
 
-kg::TimingPlan plan_for(const MachineOptions& o) { return o.quick ? kg::TimingPlan{1, 5} : kg::TimingPlan{2, 15}; }
+kg::TimingPlan plan_for(const MachineOptions& o) {
+    return o.quick ? kg::TimingPlan{1, 5} : kg::TimingPlan{2, 15};
+}
 
 }  // namespace
 
 std::optional<Theoretical> gpu_theoretical_ops(int cc_major, int cc_minor, int multiprocessors,
-                                               std::optional<double> clock_hz, Precision p, Engine e) {
+                                               std::optional<double> clock_hz, Precision p,
+                                               Engine e) {
     if (!clock_hz || multiprocessors <= 0) return std::nullopt;
     for (const auto& r : sm_rates)
         if (r.cc_major == cc_major && r.cc_minor == cc_minor && r.precision == p && r.engine == e) {
             std::ostringstream basis;
-            basis << multiprocessors << " SMs x " << mhz(*clock_hz) << " (peak clock) x " << r.ops_per_clock << " "
-                  << to_string(p) << " op/clock/SM";
+            basis << multiprocessors << " SMs x " << mhz(*clock_hz) << " (peak clock) x "
+                  << r.ops_per_clock << " " << to_string(p) << " op/clock/SM";
             return Theoretical{multiprocessors * *clock_hz * r.ops_per_clock, basis.str()};
         }
     return std::nullopt;
 }
 
-std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz, std::optional<int> bus_bits) {
+std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz,
+                                                std::optional<int> bus_bits) {
     if (!memory_clock_hz || !bus_bits) return std::nullopt;
-    return Theoretical{2.0 * *memory_clock_hz * *bus_bits / 8.0,
-                       "2 x " + mhz(*memory_clock_hz) + " x " + std::to_string(*bus_bits) + "-bit bus"};
+    return Theoretical{
+        2.0 * *memory_clock_hz * *bus_bits / 8.0,
+        "2 x " + mhz(*memory_clock_hz) + " x " + std::to_string(*bus_bits) + "-bit bus"};
 }
 
-std::optional<Theoretical> pcie_theoretical(const std::string& link_speed, const std::string& link_width) {
+std::optional<Theoretical> pcie_theoretical(const std::string& link_speed,
+                                            const std::string& link_width) {
     double gts = 0;
     int width = 0;
     try {
@@ -101,7 +112,8 @@ std::optional<Theoretical> pcie_theoretical(const std::string& link_speed, const
     if (gts <= 0 || width <= 0) return std::nullopt;
     const double coding = gts >= 8 ? 128.0 / 130.0 : 8.0 / 10.0;
     std::ostringstream basis;
-    basis << link_speed << " x" << width << ", " << (gts >= 8 ? "128b/130b" : "8b/10b") << " coding, per direction";
+    basis << link_speed << " x" << width << ", " << (gts >= 8 ? "128b/130b" : "8b/10b")
+          << " coding, per direction";
     return Theoretical{gts * 1e9 * coding * width / 8.0, basis.str()};
 }
 
@@ -129,12 +141,14 @@ std::vector<GpuProfile> measure_gpus(const MachineOptions& options, std::vector<
         g.sm_clock_hz = d.sm_clock_hz;
         g.memory_clock_hz = d.memory_clock_hz;
         g.memory_bus_bits = d.memory_bus_bits;
-        g.driver = probe.driver.available ? probe.driver.reason : collectors::gpu::cuda_version_string(d.driver_version);
+        g.driver = probe.driver.available ? probe.driver.reason
+                                          : collectors::gpu::cuda_version_string(d.driver_version);
         g.cuda_runtime = collectors::gpu::cuda_version_string(d.runtime_version);
         const auto dram = gpu_theoretical_dram(d.memory_clock_hz, d.memory_bus_bits);
         const auto pcie = pcie_from_sysfs(d.pci_bus_id);
         for (const auto& roof : kg::gpu_roofs()) {
-            const std::string label = "GPU " + std::to_string(d.index) + " " + std::string(roof.name);
+            const std::string label =
+                "GPU " + std::to_string(d.index) + " " + std::string(roof.name);
             if (options.on_step) options.on_step(label);
             kg::GpuRoofResult r;
             try {
@@ -148,10 +162,18 @@ std::vector<GpuProfile> measure_gpus(const MachineOptions& options, std::vector<
             const bool noisy = s.rel_spread > noisy_spread;
             switch (roof.kind) {
                 case kg::RoofKind::compute: {
-                    GpuComputeRoof c{std::string(roof.name), to_precision(roof.precision), to_engine(roof.engine),
-                                     roof.library, std::string(roof.method), s, std::nullopt, "", noisy};
-                    if (auto t = gpu_theoretical_ops(d.compute_capability_major, d.compute_capability_minor,
-                                                     d.multiprocessors, d.sm_clock_hz, c.precision, c.engine)) {
+                    GpuComputeRoof c{std::string(roof.name),
+                                     to_precision(roof.precision),
+                                     to_engine(roof.engine),
+                                     roof.library,
+                                     std::string(roof.method),
+                                     s,
+                                     std::nullopt,
+                                     "",
+                                     noisy};
+                    if (auto t = gpu_theoretical_ops(d.compute_capability_major,
+                                                     d.compute_capability_minor, d.multiprocessors,
+                                                     d.sm_clock_hz, c.precision, c.engine)) {
                         c.theoretical_ops_per_s = t->value;
                         c.theoretical_basis = t->basis;
                     }
@@ -159,10 +181,19 @@ std::vector<GpuProfile> measure_gpus(const MachineOptions& options, std::vector<
                     break;
                 }
                 case kg::RoofKind::bandwidth: {
-                    GpuBandwidthRoof b{std::string(roof.name), std::string(roof.level), std::string(roof.pattern),
-                                       roof.library, std::string(roof.method), r.working_set_bytes, s,
-                                       std::nullopt, "", noisy};
-                    const std::optional<Theoretical> t = roof.level == "HBM" ? dram : roof.level == "PCIe" ? pcie : std::nullopt;
+                    GpuBandwidthRoof b{std::string(roof.name),
+                                       std::string(roof.level),
+                                       std::string(roof.pattern),
+                                       roof.library,
+                                       std::string(roof.method),
+                                       r.working_set_bytes,
+                                       s,
+                                       std::nullopt,
+                                       "",
+                                       noisy};
+                    const std::optional<Theoretical> t = roof.level == "HBM"    ? dram
+                                                         : roof.level == "PCIe" ? pcie
+                                                                                : std::nullopt;
                     if (t) {
                         b.theoretical_bytes_per_s = t->value;
                         b.theoretical_basis = t->basis;

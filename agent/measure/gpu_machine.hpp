@@ -22,11 +22,14 @@ struct Theoretical {
     std::string basis;  // how it was computed, in words
 };
 std::optional<Theoretical> gpu_theoretical_ops(int cc_major, int cc_minor, int multiprocessors,
-                                               std::optional<double> clock_hz, Precision p, Engine e);
+                                               std::optional<double> clock_hz, Precision p,
+                                               Engine e);
 // Double data rate: 2 x memory clock x bus width.
-std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz, std::optional<int> bus_bits);
+std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz,
+                                                std::optional<int> bus_bits);
 // From the link speed and width: "32.0 GT/s PCIe" and "16" -> 63 GB/s per direction
 // (128b/130b coding from 8 GT/s on, 8b/10b below).
-std::optional<Theoretical> pcie_theoretical(const std::string& link_speed, const std::string& link_width);
+std::optional<Theoretical> pcie_theoretical(const std::string& link_speed,
+                                            const std::string& link_width);
 
 }  // namespace ceiling::measure

@@ -1,9 +1,9 @@
 #include "agent/measure/gpu_run.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdlib>
+
+#include <unistd.h>
 
 #include "collectors/cupti/gpu_probe.hpp"
 
@@ -50,10 +50,12 @@ GpuRun read_gpu_run(const std::filesystem::path& dir, std::optional<g::Interval>
         const auto who = "process " + std::to_string(f.pid);
         for (const auto& e : f.errors) r.notes.push_back("GPU (" + who + "): " + e);
         if (f.log.dropped_records)
-            r.notes.push_back("GPU (" + who + "): CUPTI dropped " + std::to_string(f.log.dropped_records) +
+            r.notes.push_back("GPU (" + who + "): CUPTI dropped " +
+                              std::to_string(f.log.dropped_records) +
                               " activity records; the GPU timeline is incomplete");
         if (!f.complete)
-            r.notes.push_back("GPU (" + who + "): the program ended before the CUDA library could flush; activity "
+            r.notes.push_back("GPU (" + who +
+                              "): the program ended before the CUDA library could flush; activity "
                               "after its last completed buffer is missing");
         r.log.append(std::move(f.log));
         r.metrics.insert(r.metrics.end(), f.metrics.begin(), f.metrics.end());
@@ -97,7 +99,8 @@ std::vector<CounterValue> gpu_counters(const GpuRun& gpu) {
     for (const auto& [kind, t] : gpu.timeline.copies)
         add(std::string(g::to_string(kind)) + "_bytes", static_cast<double>(t.bytes), "bytes");
     if (gpu.timeline.pageable_copies.count)
-        add("pageable_copy_bytes", static_cast<double>(gpu.timeline.pageable_copies.bytes), "bytes");
+        add("pageable_copy_bytes", static_cast<double>(gpu.timeline.pageable_copies.bytes),
+            "bytes");
     return out;
 }
 
@@ -148,38 +151,68 @@ json gpu_trace_events(const GpuRun& gpu, std::int64_t t0_ns) {
         auto it = tids.find(key);
         if (it == tids.end()) {
             it = tids.emplace(key, static_cast<int>(tids.size()) + 1).first;
-            events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", static_cast<int>(dev)}, {"tid", it->second},
-                              {"args", {{"name", "stream " + std::to_string(stream) + " (context " + std::to_string(ctx) + ")"}}}});
+            events.push_back({{"ph", "M"},
+                              {"name", "thread_name"},
+                              {"pid", static_cast<int>(dev)},
+                              {"tid", it->second},
+                              {"args",
+                               {{"name", "stream " + std::to_string(stream) + " (context " +
+                                             std::to_string(ctx) + ")"}}}});
         }
         return it->second;
     };
     for (const auto& k : gpu.log.kernels)
-        events.push_back({{"ph", "X"}, {"cat", "kernel"}, {"name", k.name}, {"pid", static_cast<int>(k.device)},
-                          {"tid", tid(k.device, k.context, k.stream)}, {"ts", us(k.start_ns, t0_ns)},
-                          {"dur", us(k.end_ns, k.start_ns)},
-                          {"args", {{"grid", k.grid}, {"block", k.block}, {"registers", k.registers_per_thread}}}});
+        events.push_back(
+            {{"ph", "X"},
+             {"cat", "kernel"},
+             {"name", k.name},
+             {"pid", static_cast<int>(k.device)},
+             {"tid", tid(k.device, k.context, k.stream)},
+             {"ts", us(k.start_ns, t0_ns)},
+             {"dur", us(k.end_ns, k.start_ns)},
+             {"args",
+              {{"grid", k.grid}, {"block", k.block}, {"registers", k.registers_per_thread}}}});
     for (const auto& c : gpu.log.copies)
-        events.push_back({{"ph", "X"}, {"cat", "copy"},
-                          {"name", "copy " + std::string(g::to_string(c.kind)) + " (" + std::string(g::to_string(c.src)) +
-                                       " -> " + std::string(g::to_string(c.dst)) + ")"},
-                          {"pid", static_cast<int>(c.device)}, {"tid", tid(c.device, c.context, c.stream)},
-                          {"ts", us(c.start_ns, t0_ns)}, {"dur", us(c.end_ns, c.start_ns)}, {"args", {{"bytes", c.bytes}}}});
+        events.push_back({{"ph", "X"},
+                          {"cat", "copy"},
+                          {"name", "copy " + std::string(g::to_string(c.kind)) + " (" +
+                                       std::string(g::to_string(c.src)) + " -> " +
+                                       std::string(g::to_string(c.dst)) + ")"},
+                          {"pid", static_cast<int>(c.device)},
+                          {"tid", tid(c.device, c.context, c.stream)},
+                          {"ts", us(c.start_ns, t0_ns)},
+                          {"dur", us(c.end_ns, c.start_ns)},
+                          {"args", {{"bytes", c.bytes}}}});
     for (const auto& m : gpu.log.memsets)
-        events.push_back({{"ph", "X"}, {"cat", "memset"}, {"name", "memset"}, {"pid", static_cast<int>(m.device)},
-                          {"tid", tid(m.device, m.context, m.stream)}, {"ts", us(m.start_ns, t0_ns)},
-                          {"dur", us(m.end_ns, m.start_ns)}, {"args", {{"bytes", m.bytes}}}});
+        events.push_back({{"ph", "X"},
+                          {"cat", "memset"},
+                          {"name", "memset"},
+                          {"pid", static_cast<int>(m.device)},
+                          {"tid", tid(m.device, m.context, m.stream)},
+                          {"ts", us(m.start_ns, t0_ns)},
+                          {"dur", us(m.end_ns, m.start_ns)},
+                          {"args", {{"bytes", m.bytes}}}});
     for (const auto& [dev, _] : devices)
-        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", static_cast<int>(dev)},
+        events.push_back({{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", static_cast<int>(dev)},
                           {"args", {{"name", "GPU " + std::to_string(dev)}}}});
     bool waits = false;
     for (const auto& s : gpu.log.syncs) {
         if (!g::sync_kind_blocks_host.at(static_cast<std::size_t>(s.kind))) continue;
         waits = true;
-        events.push_back({{"ph", "X"}, {"cat", "sync"}, {"name", std::string(g::to_string(s.kind))}, {"pid", host_wait_pid},
-                          {"tid", 1}, {"ts", us(s.start_ns, t0_ns)}, {"dur", us(s.end_ns, s.start_ns)}});
+        events.push_back({{"ph", "X"},
+                          {"cat", "sync"},
+                          {"name", std::string(g::to_string(s.kind))},
+                          {"pid", host_wait_pid},
+                          {"tid", 1},
+                          {"ts", us(s.start_ns, t0_ns)},
+                          {"dur", us(s.end_ns, s.start_ns)}});
     }
     if (waits)
-        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", host_wait_pid},
+        events.push_back({{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", host_wait_pid},
                           {"args", {{"name", "host waits on GPU"}}}});
     return events;
 }

@@ -5,7 +5,8 @@
 // waits on the GPU, host<->device copies).
 //
 // Seam for `run` (agent/cli/run.cpp, being written beside this):
-//   1. before launching:  for (auto& [k, v] : cuda_injection_environment(dir, metrics).variables) setenv(k, v)
+//   1. before launching:  for (auto& [k, v] : cuda_injection_environment(dir, metrics).variables)
+//   setenv(k, v)
 //   2. after each execution:  auto gpu = read_gpu_run(dir, {start_ns, end_ns});
 //      apply_gpu_accounting(gpu, accounting);   // ProcessAccounting.device_wait_s / device_copy_s
 //      record.whole.counters += gpu_counters(gpu); record.notes += gpu.notes;
@@ -37,8 +38,9 @@ struct CudaInjection {
 // `library`: the injection library; default: libceiling_inject_cuda.so beside the running
 // ceiling binary. metrics: also per-kernel counters (kernel replay: slower; use an extra
 // execution, not a timed one).
-CudaInjection cuda_injection_environment(const std::filesystem::path& dir, bool metrics,
-                                         std::optional<std::filesystem::path> library = std::nullopt);
+CudaInjection cuda_injection_environment(
+    const std::filesystem::path& dir, bool metrics,
+    std::optional<std::filesystem::path> library = std::nullopt);
 std::filesystem::path default_cuda_inject_library();
 
 struct GpuRun {
@@ -51,7 +53,8 @@ struct GpuRun {
 
 // Reads every file of the directory; `window` (the execution's start and end, monotonic ns)
 // makes idle time before the first and after the last GPU operation count.
-GpuRun read_gpu_run(const std::filesystem::path& dir, std::optional<collectors::gpu::Interval> window = std::nullopt);
+GpuRun read_gpu_run(const std::filesystem::path& dir,
+                    std::optional<collectors::gpu::Interval> window = std::nullopt);
 
 // device_wait_s: host time blocked in synchronisation; device_copy_s: host<->device copy
 // time (union over the device timeline). Fields stay absent when no GPU activity was seen.

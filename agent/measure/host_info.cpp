@@ -1,11 +1,11 @@
 #include "agent/measure/host_info.hpp"
 
+#include <map>
+#include <memory>
+
 #include <hwloc.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include <map>
-#include <memory>
 
 #include "diagnosis/peak_table.hpp"
 #include "kernels/cpu_features.hpp"
@@ -26,9 +26,12 @@ struct Topology {
 
 std::string cache_type(hwloc_obj_cache_type_e t) {
     switch (t) {
-        case HWLOC_OBJ_CACHE_DATA: return "data";
-        case HWLOC_OBJ_CACHE_INSTRUCTION: return "instruction";
-        default: return "unified";
+        case HWLOC_OBJ_CACHE_DATA:
+            return "data";
+        case HWLOC_OBJ_CACHE_INSTRUCTION:
+            return "instruction";
+        default:
+            return "unified";
     }
 }
 
@@ -48,9 +51,11 @@ HostInfo describe_host() {
     h.cpu_family = f.family;
     h.cpu_model_number = f.model;
     h.cpu_stepping = f.stepping;
-    h.hypervisor = f.hypervisor ? (f.hypervisor_vendor.empty() ? "unknown" : f.hypervisor_vendor) : "";
+    h.hypervisor =
+        f.hypervisor ? (f.hypervisor_vendor.empty() ? "unknown" : f.hypervisor_vendor) : "";
     h.isa = f.names();
-    if (const auto* ua = find_microarchitecture(f.vendor, f.family, f.model)) h.microarchitecture = ua->name;
+    if (const auto* ua = find_microarchitecture(f.vendor, f.family, f.model))
+        h.microarchitecture = ua->name;
 
     Topology topo;
     h.physical_cores = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_CORE);
@@ -58,7 +63,7 @@ HostInfo describe_host() {
     h.numa_nodes = std::max(1, hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_NUMANODE));
     // sysconf, not hwloc's NUMA totals: VMs may report node memory short of what the OS has.
     h.memory_bytes = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *
-                         static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+                     static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
 
     // One CacheInfo per (level, type), with its instance count.
     std::map<std::pair<int, std::string>, CacheInfo> caches;

@@ -1,17 +1,17 @@
 #include "agent/measure/launch.hpp"
 
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <array>
-#include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <stdexcept>
 
 #include "collectors/clock.hpp"
 
@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 namespace {
 
 bool is_executable_file(const fs::path& p, bool* exists) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(p.c_str(), &st) != 0) return false;
     if (!S_ISREG(st.st_mode)) return false;
     *exists = true;
@@ -39,9 +39,8 @@ ResolvedProgram resolve_program(const std::string& name, const std::string& path
     ResolvedProgram r;
     if (name.empty()) return {{}, 127, "empty program name"};
     if (name.find('/') != std::string::npos) {
-        struct stat st{};
-        if (::stat(name.c_str(), &st) != 0)
-            return {{}, 127, name + ": " + errno_text(errno)};
+        struct stat st {};
+        if (::stat(name.c_str(), &st) != 0) return {{}, 127, name + ": " + errno_text(errno)};
         if (S_ISDIR(st.st_mode)) return {{}, 126, name + ": is a directory"};
         if (::access(name.c_str(), X_OK) != 0)
             return {{}, 126, name + ": not executable (" + errno_text(errno) + ")"};
@@ -159,7 +158,7 @@ void on_signal(int sig, siginfo_t* info, void*) {
 
 SignalForwarding::SignalForwarding() {
     first_signal = 0;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_sigaction = on_signal;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
@@ -167,7 +166,7 @@ SignalForwarding::SignalForwarding() {
 }
 
 SignalForwarding::~SignalForwarding() {
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
     for (int s : forwarded_signals) ::sigaction(s, &sa, nullptr);
@@ -193,7 +192,8 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     // the child back until counters are attached.
     int exec_errors[2];
     int go[2];
-    if (::pipe2(exec_errors, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + errno_text(errno));
+    if (::pipe2(exec_errors, O_CLOEXEC) != 0)
+        throw std::runtime_error("pipe: " + errno_text(errno));
     if (::pipe2(go, O_CLOEXEC) != 0) {
         ::close(exec_errors[0]);
         ::close(exec_errors[1]);
@@ -210,7 +210,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
         // Async-signal-safe calls only from here on.
         ::close(exec_errors[0]);
         ::close(go[1]);
-        struct sigaction dfl{};
+        struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
         for (int s : forwarded_signals) ::sigaction(s, &dfl, nullptr);

@@ -3,9 +3,6 @@
 // 127 / 126 conventions, the program's stdio untouched, signals forwarded, the exit status
 // and resource usage of everything it ran collected when it ends.
 
-#include <sys/resource.h>
-#include <sys/types.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -13,6 +10,9 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <sys/resource.h>
+#include <sys/types.h>
 
 #include "diagnosis/run_record.hpp"
 
@@ -29,7 +29,7 @@ ResolvedProgram resolve_program(const std::string& name, const std::string& path
 
 struct LaunchSpec {
     std::filesystem::path executable;
-    std::vector<std::string> argv;  // argv[0] as the user typed it
+    std::vector<std::string> argv;                             // argv[0] as the user typed it
     std::vector<std::pair<std::string, std::string>> set_env;  // added to (or replacing in) environ
     // Called in ceiling after fork and before the child may exec, with the child's pid, so
     // collectors can attach counters that start at exec (perf_event enable_on_exec).
@@ -41,9 +41,9 @@ struct ChildResult {
     std::int64_t start_ns = 0;  // released to exec (CLOCK_MONOTONIC)
     std::int64_t end_ns = 0;    // reaped
     ProcessEnd end;
-    rusage usage{};  // the child and every descendant it or ceiling reaped
-    int orphans_reaped = 0;     // descendants re-parented to ceiling (subreaper) and reaped
-    int orphans_running = 0;    // descendants still running when the program ended
+    rusage usage{};           // the child and every descendant it or ceiling reaped
+    int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
+    int orphans_running = 0;  // descendants still running when the program ended
 };
 
 // Starts the program and waits for it. Throws LaunchFailure (status 126 / 127, one-line
@@ -63,7 +63,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
 // running, to reap the program and write a record marked partial. Installed for the life
 // of the object; one at a time.
 class SignalForwarding {
-public:
+  public:
     SignalForwarding();
     ~SignalForwarding();
     SignalForwarding(const SignalForwarding&) = delete;

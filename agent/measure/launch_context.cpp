@@ -1,13 +1,13 @@
 #include "agent/measure/launch_context.hpp"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
 #include <array>
 #include <charconv>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
+
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "agent/version.hpp"
 
@@ -17,14 +17,13 @@ namespace {
 constexpr std::string_view allowlist[] = {
     // OpenMP and threading runtimes
     "OMP_NUM_THREADS", "OMP_PROC_BIND", "OMP_PLACES", "OMP_SCHEDULE", "OMP_DYNAMIC",
-    "OMP_WAIT_POLICY", "OMP_MAX_ACTIVE_LEVELS", "OMP_STACKSIZE", "GOMP_SPINCOUNT",
-    "KMP_AFFINITY", "KMP_BLOCKTIME", "KMP_HW_SUBSET", "TBB_NUM_THREADS", "GOMAXPROCS",
+    "OMP_WAIT_POLICY", "OMP_MAX_ACTIVE_LEVELS", "OMP_STACKSIZE", "GOMP_SPINCOUNT", "KMP_AFFINITY",
+    "KMP_BLOCKTIME", "KMP_HW_SUBSET", "TBB_NUM_THREADS", "GOMAXPROCS",
     // BLAS, LAPACK, oneDNN: thread counts and the instruction set / core type they pick
-    "MKL_NUM_THREADS", "MKL_DYNAMIC", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR",
-    "MKL_DEBUG_CPU_TYPE", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "GOTO_NUM_THREADS",
-    "BLIS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS",
-    "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA", "DNNL_DEFAULT_FPMATH_MODE",
-    "ONEDNN_DEFAULT_FPMATH_MODE",
+    "MKL_NUM_THREADS", "MKL_DYNAMIC", "MKL_ENABLE_INSTRUCTIONS", "MKL_CBWR", "MKL_DEBUG_CPU_TYPE",
+    "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "GOTO_NUM_THREADS", "BLIS_NUM_THREADS",
+    "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS", "DNNL_MAX_CPU_ISA", "ONEDNN_MAX_CPU_ISA",
+    "DNNL_DEFAULT_FPMATH_MODE", "ONEDNN_DEFAULT_FPMATH_MODE",
     // Frameworks
     "TF_NUM_INTRAOP_THREADS", "TF_NUM_INTEROP_THREADS", "TF_ENABLE_ONEDNN_OPTS", "XLA_FLAGS",
     "TORCH_NUM_THREADS", "PYTORCH_CUDA_ALLOC_CONF", "TOKENIZERS_PARALLELISM",
@@ -41,10 +40,11 @@ struct RankVariables {
     std::string_view rank;
     std::string_view size;
 };
-constexpr std::array<RankVariables, 4> rank_variables = {{{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-                                                          {"PMI_RANK", "PMI_SIZE"},
-                                                          {"PMIX_RANK", "PMIX_SIZE"},
-                                                          {"SLURM_PROCID", "SLURM_NTASKS"}}};
+constexpr std::array<RankVariables, 4> rank_variables = {
+    {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+     {"PMI_RANK", "PMI_SIZE"},
+     {"PMIX_RANK", "PMIX_SIZE"},
+     {"SLURM_PROCID", "SLURM_NTASKS"}}};
 
 std::optional<int> to_int(const char* s) {
     if (!s || !*s) return std::nullopt;
@@ -89,7 +89,8 @@ void fill_record_context(RunRecord& r) {
     utsname u{};
     if (uname(&u) == 0) r.versions["kernel"] = std::string(u.sysname) + " " + u.release;
     for (std::string_view name : allowlist)
-        if (const char* v = std::getenv(std::string(name).c_str())) r.environment[std::string(name)] = v;
+        if (const char* v = std::getenv(std::string(name).c_str()))
+            r.environment[std::string(name)] = v;
     if (auto rank = detect_rank([](const char* n) { return std::getenv(n); })) {
         r.rank = rank->rank;
         r.world_size = rank->world_size;

@@ -19,7 +19,8 @@ struct MachineOptions {
 MachineProfile measure_machine(const MachineOptions& options);
 
 // The pieces, each appending to the profile (used by measure_machine, callable alone).
-void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts, const MachineOptions& o);
+void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts,
+                    const MachineOptions& o);
 void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                            const MachineOptions& o);
 void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,

@@ -1,8 +1,8 @@
 // Bandwidth roofs from a working-set sweep, and latency per level by pointer chase.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cmath>
+
+#include <spdlog/spdlog.h>
 
 #include "agent/measure/machine.hpp"
 #include "agent/measure/repeat.hpp"
@@ -43,7 +43,8 @@ std::vector<std::uint64_t> sweep_sizes(std::uint64_t limit, std::uint64_t llc, b
     // Drop near-duplicates (within 10%).
     std::vector<std::uint64_t> out;
     for (auto s : sizes)
-        if (out.empty() || static_cast<double>(s) > 1.1 * static_cast<double>(out.back())) out.push_back(s);
+        if (out.empty() || static_cast<double>(s) > 1.1 * static_cast<double>(out.back()))
+            out.push_back(s);
     return out;
 }
 
@@ -55,7 +56,8 @@ std::vector<LevelCapacity> capacities(const HostInfo& h, int threads) {
         const CacheInfo* c = h.cache(level);
         if (!c) continue;
         const int per_instance = std::max(1, c->shared_by_cpus);
-        const int instances_used = std::min(c->instances, (threads + per_instance - 1) / per_instance);
+        const int instances_used =
+            std::min(c->instances, (threads + per_instance - 1) / per_instance);
         out.push_back({"L" + std::to_string(level),
                        static_cast<double>(c->size_bytes) * std::max(1, instances_used)});
     }
@@ -88,50 +90,59 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
 
     const int max_threads = *std::max_element(thread_counts.begin(), thread_counts.end());
     // Room for the sweep's largest working set plus the inter-array padding of every thread.
-    const std::size_t arena_floats = limit / sizeof(float) + 8 * kernels::bandwidth_array_pad_floats *
-                                                                static_cast<std::size_t>(max_threads);
+    const std::size_t arena_floats =
+        limit / sizeof(float) +
+        8 * kernels::bandwidth_array_pad_floats * static_cast<std::size_t>(max_threads);
     kernels::Buffer arena(arena_floats * sizeof(float));
     // First touch by the threads that will use it (page placement), and no zero pages.
     kernels::run_on_threads(max_threads, [&](int t) {
         const std::size_t n = arena_floats;
-        const std::size_t lo = n * static_cast<std::size_t>(t) / static_cast<std::size_t>(max_threads);
-        const std::size_t hi = n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(max_threads);
+        const std::size_t lo =
+            n * static_cast<std::size_t>(t) / static_cast<std::size_t>(max_threads);
+        const std::size_t hi =
+            n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(max_threads);
         std::fill(arena.floats() + lo, arena.floats() + hi, 1.0f);
     });
 
     if (o.add_steps) o.add_steps(static_cast<int>(thread_counts.size() * sweep_kernels.size()));
     for (int threads : thread_counts) {
         for (const auto& kernel : sweep_kernels) {
-            o.on_step ? o.on_step(std::string("bandwidth sweep ") + std::string(kernel.name) + ", " +
-                                  std::to_string(threads) + (threads == 1 ? " thread" : " threads"))
-                      : void();
+            o.on_step
+                ? o.on_step(std::string("bandwidth sweep ") + std::string(kernel.name) + ", " +
+                            std::to_string(threads) + (threads == 1 ? " thread" : " threads"))
+                : void();
             std::vector<Point> points;
             for (std::uint64_t ws : sizes) {
                 // Each thread gets `arrays` arrays of n floats, n a multiple of the block.
                 const std::uint64_t per_thread = ws / static_cast<std::uint64_t>(threads);
-                const std::size_t n = per_thread / static_cast<std::uint64_t>(kernel.arrays) / sizeof(float) /
-                                      kernels::bandwidth_block_floats * kernels::bandwidth_block_floats;
+                const std::size_t n = per_thread / static_cast<std::uint64_t>(kernel.arrays) /
+                                      sizeof(float) / kernels::bandwidth_block_floats *
+                                      kernels::bandwidth_block_floats;
                 if (n == 0) continue;
-                const double bytes_per_pass = static_cast<double>(n) * sizeof(float) * kernel.arrays * threads;
+                const double bytes_per_pass =
+                    static_cast<double>(n) * sizeof(float) * kernel.arrays * threads;
                 auto run = [&](int passes) {
                     return team_cpu_seconds(threads, [&](int t) {
-                        float* base = arena.floats() + static_cast<std::size_t>(t) *
-                                                           kernels::bandwidth_footprint_floats(n, kernel.arrays);
+                        float* base = arena.floats() +
+                                      static_cast<std::size_t>(t) *
+                                          kernels::bandwidth_footprint_floats(n, kernel.arrays);
                         kernels::run_bandwidth_kernel(impl, kernel.name, base, n, passes);
                     });
                 };
                 const double one = run(1);
-                const int passes = std::max(1, static_cast<int>(plan.target_s / std::max(one, 1e-9)));
+                const int passes =
+                    std::max(1, static_cast<int>(plan.target_s / std::max(one, 1e-9)));
                 const int repeats = one > 0.05 ? std::max(2, plan.repeats - 2) : plan.repeats;
                 const auto t = time_runs([&] { return run(passes); }, plan.warmup, repeats);
                 points.push_back({static_cast<std::uint64_t>(bytes_per_pass),
                                   summarize_reciprocal(t, bytes_per_pass * passes)});
-                p.sweep.push_back({std::string(kernel.name), threads, points.back().working_set_bytes,
-                                   points.back().bytes_per_s});
+                p.sweep.push_back({std::string(kernel.name), threads,
+                                   points.back().working_set_bytes, points.back().bytes_per_s});
             }
             std::vector<SweepSample> samples;
             for (const auto& pt : points)
-                samples.push_back({static_cast<double>(pt.working_set_bytes), pt.bytes_per_s.median});
+                samples.push_back(
+                    {static_cast<double>(pt.working_set_bytes), pt.bytes_per_s.median});
             const auto plateaus = detect_plateaus(samples);
             const auto levels = capacities(p.host, threads);
             for (const auto& lp : label_plateaus(samples, plateaus, levels)) {
@@ -149,17 +160,21 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                 p.bandwidth_roofs.push_back(r);
             }
             for (const auto& l : levels)
-                if (std::none_of(p.bandwidth_roofs.begin(), p.bandwidth_roofs.end(), [&](const BandwidthRoof& r) {
-                        return r.level == l.level && r.kernel == kernel.name && r.threads == threads;
-                    }))
-                    spdlog::debug("no {} plateau for {} at {} threads", l.level, kernel.name, threads);
+                if (std::none_of(p.bandwidth_roofs.begin(), p.bandwidth_roofs.end(),
+                                 [&](const BandwidthRoof& r) {
+                                     return r.level == l.level && r.kernel == kernel.name &&
+                                            r.threads == threads;
+                                 }))
+                    spdlog::debug("no {} plateau for {} at {} threads", l.level, kernel.name,
+                                  threads);
         }
     }
 }
 
 void measure_latencies(MachineProfile& p, const MachineOptions& o) {
     const std::uint64_t limit = sweep_limit(p.host);
-    const std::size_t line = p.host.cache(1) && p.host.cache(1)->line_bytes ? p.host.cache(1)->line_bytes : 64;
+    const std::size_t line =
+        p.host.cache(1) && p.host.cache(1)->line_bytes ? p.host.cache(1)->line_bytes : 64;
     // One point inside each level: the middle of the level's measured bandwidth plateau
     // (1 thread, read) when the sweep found one, since a VM's nominal cache sizes can be the
     // host's; else half the nominal size. DRAM at the sweep's limit with every other line
@@ -172,17 +187,20 @@ void measure_latencies(MachineProfile& p, const MachineOptions& o) {
     auto measured_middle = [&](const std::string& level) -> std::uint64_t {
         for (const auto& r : p.bandwidth_roofs)
             if (r.level == level && r.threads == 1 && r.kernel == "read")
-                return static_cast<std::uint64_t>(std::sqrt(static_cast<double>(r.min_working_set_bytes) *
-                                                            static_cast<double>(r.max_working_set_bytes)));
+                return static_cast<std::uint64_t>(
+                    std::sqrt(static_cast<double>(r.min_working_set_bytes) *
+                              static_cast<double>(r.max_working_set_bytes)));
         return 0;
     };
     std::vector<Target> targets;
     for (int level = 1; level <= 3; ++level)
         if (const CacheInfo* c = p.host.cache(level)) {
             const std::string name = "L" + std::to_string(level);
-            const std::uint64_t prev = level > 1 && p.host.cache(level - 1) ? p.host.cache(level - 1)->size_bytes : 0;
+            const std::uint64_t prev =
+                level > 1 && p.host.cache(level - 1) ? p.host.cache(level - 1)->size_bytes : 0;
             const std::uint64_t measured = measured_middle(name);
-            targets.push_back({name, measured ? measured : std::max(c->size_bytes / 2, 2 * prev), line});
+            targets.push_back(
+                {name, measured ? measured : std::max(c->size_bytes / 2, 2 * prev), line});
         }
     targets.push_back({"DRAM", limit, 2 * line});
     if (o.add_steps) o.add_steps(static_cast<int>(targets.size()));
@@ -190,12 +208,16 @@ void measure_latencies(MachineProfile& p, const MachineOptions& o) {
     const RepeatPlan plan = o.quick ? RepeatPlan{0.01, 1, 3, 1} : RepeatPlan{0.03, 1, 5, 1};
     kernels::Buffer buf(limit);
     for (const auto& t : targets) {
-        if (o.on_step) o.on_step("latency " + t.level + " (" + output::bytes(static_cast<double>(t.bytes)) + ")");
+        if (o.on_step)
+            o.on_step("latency " + t.level + " (" + output::bytes(static_cast<double>(t.bytes)) +
+                      ")");
         kernels::build_chase(buf.data(), t.bytes, t.stride, 42);
         void* sink = buf.data();
-        const std::int64_t n = calibrate([&](std::int64_t m) { sink = kernels::chase(sink, m); }, plan.target_s);
-        const auto times = time_runs([&] { return team_cpu_seconds(1, [&](int) { sink = kernels::chase(sink, n); }); },
-                                     plan.warmup, plan.repeats);
+        const std::int64_t n =
+            calibrate([&](std::int64_t m) { sink = kernels::chase(sink, m); }, plan.target_s);
+        const auto times = time_runs(
+            [&] { return team_cpu_seconds(1, [&](int) { sink = kernels::chase(sink, n); }); },
+            plan.warmup, plan.repeats);
         std::vector<double> per_load;
         for (double x : times) per_load.push_back(x / static_cast<double>(n));
         LatencyMeasurement m;

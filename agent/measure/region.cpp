@@ -47,7 +47,8 @@ std::optional<double> parse_amount(std::string_view text) {
     std::string_view rest(end, static_cast<std::size_t>(text.data() + text.size() - end));
     if (rest.empty()) return std::isfinite(v) && v >= 0 ? std::optional(v) : std::nullopt;
     for (const auto& m : multipliers)
-        if (rest == m.suffix) return std::isfinite(v) && v >= 0 ? std::optional(v * m.scale) : std::nullopt;
+        if (rest == m.suffix)
+            return std::isfinite(v) && v >= 0 ? std::optional(v * m.scale) : std::nullopt;
     return std::nullopt;
 }
 
@@ -77,7 +78,8 @@ DeclaredName parse_declared_work(std::string_view message) {
         body = sep == std::string_view::npos ? std::string_view() : body.substr(sep + 1);
         if (item.empty()) continue;
         const auto eq = item.find('=');
-        if (eq == std::string_view::npos) return fail("'" + std::string(item) + "' is not key=value");
+        if (eq == std::string_view::npos)
+            return fail("'" + std::string(item) + "' is not key=value");
         const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
         if (key == "ops" || key == "bytes" || key == "working_set") {
             const auto v = parse_amount(value);
@@ -121,7 +123,8 @@ std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
     for (;;) {
         std::uint32_t id = 0, len = 0;
-        if (!in.read(reinterpret_cast<char*>(&id), 4) || !in.read(reinterpret_cast<char*>(&len), 4)) break;
+        if (!in.read(reinterpret_cast<char*>(&id), 4) || !in.read(reinterpret_cast<char*>(&len), 4))
+            break;
         if (len > (1u << 20)) break;  // a torn record: nothing sane follows
         std::string s(len, '\0');
         if (!in.read(s.data(), len)) break;
@@ -139,7 +142,7 @@ std::string image_key(int pid, std::uint64_t load_ns) {
 NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
     NvtxCapture cap;
     std::error_code ec;
-    std::map<std::string, std::map<std::uint32_t, std::string>> strings;  // image -> id -> text
+    std::map<std::string, std::map<std::uint32_t, std::string>> strings;    // image -> id -> text
     std::map<std::pair<std::string, int>, std::vector<ChunkFile>> threads;  // (image, tid)
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         const fs::path p = entry.path();
@@ -152,7 +155,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
                 c.header.magic != inject::event_file_magic ||
                 c.header.version != inject::event_format_version ||
                 c.header.event_bytes != sizeof(Event)) {
-                cap.warnings.push_back("ignored unreadable NVTX event file " + p.filename().string());
+                cap.warnings.push_back("ignored unreadable NVTX event file " +
+                                       p.filename().string());
                 continue;
             }
             threads[{image_key(c.header.pid, c.header.load_ns), c.header.tid}].push_back(c);
@@ -184,8 +188,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
 
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
-        std::sort(chunks.begin(), chunks.end(),
-                  [](const ChunkFile& a, const ChunkFile& b) { return a.header.chunk < b.header.chunk; });
+        std::sort(chunks.begin(), chunks.end(), [](const ChunkFile& a, const ChunkFile& b) {
+            return a.header.chunk < b.header.chunk;
+        });
         // Push/pop nesting is per thread and per domain (nvToolsExt.h).
         std::map<std::uint32_t, std::vector<RegionInstance>> stacks;
         for (const auto& c : chunks) {
@@ -389,7 +394,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
     // Timeline order: the region that started first comes first, an enclosing region before
     // what it encloses.
     std::sort(order.begin(), order.end(), [](const Acc* a, const Acc* b) {
-        if (a->first_execution != b->first_execution) return a->first_execution < b->first_execution;
+        if (a->first_execution != b->first_execution)
+            return a->first_execution < b->first_execution;
         if (a->first_start != b->first_start) return a->first_start < b->first_start;
         return a->region.path.size() < b->region.path.size();
     });

@@ -13,8 +13,6 @@
 // NVTX binding can send one (C, C++, torch.cuda.nvtx.range_push, nvtx for Python), whereas
 // event payloads hold a single number and are missing from most bindings.
 
-#include <sys/types.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,21 +24,23 @@
 #include <utility>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
 
 struct DeclaredName {
-    std::string name;           // the message without its brace group
-    std::optional<Work> work;   // when the group declared ops or bytes
-    std::string error;          // non-empty: the group was malformed (then name = message)
+    std::string name;          // the message without its brace group
+    std::optional<Work> work;  // when the group declared ops or bytes
+    std::string error;         // non-empty: the group was malformed (then name = message)
 };
 DeclaredName parse_declared_work(std::string_view message);
 
 struct RegionInstance {
-    std::string name;     // declared-work group removed
-    std::string path;     // enclosing names on this thread and domain, then name, '/'-joined
-    std::string parent;   // path of the enclosing instance; empty at top level
+    std::string name;    // declared-work group removed
+    std::string path;    // enclosing names on this thread and domain, then name, '/'-joined
+    std::string parent;  // path of the enclosing instance; empty at top level
     std::string domain;
     std::optional<Work> work;
     int pid = 0;

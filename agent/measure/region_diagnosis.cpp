@@ -89,7 +89,8 @@ void judge_record(RunRecord& record) {
     for (const auto& reg : record.regions) {
         RegionTiming rt;
         rt.name = reg.path;
-        if (const auto it = index.find(reg.parent); !reg.parent.empty() && it != index.end()) rt.parent = it->second;
+        if (const auto it = index.find(reg.parent); !reg.parent.empty() && it != index.end())
+            rt.parent = it->second;
         rt.model = reg.model;
         rt.total_s = mean(reg.total_s_per_execution);
         const auto runs = std::max<std::size_t>(1, reg.total_s_per_execution.size());
@@ -116,7 +117,8 @@ void judge_record(RunRecord& record) {
     // A suite is not one workload: its kernels are judged one by one, never as a run.
     if (record.kind == RecordKind::run) {
         record.diagnosis = diagnose_run(in, t);
-        record.diagnosis->duration_s = record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
+        record.diagnosis->duration_s =
+            record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
     }
 
     record.budget_checks.clear();

@@ -1,14 +1,14 @@
 #include "agent/measure/sampler.hpp"
 
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <set>
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
-
-#include <algorithm>
-#include <chrono>
-#include <charconv>
-#include <cstdlib>
-#include <set>
 
 #include "collectors/clock.hpp"
 
@@ -131,7 +131,9 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
 }
 
 Sampler::Sampler(pid_t root, double interval_s, CpuReader cpu_seconds)
-    : thread_([this, root, interval_s, cpu = std::move(cpu_seconds)] { loop(root, interval_s, cpu); }) {}
+    : thread_([this, root, interval_s, cpu = std::move(cpu_seconds)] {
+          loop(root, interval_s, cpu);
+      }) {}
 
 Sampler::~Sampler() {
     stop_ = true;

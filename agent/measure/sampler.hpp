@@ -4,8 +4,6 @@
 // written per second. Kept small and separate so that the collectors' perf_event sampling
 // (exact CPU time, hardware rates) can replace the /proc readings behind the same series.
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
@@ -15,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <sys/types.h>
+
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -23,8 +23,8 @@ namespace ceiling::measure {
 // differences), memory and threads are levels.
 struct TreeSample {
     std::int64_t t_ns = 0;
-    double cpu_s = 0;        // utime + stime + reaped children's, every process in the tree
-    double rss_bytes = 0;    // sum of resident sets
+    double cpu_s = 0;      // utime + stime + reaped children's, every process in the tree
+    double rss_bytes = 0;  // sum of resident sets
     double threads = 0;
     double processes = 0;
     double read_bytes = 0;   // rchar: bytes returned by read-like calls (page cache included)
@@ -36,7 +36,7 @@ struct TreeSample {
 std::optional<TreeSample> sample_tree(pid_t root, const std::filesystem::path& proc = "/proc");
 
 class Sampler {
-public:
+  public:
     // Starts sampling `root` every `interval_s` on a thread of its own. `cpu_seconds`, when
     // given and answering, replaces /proc's tick-granular CPU time (e.g. perf task-clock of
     // the whole tree).
@@ -51,7 +51,7 @@ public:
     double peak_rss_bytes() const { return peak_rss_bytes_.load(); }
     double peak_threads() const { return peak_threads_.load(); }
 
-private:
+  private:
     void loop(pid_t root, double interval_s, const CpuReader& cpu_seconds);
     std::atomic<bool> stop_{false};
     std::atomic<double> peak_rss_bytes_{0};

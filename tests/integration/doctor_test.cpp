@@ -80,7 +80,9 @@ TEST(DoctorCommand, TextListsItemsWithFixes) {
     EXPECT_NE(r.out.find("perf_event software events"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("CPU PMU (hardware counters)"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find(" available."), std::string::npos) << r.out;
-    if (!cpu_pmu_registered()) EXPECT_NE(r.out.find("fix: "), std::string::npos) << r.out;
+    if (!cpu_pmu_registered()) {
+        EXPECT_NE(r.out.find("fix: "), std::string::npos) << r.out;
+    }
 }
 
 TEST(DoctorCommand, UnknownOptionIsUsageError) {

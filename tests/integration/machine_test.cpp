@@ -55,10 +55,11 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
         // Measured well above theory means a wrong clock or throughput table (those errors
         // come in factors of 2); the margin absorbs a shared host's clock moving between
         // the paired clock and roof repeats.
-        if (roof.theoretical_ops_per_s)
+        if (roof.theoretical_ops_per_s) {
             EXPECT_LT(roof.ops_per_s.median, *roof.theoretical_ops_per_s * 1.5)
                 << roof.name << " at " << roof.threads << " threads, clock "
                 << roof.clock_hz.value_or(0);
+        }
     }
     // Every roof kernel either ran or is listed as absent with a reason.
     EXPECT_GE(p.compute_roofs.size() / static_cast<std::size_t>(p.host.threads_used > 1 ? 2 : 1) +

@@ -91,7 +91,9 @@ TEST(Run, ForkedChildrenAndThreadsAreCountedInFull) {
     EXPECT_LT(total, 3.6 * single);
     // perf's task-clock, inherited by threads and children, agrees where it is available.
     for (const auto& c : read_record(dir / "three.json").whole.counters)
-        if (c.name == "task_clock_s") EXPECT_GT(c.value, 2.4 * single);
+        if (c.name == "task_clock_s") {
+            EXPECT_GT(c.value, 2.4 * single);
+        }
 }
 
 TEST(Run, RepeatGivesPercentilesOfWallAndRegions) {
@@ -261,7 +263,9 @@ TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
         const double end = ts + e["dur"].get<double>();
         auto& stack = stacks[track];
         while (!stack.empty() && stack.back().second <= ts) stack.pop_back();
-        if (!stack.empty()) EXPECT_LE(end, stack.back().second + 1e-3) << "overlaps its parent: " << e.dump();
+        if (!stack.empty()) {
+            EXPECT_LE(end, stack.back().second + 1e-3) << "overlaps its parent: " << e.dump();
+        }
         stack.emplace_back(ts, end);
     }
     for (const char* ph : {"M", "X", "C"}) EXPECT_TRUE(phases.count(ph)) << ph;

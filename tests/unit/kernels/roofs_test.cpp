@@ -187,7 +187,7 @@ TEST_P(BandwidthKernels, ComputeTheRightValues) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, BandwidthKernels, ::testing::ValuesIn(bandwidth_impls().begin(), bandwidth_impls().end()),
-                         [](const auto& info) { return std::string(info.param->isa); });
+                         [](const auto& param_info) { return std::string(param_info.param->isa); });
 
 TEST(PointerChase, VisitsEveryLineInOneCycle) {
     constexpr std::size_t lines = 1000, stride = 64;

@@ -24,15 +24,17 @@ struct Side {
 // on the duration of one execution (what the suite timed).
 Side side_of(const RecordedRegion& r) {
     Side s;
-    std::vector<double> samples = r.kind == RegionKind::kernel ? r.measurement.durations_s
-                                                               : r.total_s_per_execution;
-    if (samples.empty() && r.measurement.duration_s.count > 0) samples = {r.measurement.duration_s.median};
+    std::vector<double> samples =
+        r.kind == RegionKind::kernel ? r.measurement.durations_s : r.total_s_per_execution;
+    if (samples.empty() && r.measurement.duration_s.count > 0)
+        samples = {r.measurement.duration_s.median};
     if (samples.empty()) return s;
     const Summary sum = summarize(samples);
     s.median_s = sum.median;
     s.spread = sum.rel_spread;
     s.count = sum.count;
-    if (r.measurement.work && r.measurement.duration_s.count > 0 && r.measurement.duration_s.median > 0) {
+    if (r.measurement.work && r.measurement.duration_s.count > 0 &&
+        r.measurement.duration_s.median > 0) {
         const Work& w = *r.measurement.work;
         const double amount = w.ops > 0 ? w.ops : w.compulsory_bytes;
         if (amount > 0) s.rate = amount / r.measurement.duration_s.median;
@@ -49,7 +51,9 @@ Side side_of_whole(const RunRecord& r) {
     return s;
 }
 
-std::string bound_text(const Diagnosis& d) { return d.bound ? std::string(to_string(*d.bound)) : "unknown"; }
+std::string bound_text(const Diagnosis& d) {
+    return d.bound ? std::string(to_string(*d.bound)) : "unknown";
+}
 
 // The engine's verdict for the whole run (empty path) or a region, where the record has one.
 std::string bound_of(const RunRecord& r, const std::string& path) {
@@ -85,8 +89,8 @@ DiffRow compare(const std::string& name, const Side& a, const Side& b) {
     row.noise = std::max(a.spread, b.spread);
     const double threshold = std::max(*row.noise, min_significant_change);
     row.change = std::fabs(*row.ratio - 1) <= threshold ? Change::within_noise
-                 : *row.ratio < 1                         ? Change::faster
-                                                          : Change::slower;
+                 : *row.ratio < 1                       ? Change::faster
+                                                        : Change::slower;
     return row;
 }
 
@@ -125,7 +129,9 @@ RecordDiff diff_records(const RunRecord& before, const RunRecord& after) {
     Side wa = side_of_whole(before), wb = side_of_whole(after);
     wa.bound = bound_of(before, "");
     wb.bound = bound_of(after, "");
-    if (wa.median_s || wb.median_s) d.rows.push_back(compare("whole run", wa, wb));
+    // A suite's wall time depends on which cases it ran: suites compare kernel by kernel.
+    const bool suites = before.kind == RecordKind::suite && after.kind == RecordKind::suite;
+    if ((wa.median_s || wb.median_s) && !suites) d.rows.push_back(compare("whole run", wa, wb));
     std::vector<std::string> paths;
     std::set<std::string> seen;
     for (const auto* r : {&before, &after})
@@ -142,8 +148,10 @@ RecordDiff diff_records(const RunRecord& before, const RunRecord& after) {
     const auto ba = budget_outcomes(before), bb = budget_outcomes(after);
     for (const auto& [name, outcome] : bb)
         if (const auto it = ba.find(name); it != ba.end() && it->second != outcome)
-            d.budget_flips.push_back(name + ": " + outcome_text(it->second) + " -> " + outcome_text(outcome));
-    if (before.command != after.command) d.notes.push_back("the two records ran different commands");
+            d.budget_flips.push_back(name + ": " + outcome_text(it->second) + " -> " +
+                                     outcome_text(outcome));
+    if (before.command != after.command)
+        d.notes.push_back("the two records ran different commands");
     if (before.hostname != after.hostname)
         d.notes.push_back("different hosts: " + before.hostname + " and " + after.hostname);
     if (before.kind != after.kind) d.notes.push_back("comparing a run record with a suite record");
@@ -165,11 +173,13 @@ void render_diff(const RecordDiff& d, const std::string& before_name, const std:
     for (const auto& r : d.rows) {
         std::string bound;
         if (!r.bound_before.empty() || !r.bound_after.empty())
-            bound = r.bound_before == r.bound_after ? r.bound_after
-                                                    : (r.bound_before.empty() ? "-" : r.bound_before) + " -> " +
-                                                          (r.bound_after.empty() ? "-" : r.bound_after);
-        t.row({r.name, r.before_s ? duration(*r.before_s) : "-", r.after_s ? duration(*r.after_s) : "-",
-               r.ratio ? fixed(*r.ratio, 3) : "-", r.noise ? "±" + percent(*r.noise, 1) : "-", change_text(r),
+            bound = r.bound_before == r.bound_after
+                        ? r.bound_after
+                        : (r.bound_before.empty() ? "-" : r.bound_before) + " -> " +
+                              (r.bound_after.empty() ? "-" : r.bound_after);
+        t.row({r.name, r.before_s ? duration(*r.before_s) : "-",
+               r.after_s ? duration(*r.after_s) : "-", r.ratio ? fixed(*r.ratio, 3) : "-",
+               r.noise ? "±" + percent(*r.noise, 1) : "-", change_text(r),
                r.rate_ratio ? "x" + fixed(*r.rate_ratio, 2) : "-", bound.empty() ? "-" : bound});
     }
     t.render(out);

@@ -54,6 +54,13 @@ TEST(Suite, QuickSubsetWritesARecordTheRooflineAndATrace) {
     for (const auto& reg : rec.regions)
         EXPECT_NE(shown.out.find(reg.labels.at("shape")), std::string::npos);
     EXPECT_NE(shown.out.find("First moves"), std::string::npos) << shown.out;
+
+    // diff compares suites kernel by kernel (a suite's wall time depends on what it ran).
+    const auto diffed = run_ceiling({"diff", record_path.string(), record_path.string()});
+    EXPECT_EQ(diffed.exit_code, 0) << diffed.err;
+    for (const auto& reg : rec.regions)
+        EXPECT_NE(diffed.out.find(reg.path), std::string::npos) << diffed.out;
+    EXPECT_EQ(diffed.out.find("whole run"), std::string::npos) << diffed.out;
 }
 
 TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {

@@ -31,11 +31,12 @@ std::string why_unknown(const Signals& s) {
     if (!s.compute_fraction && !s.bandwidth_fraction)
         return "no roof comparison was possible: operations and bytes were not both measured";
     if (!s.compute_fraction) {
-        return "operations not measured: neither near the bandwidth roof nor known to be latency "
-               "bound";
+        return "no compute fraction (operations not measured, or no compute roof of this "
+               "precision and engine in the profile): the decision needs both sides";
     }
     if (!s.bandwidth_fraction)
-        return "bytes not measured: neither near the compute roof nor known to be latency bound";
+        return "no bandwidth fraction (bytes not measured, or no bandwidth roof in the profile): "
+               "the decision needs both sides";
     return "no row of the decision table holds";
 }
 

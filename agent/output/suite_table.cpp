@@ -65,27 +65,29 @@ std::string rate_unit(const Work& w) { return w.precision == Precision::int8 ? "
 void comparisons(const std::vector<Case>& cs, std::ostream& out) {
     std::vector<std::string> lines;
     for (const auto& c : cs) {
+        // The same comparisons for the CPU family and its GPU twin ("gpu-gemv").
+        const std::string family = c.kernel.starts_with("gpu-") ? c.kernel.substr(4) : c.kernel;
         const std::string at = " " + c.shape + " " + c.variant + ": ";
         // FLOPs are not time: dense and separable convolutions against the depthwise one.
-        if (c.kernel == "conv" && c.problem == "depthwise")
+        if (family == "conv" && c.problem == "depthwise")
             for (const char* other : {"dense", "separable"})
-                if (const auto* o = find(cs, "conv", other, c.variant, c.shape))
-                    lines.push_back("conv" + at + other + "/depthwise FLOPs x" +
+                if (const auto* o = find(cs, c.kernel, other, c.variant, c.shape))
+                    lines.push_back(c.kernel + at + other + "/depthwise FLOPs x" +
                                     fixed(o->work().ops / c.work().ops, 1) + ", time x" +
                                     fixed(o->median_s() / c.median_s(), 1));
         // The quantisation lever on a bandwidth-bound kernel.
-        if (c.kernel == "gemv" && c.problem == "fp32")
+        if (family == "gemv" && c.problem == "fp32")
             for (const char* q : {"bf16", "int8"})
-                if (const auto* o = find(cs, "gemv", q, c.variant, c.shape))
+                if (const auto* o = find(cs, c.kernel, q, c.variant, c.shape))
                     lines.push_back(
-                        "gemv" + at + q + " weights " + fixed(c.median_s() / o->median_s(), 2) +
+                        c.kernel + at + q + " weights " + fixed(c.median_s() / o->median_s(), 2) +
                         "x faster than fp32 (" +
                         fixed(c.work().compulsory_bytes / o->work().compulsory_bytes, 2) +
                         "x fewer bytes)");
         // The "change the problem" lever: NMS with a score pre-filter.
-        if (c.kernel == "nms" && c.problem != "prefilter")
-            if (const auto* o = find(cs, "nms", "prefilter", c.variant, c.shape))
-                lines.push_back("nms" + at + "score pre-filter " +
+        if (family == "nms" && c.problem != "prefilter")
+            if (const auto* o = find(cs, c.kernel, "prefilter", c.variant, c.shape))
+                lines.push_back(c.kernel + at + "score pre-filter " +
                                 fixed(c.median_s() / o->median_s(), 1) +
                                 "x faster (change the problem, not the code)");
     }

@@ -1,0 +1,63 @@
+// The suite table renders from a record alone: rows grouped by kernel, the comparisons for
+// a CPU family and its GPU twin alike, first moves grouped by bound.
+#include "agent/output/suite_table.hpp"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace ceiling::output {
+namespace {
+
+RecordedRegion gemv(const std::string& kernel, const std::string& problem, double bytes,
+                    double seconds, Device device) {
+    RecordedRegion r;
+    r.kind = RegionKind::kernel;
+    r.path = r.name = kernel + "/" + problem + "/optimized/16384x8192";
+    r.labels = {{"kernel", kernel},
+                {"problem", problem},
+                {"variant", "optimized"},
+                {"shape", "16384x8192"}};
+    Work w;
+    w.device = device;
+    w.ops = 2.0 * 16384 * 8192;
+    w.compulsory_bytes = bytes;
+    w.working_set_bytes = bytes;
+    r.measurement.work = w;
+    r.measurement.threads = 2;
+    r.measurement.durations_s = {seconds, seconds, seconds};
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    return r;
+}
+
+TEST(SuiteTable, QuantisationIsComparedForTheCpuFamilyAndItsGpuTwin) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    const double fp32 = 4.0 * 16384 * 8192;
+    rec.regions = {gemv("gemv", "fp32", fp32, 0.020, Device::cpu),
+                   gemv("gemv", "int8", fp32 / 4, 0.006, Device::cpu),
+                   gemv("gpu-gemv", "fp32", fp32, 2e-4, Device::gpu),
+                   gemv("gpu-gemv", "int8", fp32 / 4, 5e-5, Device::gpu)};
+    rec.whole.durations_s = {1.5};
+    std::ostringstream out;
+    render_suite(rec, out);
+    const std::string s = out.str();
+    EXPECT_NE(
+        s.find(
+            "gemv 16384x8192 optimized: int8 weights 3.33x faster than fp32 (4.00x fewer bytes)"),
+        std::string::npos)
+        << s;
+    EXPECT_NE(s.find("gpu-gemv 16384x8192 optimized: int8 weights 4.00x faster than fp32"),
+              std::string::npos)
+        << s;
+    EXPECT_NE(s.find("gpu-gemv\n"), std::string::npos) << "GPU cases under their own heading:\n"
+                                                       << s;
+    EXPECT_NE(s.find("GPU"), std::string::npos) << "a GPU row shows GPU, not a thread count:\n"
+                                                << s;
+    EXPECT_EQ(s.find("First moves"), std::string::npos) << "not judged: no first moves to show\n"
+                                                        << s;
+    EXPECT_NE(s.find("Suite took 1.5 s"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace ceiling::output

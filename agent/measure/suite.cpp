@@ -8,7 +8,7 @@
 
 #include "agent/measure/pmu_readings.hpp"
 #include "collectors/clock.hpp"
-#include "collectors/process_accounting.hpp"
+#include "collectors/default_collectors.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
 
 namespace ceiling::measure {
@@ -126,9 +126,10 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
         // Warm-up: one more run when the first was short (page faults, lazy init, clocks).
         if (first_s < options.min_time_s / 4) k->run();
 
-        collectors::ProcessAccountingCollector accounting(
-            collectors::ProcessAccountingCollector::Scope::process);
-        accounting.start();
+        // Wall clock and rusage, perf_event software events, and the CPU PMU where one is
+        // usable: counted FLOPs and bytes then sit beside the analytic ones.
+        collectors::CollectorSet counters = collectors::make_region_collectors();
+        counters.start();
         std::vector<double> durations;
         double total = 0;
         while (static_cast<int>(durations.size()) < options.max_repeats &&
@@ -144,7 +145,7 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
             durations.push_back(d);
             total += d;
         }
-        const auto readings = accounting.stop();
+        const auto readings = counters.stop();
 
         r.measurement.name = c.name();
         r.measurement.threads = k->threads();
@@ -152,6 +153,15 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
         r.measurement.durations_s = durations;
         r.measurement.duration_s = summarize(durations);
         r.measurement.counters = to_counter_values(readings);
+        const double runs = static_cast<double>(durations.size());
+        if (const auto ops = readings.value("fp_ops")) {
+            r.measurement.measured_ops = *ops / runs;
+            r.measurement.measured_ops_source = Source::pmu;
+        }
+        if (const auto bytes = readings.value("dram_bytes")) {
+            r.measurement.measured_bytes = *bytes / runs;
+            r.measurement.measured_bytes_source = Source::pmu;
+        }
         result.cases.push_back(std::move(r));
     }
     if (options.devices != SuiteDevices::cpu) run_gpu_suite(options, result);

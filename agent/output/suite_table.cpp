@@ -112,6 +112,28 @@ void comparisons(const std::vector<Case>& cs, std::ostream& out) {
     for (const auto& l : lines) out << "  " << l << "\n";
 }
 
+// The likwid-style accuracy check: what the CPU PMU counted against the analytic work.
+// DRAM bytes below the compulsory ones mean the working set was served by a cache.
+void counted_vs_analytic(const std::vector<Case>& cs, std::ostream& out) {
+    std::vector<std::string> lines;
+    for (const auto& c : cs) {
+        const auto& m = c.region->measurement;
+        if (!m.measured_ops && !m.measured_bytes) continue;
+        std::string l = "  " + c.region->name + ":";
+        if (m.measured_ops)
+            l += " FLOPs counted/analytic x" + fixed(*m.measured_ops / c.work().ops, 2);
+        if (m.measured_bytes)
+            l += ", DRAM bytes counted/compulsory x" +
+                 fixed(*m.measured_bytes / c.work().compulsory_bytes, 2);
+        lines.push_back(l);
+    }
+    out << "\nCounted vs analytic work\n";
+    if (lines.empty())
+        out << "  no hardware counts (no usable CPU PMU here; `ceiling doctor` says why): work is "
+               "analytic\n";
+    for (const auto& l : lines) out << l << "\n";
+}
+
 // One line per bound with its first move, the cases under it by verdict; then the known
 // handicaps of implementations here and every number that could not be trusted.
 void first_moves(const std::vector<Case>& cs, std::ostream& out) {
@@ -205,6 +227,7 @@ void render_suite(const RunRecord& record, std::ostream& out) {
            " level its working set lives in; analytic work: compulsory bytes, each input read "
            "once)\n";
     comparisons(cs, out);
+    if (!cs.empty()) counted_vs_analytic(cs, out);
     first_moves(cs, out);
     for (const auto& n : record.notes) out << "note: " << n << "\n";
     if (!record.whole.durations_s.empty())

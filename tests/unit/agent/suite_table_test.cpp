@@ -57,6 +57,24 @@ TEST(SuiteTable, QuantisationIsComparedForTheCpuFamilyAndItsGpuTwin) {
     EXPECT_EQ(s.find("First moves"), std::string::npos) << "not judged: no first moves to show\n"
                                                         << s;
     EXPECT_NE(s.find("Suite took 1.5 s"), std::string::npos) << s;
+    EXPECT_NE(s.find("no hardware counts"), std::string::npos) << s;
+}
+
+TEST(SuiteTable, CountedWorkIsShownBesideTheAnalytic) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    auto r = gemv("gemv", "fp32", 4.0 * 16384 * 8192, 0.02, Device::cpu);
+    r.measurement.measured_ops =
+        1.02 * r.measurement.work->ops;  // FMA counted twice, plus loop overhead
+    r.measurement.measured_bytes = 0.97 * r.measurement.work->compulsory_bytes;
+    rec.regions = {r};
+    std::ostringstream out;
+    render_suite(rec, out);
+    EXPECT_NE(
+        out.str().find("gemv/fp32/optimized/16384x8192: FLOPs counted/analytic x1.02, DRAM bytes "
+                       "counted/compulsory x0.97"),
+        std::string::npos)
+        << out.str();
 }
 
 }  // namespace

@@ -263,15 +263,9 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     return c;
 }
 
-struct Standard {
-    std::string_view problem;
-    Variant variant;
-    std::string_view shape;
-    bool in_default, in_quick;
-};
 // Naive dense runs ~1 GFLOP/s: 29.6 GFLOP at 8x112x112x128 would take half a minute, so
 // it is only offered on request.
-constexpr Standard standard[] = {
+constexpr StandardCase standard[] = {
     {"depthwise", Variant::naive, "8x112x112x128", true, false},
     {"depthwise", Variant::optimized, "8x112x112x128", true, true},
     {"depthwise", Variant::library, "8x112x112x128", true, true},
@@ -291,14 +285,7 @@ constexpr Standard standard[] = {
 };
 
 std::vector<KernelCase> family_cases() {
-    std::vector<KernelCase> out;
-    for (const auto& st : standard) {
-        auto c = make(st.problem, st.variant, st.shape);
-        c.in_default = st.in_default;
-        c.in_quick = st.in_quick;
-        out.push_back(std::move(c));
-    }
-    return out;
+    return cases_of(standard, make);
 }
 
 }  // namespace

@@ -230,17 +230,11 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     return c;
 }
 
-struct Standard {
-    std::string_view problem;
-    Variant variant;
-    std::string_view shape;
-    bool in_default, in_quick;
-};
 // Naive GEMM runs ~1 GFLOP/s: 512 (0.27 GFLOP) keeps the suite short; 1024 on request.
 // OpenBLAS at 4096 only on request too: with Debian's default core choice (Prescott, on
 // an AVX-512 CPU) one run takes ~17 s here, which would blow the default suite's budget;
 // 2048 (2.4 s) already shows the trap.
-constexpr Standard standard[] = {
+constexpr StandardCase standard[] = {
     {"fp32", Variant::naive, "512", true, true},
     {"fp32", Variant::naive, "1024", false, false},
     {"fp32", Variant::optimized, "512", true, false},
@@ -261,13 +255,7 @@ constexpr int batch_n_k = 4096;
 constexpr int batch_max_m = 256;
 
 std::vector<KernelCase> family_cases() {
-    std::vector<KernelCase> out;
-    for (const auto& s : standard) {
-        auto c = make(s.problem, s.variant, s.shape);
-        c.in_default = s.in_default;
-        c.in_quick = s.in_quick;
-        out.push_back(std::move(c));
-    }
+    std::vector<KernelCase> out = cases_of(standard, make);
     for (Variant v : {Variant::optimized, Variant::library})
         for (int m = 1, i = 0; m <= batch_max_m; m *= 2, ++i) {
             auto c = make("fp32", v, dims_string({m, batch_n_k, batch_n_k}));

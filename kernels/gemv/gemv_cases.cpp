@@ -183,13 +183,7 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     return c;
 }
 
-struct Standard {
-    std::string_view problem;
-    Variant variant;
-    std::string_view shape;
-    bool in_default, in_quick;
-};
-constexpr Standard standard[] = {
+constexpr StandardCase standard[] = {
     {"fp32", Variant::naive, "16384", true, false},
     {"fp32", Variant::optimized, "16384", true, true},
     {"fp32", Variant::library, "16384", true, true},
@@ -207,14 +201,7 @@ constexpr Standard standard[] = {
 };
 
 std::vector<KernelCase> family_cases() {
-    std::vector<KernelCase> out;
-    for (const auto& s : standard) {
-        auto c = make(s.problem, s.variant, s.shape);
-        c.in_default = s.in_default;
-        c.in_quick = s.in_quick;
-        out.push_back(std::move(c));
-    }
-    return out;
+    return cases_of(standard, make);
 }
 
 }  // namespace

@@ -80,6 +80,19 @@ std::optional<int> threads_option(const BoundArgs& a) {
     return whole("--threads", a.threads);
 }
 
+// The result as JSON (with the profile it came from) or as the table.
+template <typename Bound>
+void print_result(const Bound& b, const LoadedProfile& loaded, bool json,
+                  void (*render)(const Bound&, std::ostream&)) {
+    if (json) {
+        nlohmann::json j = b;
+        j["profile"] = profile_json(loaded);
+        std::cout << j.dump(2) << "\n";
+    } else {
+        render(b, std::cout);
+    }
+}
+
 int run_work(const BoundArgs& a, const GlobalOptions& global) {
     if (a.ops.empty() || a.bytes.empty())
         throw UsageError("bound needs --flops and --bytes (0 for none), or the `llm` subcommand");
@@ -100,13 +113,7 @@ int run_work(const BoundArgs& a, const GlobalOptions& global) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    if (a.json) {
-        nlohmann::json j = b;
-        j["profile"] = profile_json(loaded);
-        std::cout << j.dump(2) << "\n";
-    } else {
-        output::render_work_bound(b, std::cout);
-    }
+    print_result(b, loaded, a.json, output::render_work_bound);
     return exit_ok;
 }
 
@@ -144,13 +151,7 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
     } catch (const std::invalid_argument& e) {
         throw UsageError(e.what());
     }
-    if (a.json) {
-        nlohmann::json j = b;
-        j["profile"] = profile_json(loaded);
-        std::cout << j.dump(2) << "\n";
-    } else {
-        output::render_llm_bound(b, std::cout);
-    }
+    print_result(b, loaded, a.json, output::render_llm_bound);
     return exit_ok;
 }
 

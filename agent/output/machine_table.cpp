@@ -21,14 +21,15 @@ void host_lines(const MachineProfile& p, std::ostream& out) {
     out << "Host      " << h.hostname << ": " << h.cpu_model;
     if (!h.microarchitecture.empty()) out << " (" << h.microarchitecture << ")";
     out << "\n          " << h.physical_cores << " cores, " << h.logical_cpus << " logical CPUs, "
-        << h.numa_nodes << " NUMA node(s), " << bytes(static_cast<double>(h.memory_bytes)) << " memory";
+        << h.numa_nodes << " NUMA node(s), " << bytes(static_cast<double>(h.memory_bytes))
+        << " memory";
     if (!h.hypervisor.empty()) out << ", virtual machine (" << h.hypervisor << ")";
     out << "\n          threads used for all-core roofs: " << h.threads_used << "\n";
     out << "Caches   ";
     for (const auto& c : h.caches) {
         if (c.type == "instruction") continue;
-        out << " L" << c.level << " " << bytes(static_cast<double>(c.size_bytes)) << " x" << c.instances
-            << " (shared by " << c.shared_by_cpus << ")";
+        out << " L" << c.level << " " << bytes(static_cast<double>(c.size_bytes)) << " x"
+            << c.instances << " (shared by " << c.shared_by_cpus << ")";
     }
     out << "\nISA      ";
     for (const auto& f : h.isa) out << " " << f;
@@ -38,35 +39,78 @@ void host_lines(const MachineProfile& p, std::ostream& out) {
 
 }  // namespace
 
+// Compute roofs that did not scale from 1 thread to all threads: each core has its own
+// FMA ports and matrix unit, so far less than linear scaling means the threads competed
+// for them (shared cores, or a neighbour using them), and all-thread roofs move with that.
+void scaling_notes(const MachineProfile& p, std::ostream& out) {
+    std::map<std::string, std::pair<const ComputeRoof*, const ComputeRoof*>>
+        by_name;  // 1 thread, most threads
+    for (const auto& r : p.compute_roofs) {
+        auto& [one, most] = by_name[r.name];
+        if (r.threads == 1) one = &r;
+        if (!most || r.threads > most->threads) most = &r;
+    }
+    std::string list;
+    int threads = 0;
+    for (const auto& [name, pair] : by_name) {
+        const auto [one, most] = pair;
+        if (!one || !most || most->threads < 2 || one->ops_per_s.median <= 0) continue;
+        const double scale = most->ops_per_s.median / one->ops_per_s.median;
+        if (scale >= 0.75 * most->threads) continue;
+        list += (list.empty() ? "" : ", ") + name + " x" + fixed(scale, 2);
+        threads = most->threads;
+    }
+    if (list.empty()) return;
+    out << "Scaling from 1 to " << threads << " threads below 75% of linear: " << list << ".\n"
+        << "  Each core has its own units, so the threads competed for them: threads sharing a "
+           "core\n"
+        << "  (SMT siblings, vCPUs the host placed on one core) or another tenant using them. "
+           "All-thread\n"
+        << "  roofs then depend on that and may move between runs.\n";
+}
+
 void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     host_lines(p, out);
 
     if (!p.clocks.empty()) {
         out << "\nEffective clock under load (dependent-add chain beside same-width FMAs)\n";
         TextTable t;
-        t.column("width").column("threads", A::right).column("median", A::right).column("min-max GHz", A::right);
+        t.column("width")
+            .column("threads", A::right)
+            .column("median", A::right)
+            .column("min-max GHz", A::right);
         for (const auto& c : p.clocks)
-            t.row({c.width, std::to_string(c.threads), si(c.hz.median, "Hz"), range(c.hz, 1e-9, 2)});
+            t.row(
+                {c.width, std::to_string(c.threads), si(c.hz.median, "Hz"), range(c.hz, 1e-9, 2)});
         t.render(out);
     }
 
     if (!p.compute_roofs.empty()) {
-        out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is 2)\n";
+        out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is "
+               "2)\n";
         TextTable t;
-        t.column("roof").column("instruction").column("threads", A::right).column("measured", A::right)
-            .column("min-max", A::right).column("theoretical", A::right).column("meas/theo", A::right)
+        t.column("roof")
+            .column("instruction")
+            .column("threads", A::right)
+            .column("measured", A::right)
+            .column("min-max", A::right)
+            .column("theoretical", A::right)
+            .column("meas/theo", A::right)
             .column("");
         for (const auto& r : p.compute_roofs)
             t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
                    range(r.ops_per_s, 1e-9, 1) + " G",
                    r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
-                   r.theoretical_ops_per_s ? percent(r.ops_per_s.median / *r.theoretical_ops_per_s) : "-",
+                   r.theoretical_ops_per_s ? percent(r.ops_per_s.median / *r.theoretical_ops_per_s)
+                                           : "-",
                    r.noisy ? "noisy" : ""});
         t.render(out);
+        scaling_notes(p, out);
     }
 
     if (!p.bandwidth_roofs.empty()) {
-        out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not counted)\n";
+        out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
+               "counted)\n";
         // One row per level and thread count, one column per kernel.
         const std::vector<std::string> kernels = {"read", "write", "copy", "triad"};
         std::vector<std::pair<std::string, int>> keys;
@@ -104,17 +148,20 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     if (!p.latencies.empty()) {
         out << "\nLatency (dependent loads, random order)\n";
         TextTable t;
-        t.column("level").column("working set", A::right).column("latency", A::right).column("cycles", A::right);
+        t.column("level")
+            .column("working set", A::right)
+            .column("latency", A::right)
+            .column("cycles", A::right);
         for (const auto& l : p.latencies)
-            t.row({l.level, bytes(static_cast<double>(l.working_set_bytes)), duration(l.seconds.median),
-                   l.cycles ? fixed(*l.cycles, 1) : "-"});
+            t.row({l.level, bytes(static_cast<double>(l.working_set_bytes)),
+                   duration(l.seconds.median), l.cycles ? fixed(*l.cycles, 1) : "-"});
         t.render(out);
     }
 
     out << "\nDispatch overheads\n";
     if (p.overheads.fork_join_s)
-        out << "  fork/join of " << p.overheads.threads << " threads: " << duration(p.overheads.fork_join_s->median)
-            << "\n";
+        out << "  fork/join of " << p.overheads.threads
+            << " threads: " << duration(p.overheads.fork_join_s->median) << "\n";
     if (p.overheads.empty_call_s)
         out << "  empty function call:     " << duration(p.overheads.empty_call_s->median) << "\n";
 

@@ -1,0 +1,44 @@
+// The machine table says when compute roofs did not scale with threads (threads sharing a
+// core), naming the roofs and their measured scaling, and stays quiet when they did.
+#include "agent/output/machine_table.hpp"
+
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+namespace ceiling::output {
+namespace {
+
+ComputeRoof roof(const std::string& name, int threads, double ops) {
+    ComputeRoof r;
+    r.name = name;
+    r.threads = threads;
+    r.ops_per_s = summarize({ops, ops, ops});
+    return r;
+}
+
+std::string rendered(const MachineProfile& p) {
+    std::ostringstream out;
+    render_machine_profile(p, out);
+    return out.str();
+}
+
+TEST(MachineTable, RoofsThatDidNotScaleWithThreadsAreNamed) {
+    MachineProfile p;
+    p.compute_roofs = {roof("fp32_fma512", 1, 1.75e11), roof("fp32_fma512", 2, 3.46e11),
+                       roof("bf16_amx", 1, 2.30e12), roof("bf16_amx", 2, 2.09e12)};
+    const auto s = rendered(p);
+    EXPECT_NE(s.find("Scaling from 1 to 2 threads below 75% of linear: bf16_amx x0.91."),
+              std::string::npos)
+        << s;
+    EXPECT_EQ(s.find("fp32_fma512 x"), std::string::npos) << "fp32 scaled x1.98:\n" << s;
+}
+
+TEST(MachineTable, NoScalingNoteWhenRoofsScale) {
+    MachineProfile p;
+    p.compute_roofs = {roof("fp32_fma512", 1, 1.75e11), roof("fp32_fma512", 2, 3.46e11)};
+    EXPECT_EQ(rendered(p).find("Scaling from"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ceiling::output

@@ -123,6 +123,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 progress.emplace("ceiling suite", static_cast<int>(cases.size()),
                                  output::progress_wanted(global.quiet));
                 opts.on_step = [&](const std::string& what) { progress->step(what); };
+                opts.add_steps = [&](int n) { progress->add_total(n); };
                 measure::SuiteResult result;
                 try {
                     result = measure::run_suite(cases, loaded.profile, opts);

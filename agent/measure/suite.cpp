@@ -183,10 +183,13 @@ void run_gpu_suite(const SuiteOptions& options, SuiteResult& result) {
     };
     // Launches are microseconds to milliseconds: a fixed count gives a distribution.
     const kg::TimingPlan plan{2, options.quick ? 10 : 30};
-    for (const auto& g : kg::gpu_cases()) {
-        if (!selected(options.kernel_names, g.kernel) ||
-            !selected(options.variant_names, std::string(kernels::to_string(g.variant))))
-            continue;
+    std::vector<kg::GpuCase> cases;
+    for (auto& g : kg::gpu_cases())
+        if (selected(options.kernel_names, g.kernel) &&
+            selected(options.variant_names, std::string(kernels::to_string(g.variant))))
+            cases.push_back(std::move(g));
+    if (options.add_steps) options.add_steps(static_cast<int>(cases.size()));
+    for (const auto& g : cases) {
         CaseResult r;
         r.kernel_case.kernel = "gpu-" + g.kernel;
         r.kernel_case.problem = g.problem;

@@ -31,6 +31,7 @@ struct SuiteOptions {
     int min_repeats = 5;
     int max_repeats = 200;
     std::function<void(const std::string&)> on_step;
+    std::function<void(int)> add_steps;  // steps found on the way (the GPU cases)
 };
 
 // How one case went.

@@ -18,6 +18,7 @@
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
+#include "agent/measure/pmu_readings.hpp"
 #include "agent/measure/region.hpp"
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/measure/sampler.hpp"
@@ -84,24 +85,6 @@ fs::path make_capture_dir() {
         if (::mkdtemp(tmpl.data())) return tmpl;
     }
     throw MeasurementError("cannot create a temporary directory for NVTX regions (tried /dev/shm, $TMPDIR, /tmp)");
-}
-
-// Collector readings into the record's counters (collectors never include diagnosis/).
-std::vector<CounterValue> counters_of(const collectors::Readings& readings) {
-    std::vector<CounterValue> out;
-    for (const auto& r : readings.values) {
-        CounterValue c;
-        c.name = r.name;
-        c.value = r.value;
-        c.unit = r.unit;
-        c.source = r.source == collectors::ReadingSource::pmu      ? Source::pmu
-                   : r.source == collectors::ReadingSource::timing ? Source::timing
-                                                                   : Source::software;
-        c.running_fraction = r.running_fraction;
-        c.low_confidence = r.low_confidence;
-        out.push_back(std::move(c));
-    }
-    return out;
 }
 
 struct ExecutionData {
@@ -322,10 +305,11 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
             x.execution.pid = res.pid;
             x.execution.wall_s = static_cast<double>(res.end_ns - res.start_ns) * 1e-9;
             x.execution.end = res.end;
-            x.execution.counters = counters_of(collectors::usage_readings(collectors::usage_from_rusage(res.usage)));
+            x.execution.counters =
+                measure::to_counter_values(collectors::usage_readings(collectors::usage_from_rusage(res.usage)));
             if (counters) {
                 const collectors::Readings readings = counters->read();
-                const auto more = counters_of(readings);
+                const auto more = measure::to_counter_values(readings);
                 x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
                 for (const auto& w : readings.warnings)
                     if (std::find(record.notes.begin(), record.notes.end(), w) == record.notes.end())

@@ -8,6 +8,7 @@
 
 #include "agent/measure/gpu_machine.hpp"
 #include "agent/measure/host_info.hpp"
+#include "agent/measure/launch_context.hpp"
 #include "agent/measure/repeat.hpp"
 #include "agent/version.hpp"
 #include "collectors/clock.hpp"
@@ -28,15 +29,6 @@ void step(const MachineOptions& o, const std::string& what) {
 }
 
 std::string threads_label(int t) { return std::to_string(t) + (t == 1 ? " thread" : " threads"); }
-
-std::string utc_now() {
-    const std::time_t now = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
 
 // AMX needs a per-process permission; asked once, the answer remembered.
 const std::string& amx_refusal() {
@@ -244,7 +236,7 @@ void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) 
 MachineProfile measure_machine(const MachineOptions& options) {
     const double t0 = collectors::now_s();
     MachineProfile p;
-    p.created_at = utc_now();
+    p.created_at = iso8601_now();
     p.quick = options.quick;
     p.build = {std::string(version_string()), std::string(compiler_string()),
                std::string(build_type()), std::string(git_commit())};

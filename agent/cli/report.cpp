@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "agent/cli/command.hpp"
+#include "agent/cli/shared_options.hpp"
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/html_report.hpp"
@@ -23,31 +24,8 @@ struct ReportArgs {
     std::vector<std::string> records;
     std::string html;
     std::string profile;
-    std::string thresholds_file;
-    std::vector<std::string> thresholds;
+    ThresholdArgs thresholds;
 };
-// The record's own thresholds, overridden by a file, then by single assignments.
-Thresholds thresholds_for(const ReportArgs& a, Thresholds t) {
-    if (!a.thresholds_file.empty()) {
-        std::ifstream in(a.thresholds_file);
-        if (!in) throw UsageError("--thresholds " + a.thresholds_file + ": no such file or not readable");
-        std::ostringstream text;
-        text << in.rdbuf();
-        try {
-            t = parse_thresholds(text.str(), t);
-        } catch (const std::exception& e) {
-            throw UsageError("--thresholds " + a.thresholds_file + ": " + e.what());
-        }
-    }
-    try {
-        for (const auto& assignment : a.thresholds) apply_threshold_assignment(t, assignment);
-        validate(t);
-    } catch (const std::exception& e) {
-        throw UsageError(std::string("--threshold: ") + e.what());
-    }
-    return t;
-}
-
 }  // namespace
 
 Command add_report(CLI::App& root, const GlobalOptions&) {
@@ -58,12 +36,13 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
         "the machine profile it carries or --profile FILE. Several records (one per rank) are\n"
         "also summarised across ranks: slowest rank and spread. --html writes one\n"
         "self-contained page with the summary, the roofline and the region table.");
-    app->add_option("records", args->records, "Run records written by `ceiling run` or `ceiling suite`")
+    app->add_option("records", args->records,
+                    "Run records written by `ceiling run` or `ceiling suite`")
         ->required();
     app->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
-    app->add_option("--profile", args->profile, "Judge against this machine profile instead of the record's");
-    app->add_option("--thresholds", args->thresholds_file, "Judge with the thresholds of this JSON file");
-    app->add_option("--threshold", args->thresholds, "Judge with NAME=VALUE (e.g. near_roof=0.5); repeatable");
+    app->add_option("--profile", args->profile,
+                    "Judge against this machine profile instead of the record's");
+    add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
                 if (!args->html.empty()) {
                     try {
@@ -82,7 +61,7 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                         r.machine_profile = profile;
                         r.machine_profile_path = std::filesystem::absolute(args->profile).string();
                     }
-                    r.thresholds = thresholds_for(*args, r.thresholds);
+                    r.thresholds = thresholds_of(args->thresholds, r.thresholds);
                     measure::judge_record(r);
                     records.push_back(std::move(r));
                     names.push_back(path);
@@ -101,7 +80,8 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                 }
                 if (!args->html.empty()) {
                     try {
-                        output::write_file_atomically(args->html, output::render_html_report(records, names));
+                        output::write_file_atomically(args->html,
+                                                      output::render_html_report(records, names));
                     } catch (const std::exception& e) {
                         throw MeasurementError(e.what());
                     }

@@ -45,16 +45,16 @@ LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptio
 
 void add_threshold_options(CLI::App* app, ThresholdArgs& args) {
     app->add_option("--thresholds", args.file,
-                    "JSON file of diagnosis thresholds overriding the defaults (near_roof 0.60, "
-                    "done 0.70, far 0.10, ...)");
+                    "JSON file of diagnosis thresholds to judge with (defaults: near_roof 0.60, "
+                    "done 0.70, far 0.10, ...; report starts from the record's)");
     app->add_option(
         "--threshold", args.assignments,
         "One threshold as NAME=VALUE, e.g. near_roof=0.5 (repeatable; applied after --thresholds)");
 }
 
-Thresholds thresholds_of(const ThresholdArgs& args) {
+Thresholds thresholds_of(const ThresholdArgs& args, Thresholds base) {
     try {
-        Thresholds t;
+        Thresholds t = base;
         if (!args.file.empty()) t = parse_thresholds(read_text(args.file, "thresholds file"), t);
         for (const auto& a : args.assignments) apply_threshold_assignment(t, a);
         validate(t);

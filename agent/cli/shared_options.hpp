@@ -37,9 +37,9 @@ struct ThresholdArgs {
 // `--thresholds FILE` and `--threshold NAME=VALUE` (repeatable) on `app`.
 void add_threshold_options(CLI::App* app, ThresholdArgs& args);
 
-// Defaults, then the file, then the assignments; validated. UsageError (exit 2) naming the
-// file or the field at fault.
-Thresholds thresholds_of(const ThresholdArgs& args);
+// `base` (the defaults, or a record's own for `report`), then the file, then the
+// assignments; validated. UsageError (exit 2) naming the file or the field at fault.
+Thresholds thresholds_of(const ThresholdArgs& args, Thresholds base = {});
 
 // A whole text file; UsageError "cannot read WHAT FILE: reason" when it cannot be read.
 std::string read_text(const std::filesystem::path& path, std::string_view what);

@@ -67,17 +67,34 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DispatchOverheads, threads, fork_join_s, empt
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Absence, what, reason)
 
 // --- GPU (issue 7) ---
-const GpuComputeRoof* GpuProfile::best_compute_roof(Precision p, Engine e) const {
+namespace {
+
+const GpuComputeRoof* best_compute_of(const std::vector<GpuComputeRoof>& roofs, Precision p,
+                                      Engine e, bool library) {
     const GpuComputeRoof* best = nullptr;
-    for (const auto& r : compute_roofs)
-        if (r.precision == p && r.engine == e && (!best || r.ops_per_s.median > best->ops_per_s.median)) best = &r;
+    for (const auto& r : roofs)
+        if (r.precision == p && r.engine == e && r.library == library &&
+            (!best || r.ops_per_s.median > best->ops_per_s.median))
+            best = &r;
     return best;
+}
+
+}  // namespace
+
+const GpuComputeRoof* GpuProfile::best_compute_roof(Precision p, Engine e) const {
+    return best_compute_of(compute_roofs, p, e, false);
+}
+
+const GpuComputeRoof* GpuProfile::library_reference(Precision p, Engine e) const {
+    return best_compute_of(compute_roofs, p, e, true);
 }
 
 const GpuBandwidthRoof* GpuProfile::best_bandwidth_roof(const std::string& level) const {
     const GpuBandwidthRoof* best = nullptr;
     for (const auto& r : bandwidth_roofs)
-        if (r.level == level && (!best || r.bytes_per_s.median > best->bytes_per_s.median)) best = &r;
+        if (r.level == level && !r.library &&
+            (!best || r.bytes_per_s.median > best->bytes_per_s.median))
+            best = &r;
     return best;
 }
 

@@ -169,10 +169,16 @@ struct GpuProfile {
     std::vector<GpuBandwidthRoof> bandwidth_roofs;
     std::vector<GpuLatency> latencies;
 
-    // The highest compute roof of this precision and engine, library or not (nullptr: none).
+    // The roofs work is judged against: the highest of our own kernels' measurements
+    // (nullptr: none). A library's figure (cuBLAS, cudaMemcpy) is left out: the suite times
+    // those same library calls, and a case judged against its own figure is at 100% of its
+    // roof by construction, however far the library is from what the device can do.
+    // PCIe is measured only through cudaMemcpy, so it has figures but no roof.
     const GpuComputeRoof* best_compute_roof(Precision p, Engine e) const;
-    // The highest bandwidth roof of a level ("HBM", "L2", "PCIe"), any kernel.
     const GpuBandwidthRoof* best_bandwidth_roof(const std::string& level) const;
+    // The highest library figure of this precision and engine (nullptr: none): a reference
+    // to compare our roof with ("tensor roof vs cuBLAS"), never a roof.
+    const GpuComputeRoof* library_reference(Precision p, Engine e) const;
 };
 // --- end GPU ---
 

@@ -84,9 +84,10 @@ struct Roofline {
 Roofline make_roofline(const MachineProfile& profile, Precision precision, Engine engine,
                        int threads);
 
-// The roofline of one GPU: its best compute roof of the precision and engine (a library
-// roof such as cuBLAS counts: it is what the device demonstrably reaches), L2 (holding up to
-// the device's L2 size) and HBM (outermost). Threads do not apply: ceilings say 1.
+// The roofline of one GPU: its best compute roof of the precision and engine, L2 (holding up
+// to the device's L2 size) and HBM (outermost), each from our own kernels. A library's figure
+// (cuBLAS) is never the roof: the suite's library cases run that same call, and judged against
+// it they would sit at 100% by construction. Threads do not apply: ceilings say 1.
 Roofline make_gpu_roofline(const GpuProfile& gpu, Precision precision, Engine engine);
 
 // Every compute ceiling at a thread count, one per roof name, highest first: the horizontal

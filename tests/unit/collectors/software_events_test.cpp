@@ -1,9 +1,12 @@
 // perf_event software events give real values in this VM: task-clock follows the CPU time
-// of the counted threads, page faults grow with newly touched memory.
+// of the counted threads, each newly touched page is one page fault, and the probe agrees with
+// what opening the events does. Refusals (through the fake seam) say why and how to fix, and
+// never read as zeros.
 
 #include "collectors/software_events.hpp"
 
 #include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -18,6 +21,7 @@
 #include <unistd.h>
 
 #include "collectors/clock.hpp"
+#include "tests/unit/collectors/fake_perf_event_api.hpp"
 
 namespace ceiling::collectors {
 namespace {
@@ -74,9 +78,111 @@ TEST(SoftwareEvents, TableIsConsistent) {
     EXPECT_EQ(find_software_event("cycles"), nullptr);
 }
 
-TEST(SoftwareEvents, AreAvailableOnThisMachine) {
-    skip_without_software_events();
-    EXPECT_TRUE(probe_software_events().available);
+// ---- refusals, through the fake seam ------------------------------------------------------
+
+PerfEnvironment environment_with_paranoid(int level) {
+    PerfEnvironment env;
+    env.paranoid = level;
+    env.virtual_machine = true;
+    return env;
+}
+
+TEST(SoftwareEvents, RefusedSaysWhyAndHowToFix) {
+    // Debian's perf_event_paranoid=3: every open refused with EACCES.
+    testing::FakePerfEventApi api;
+    api.open_result = [](const perf_event_attr&, pid_t, int) { return -EACCES; };
+    const PerfEnvironment env = environment_with_paranoid(3);
+    const Capability c = probe_software_events(api, &env);
+    EXPECT_FALSE(c.available);
+    EXPECT_NE(c.reason.find("perf_event_paranoid=3"), std::string::npos) << c.reason;
+    EXPECT_FALSE(c.fix.empty());
+    EXPECT_EQ(api.open_count(), 0u);
+
+    // A kernel without perf_event_open (gVisor, CONFIG_PERF_EVENTS=n).
+    testing::FakePerfEventApi none;
+    none.open_result = [](const perf_event_attr&, pid_t, int) { return -ENOSYS; };
+    const Capability n = probe_software_events(none, &env);
+    EXPECT_FALSE(n.available);
+    EXPECT_NE(n.reason.find("not available"), std::string::npos) << n.reason;
+}
+
+TEST(SoftwareEvents, ACollectorThatCannotOpenThrowsTheReasonInsteadOfReadingZeros) {
+    testing::FakePerfEventApi api;
+    api.open_result = [](const perf_event_attr&, pid_t, int) { return -EPERM; };
+    SoftwareEventCollector c(CountTarget::calling_thread(), api);
+    EXPECT_FALSE(c.probe().available);
+    EXPECT_FALSE(c.probe().reason.empty());
+    try {
+        c.start();
+        FAIL() << "start() counted nothing and did not say so";
+    } catch (const CollectorError& e) {
+        EXPECT_FALSE(e.capability.available);
+        EXPECT_FALSE(e.capability.reason.empty());
+        EXPECT_NE(std::string(e.what()).find(e.capability.reason), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(c.stop().values.empty());  // never started: nothing, not zeros
+}
+
+TEST(SoftwareEvents, KernelModeRefusedFallsBackToUserSpaceAndSaysSo) {
+    // perf_event_paranoid=2 without CAP_PERFMON: kernel-mode counting refused, user space allowed.
+    testing::FakePerfEventApi api;
+    api.open_result = [](const perf_event_attr& a, pid_t, int) {
+        return a.exclude_kernel ? 0 : -EACCES;
+    };
+    const PerfEnvironment env = environment_with_paranoid(2);
+    const Capability c = probe_software_events(api, &env);
+    EXPECT_TRUE(c.available) << c.reason;
+    EXPECT_NE(c.reason.find("kernel-mode work excluded"), std::string::npos) << c.reason;
+}
+
+TEST(SoftwareEvents, ReadingsAreTheTableEventsInTheirUnits) {
+    // The fake counts task-clock in nanoseconds like the kernel: 1.5e9 ns is 1.5 s.
+    testing::FakePerfEventApi api;
+    api.count = [](const perf_event_attr& a) {
+        const std::uint64_t v = a.config == PERF_COUNT_SW_TASK_CLOCK    ? 1'500'000'000
+                                : a.config == PERF_COUNT_SW_PAGE_FAULTS ? 4096
+                                                                        : 7;
+        return RawCount{v, 1000, 1000};
+    };
+    SoftwareEventCollector c(CountTarget::calling_thread(), api);
+    c.start();
+    ASSERT_EQ(api.opened.size(), software_events().size());
+    for (const auto& o : api.opened) {
+        EXPECT_EQ(o.attr.type, PERF_TYPE_SOFTWARE);
+        EXPECT_TRUE(o.enabled);
+    }
+    const Readings r = c.stop();
+    EXPECT_EQ(r.value("task_clock_s"), 1.5);
+    EXPECT_EQ(r.value("page_faults"), 4096);
+    EXPECT_EQ(r.value("context_switches"), 7);
+    EXPECT_EQ(r.value("cpu_migrations"), 7);
+    EXPECT_EQ(api.open_count(), 0u) << "stop() leaves counters open";
+}
+
+// ---- this machine ----------------------------------------------------------------------------
+
+TEST(SoftwareEvents, ProbeAgreesWithWhatTheKernelDoes) {
+    // Whatever the probe says must be what opening the events really does: available means the
+    // collector counts, unavailable means the kernel refused, for a reason that is said.
+    const Capability c = probe_software_events();
+    SoftwareEventCollector collector(CountTarget::calling_thread());
+    if (c.available) {
+        ASSERT_NO_THROW(collector.start());
+        burn_cpu(0.01);
+        const Readings r = collector.stop();
+        ASSERT_TRUE(r.value("task_clock_s")) << "probe said available, nothing was counted";
+        EXPECT_GT(*r.value("task_clock_s"), 0.005);
+        return;
+    }
+    EXPECT_FALSE(c.reason.empty());
+    EXPECT_THROW(collector.start(), CollectorError);
+    // The refusal is the environment's (permission, no perf_event), never EINVAL: an
+    // attribute the kernel rejects is our bug, not a machine without software events.
+    const auto set = PerfEventSet::open(CountTarget::calling_thread(), software_counter_specs());
+    ASSERT_FALSE(set.failures().empty());
+    const int err = set.failures().front().error;
+    EXPECT_TRUE(err == EACCES || err == EPERM || err == ENOSYS || err == ENOENT)
+        << "perf_event_open: " << std::strerror(err) << "; probe said: " << c.reason;
 }
 
 struct TwoThreadRun {
@@ -148,6 +254,18 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
                  << crowded;
 }
 
+TEST(SoftwareEvents, TaskClockIsTheBusyLoopsCpuTime) {
+    skip_without_software_events();
+    // The thread's own CPU clock and task-clock read the same scheduler accounting; they differ
+    // only by what runs between start() and the loop (a few system calls).
+    SoftwareEventCollector c(CountTarget::calling_thread());
+    c.start();
+    const double burnt = burn_cpu(0.3);
+    const Readings r = c.stop();
+    ASSERT_TRUE(r.value("task_clock_s"));
+    EXPECT_NEAR(*r.value("task_clock_s"), burnt, 0.02 * burnt + 0.005);
+}
+
 TEST(SoftwareEvents, CallingThreadScopeLeavesOtherThreadsOut) {
     skip_without_software_events();
     SoftwareEventCollector c(CountTarget::calling_thread());
@@ -158,6 +276,13 @@ TEST(SoftwareEvents, CallingThreadScopeLeavesOtherThreadsOut) {
     ASSERT_TRUE(r.value("task_clock_s"));
     EXPECT_LT(*r.value("task_clock_s"), 0.1) << "the other thread's 0.2 s was counted";
 }
+
+#if defined(__SANITIZE_ADDRESS__)
+// ASan checks one shadow byte per 8 bytes written: a page of shadow per 8 pages touched.
+constexpr double shadow_faults_per_page = 1.0 / 8;
+#else
+constexpr double shadow_faults_per_page = 0;
+#endif
 
 double faults_touching(std::size_t bytes) {
     SoftwareEventCollector c(CountTarget::calling_thread());
@@ -175,10 +300,12 @@ TEST(SoftwareEvents, PageFaultsGrowWithNewlyTouchedMemory) {
     skip_without_software_events();
     const double small = faults_touching(8u << 20);   // 2048 pages
     const double large = faults_touching(32u << 20);  // 8192 pages
-    EXPECT_GE(small, 2048 * 0.95);
-    EXPECT_GE(large, 8192 * 0.95);
-    // Four times the memory, about four times the faults (plus a few unrelated ones).
-    EXPECT_NEAR(large / small, 4.0, 0.5);
+    // One fault per fresh page, counted on this thread only: the mmap, madvise and the
+    // collector's own calls add a handful, never a page's worth per page.
+    EXPECT_GE(small, 2048);
+    EXPECT_LE(small, 2048 * (1 + shadow_faults_per_page) + 64);
+    EXPECT_GE(large, 8192);
+    EXPECT_LE(large, 8192 * (1 + shadow_faults_per_page) + 64);
 }
 
 }  // namespace

@@ -1,11 +1,22 @@
 // Counting a program from exec: a wrapped child that spawns threads and a grandchild
-// process is fully counted; exit statuses follow the shell's conventions.
+// process is fully counted; exit statuses follow the shell's conventions; a child is never
+// run before it is released, and never left behind unreaped.
 
 #include "collectors/counted_process.hpp"
 
-#include <gtest/gtest.h>
+#include <cerrno>
+#include <csignal>
+#include <filesystem>
+#include <optional>
+#include <string>
 
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "collectors/clock.hpp"
 #include "collectors/software_events.hpp"
+#include "tests/unit/collectors/fake_perf_event_api.hpp"
 
 namespace ceiling::collectors {
 namespace {
@@ -103,10 +114,122 @@ TEST(CountedProcess, PassesEnvironmentOverrides) {
     EXPECT_EQ(CountedProcess::launch(opts).wait().exit.exit_status, 0);
 }
 
-TEST(GatedChild, NeverReleasedChildRunsNothing) {
-    // Destroying the gate without release: the child exits without exec.
-    { GatedChild child = GatedChild::fork({"sh", "-c", "exit 3"}); }
-    SUCCEED();
+// A file the child would create if it ran; removed again by the test.
+std::filesystem::path marker(const std::string& what) {
+    return std::filesystem::temp_directory_path() /
+           ("ceiling-counted-process-" + std::to_string(::getpid()) + "-" + what);
+}
+
+// True when `pid` is no longer a child of ours: it was reaped (waitpid says ECHILD).
+bool reaped(pid_t pid) {
+    int status = 0;
+    return waitpid(pid, &status, WNOHANG) < 0 && errno == ECHILD;
+}
+
+TEST(GatedChild, NeverReleasedChildRunsNothingAndIsReaped) {
+    const auto file = marker("never");
+    std::filesystem::remove(file);
+    pid_t pid = -1;
+    {
+        GatedChild child = GatedChild::fork({"sh", "-c", "touch '" + file.string() + "'"});
+        pid = child.pid();
+        ASSERT_GT(pid, 0);
+        EXPECT_FALSE(reaped(pid)) << "the child is already gone before the gate closed";
+    }
+    EXPECT_TRUE(reaped(pid)) << "the destructor left a zombie or a running child";
+    EXPECT_FALSE(std::filesystem::exists(file)) << "the child ran without being released";
+}
+
+TEST(GatedChild, ReleasedChildRunsItsProgram) {
+    // The counterpart of the test above: the same child, released, does run.
+    const auto file = marker("released");
+    std::filesystem::remove(file);
+    GatedChild child = GatedChild::fork({"sh", "-c", "touch '" + file.string() + "'"});
+    EXPECT_EQ(child.release(), 0);
+    int status = 0;
+    ASSERT_EQ(waitpid(child.pid(), &status, 0), child.pid());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    EXPECT_TRUE(std::filesystem::exists(file));
+    std::filesystem::remove(file);
+}
+
+TEST(GatedChild, ReleaseReturnsTheErrnoOfAFailedExec) {
+    GatedChild child = GatedChild::fork({"/no/such/program-ceiling"});
+    EXPECT_EQ(child.release(), ENOENT);
+    int status = 0;
+    ASSERT_EQ(waitpid(child.pid(), &status, 0), child.pid());
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 127);
+}
+
+TEST(ProcessExit, FollowsTheShellsConvention) {
+    const ProcessExit ok = exit_from_wait_status(W_EXITCODE(3, 0));
+    EXPECT_EQ(ok.exit_status, 3);
+    EXPECT_FALSE(ok.signal);
+    EXPECT_FALSE(ok.core_dumped);
+    const ProcessExit segv = exit_from_wait_status(W_EXITCODE(0, SIGSEGV) | WCOREFLAG);
+    EXPECT_EQ(segv.exit_status, 128 + SIGSEGV);
+    EXPECT_EQ(segv.signal, SIGSEGV);
+    EXPECT_TRUE(segv.core_dumped);
+    EXPECT_EQ(segv.wait_status, W_EXITCODE(0, SIGSEGV) | WCOREFLAG);
+}
+
+TEST(CountedProcess, ANeverWaitedProcessIsKilledAndReaped) {
+    LaunchOptions opts;
+    opts.argv = {"sleep", "30"};
+    pid_t pid = -1;
+    const std::int64_t t0 = now_ns();
+    {
+        CountedProcess p = CountedProcess::launch(opts);
+        pid = p.pid();
+        EXPECT_FALSE(p.try_wait()) << "sleep 30 ended at once";
+    }
+    EXPECT_TRUE(reaped(pid));
+    EXPECT_LT(static_cast<double>(now_ns() - t0) * 1e-9, 10.0) << "waited for sleep to end";
+}
+
+TEST(CountedProcess, TryWaitIsEmptyWhileItRunsThenTheResult) {
+    LaunchOptions opts;
+    opts.argv = {"sh", "-c", "sleep 0.3; exit 4"};
+    CountedProcess p = CountedProcess::launch(opts);
+    EXPECT_FALSE(p.try_wait());
+    std::optional<CountedProcess::Result> r;
+    for (int i = 0; i < 1000 && !r; ++i) {
+        r = p.try_wait();
+        if (!r) usleep(10'000);
+    }
+    ASSERT_TRUE(r) << "still running after 10 s";
+    EXPECT_EQ(r->exit.exit_status, 4);
+    EXPECT_GE(r->exit.wall_s, 0.29);
+    EXPECT_THROW(p.try_wait(), std::logic_error);  // reaped once, never twice
+}
+
+TEST(CountedProcess, CountersThatCannotOpenLeaveTheProgramRunningAndSayWhy) {
+    testing::FakePerfEventApi refused;
+    refused.open_result = [](const perf_event_attr&, pid_t, int) { return -EACCES; };
+    LaunchOptions opts;
+    opts.argv = {"sh", "-c", "exit 5"};
+    opts.api = &refused;
+    const auto r = CountedProcess::launch(opts).wait();
+    EXPECT_EQ(r.exit.exit_status, 5);
+    EXPECT_FALSE(r.readings.value("task_clock_s")) << "a refused counter read as a value";
+    EXPECT_TRUE(r.readings.value("wall_s"));
+    bool said = false;
+    for (const auto& w : r.readings.warnings)
+        said = said || w.find("task_clock_s") != std::string::npos;
+    EXPECT_TRUE(said) << "no warning names the refused counter";
+}
+
+TEST(CountedProcess, EnvironmentOverridesReplaceInheritedValuesOnce) {
+    ASSERT_EQ(setenv("CEILING_TEST_REPLACED", "old", 1), 0);
+    LaunchOptions opts;
+    // The environment exactly as execve passed it (a shell would fold duplicates, and getenv
+    // returns the first, i.e. the stale, one): a single entry, the new value.
+    opts.argv = {"sh", "-c",
+                 "test \"$(tr '\\0' '\\n' < /proc/$$/environ | grep '^CEILING_TEST_REPLACED=')\" "
+                 "= CEILING_TEST_REPLACED=new"};
+    opts.env_overrides = {"CEILING_TEST_REPLACED=new"};
+    EXPECT_EQ(CountedProcess::launch(opts).wait().exit.exit_status, 0);
+    unsetenv("CEILING_TEST_REPLACED");
 }
 
 }  // namespace

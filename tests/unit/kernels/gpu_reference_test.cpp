@@ -1,10 +1,12 @@
 // The GPU reference problems' CPU side (inputs, references, catalogue) on any machine, and the
-// GPU kernels and roofs themselves where a device exists (skipped with the reason otherwise).
+// GPU kernels themselves where a device exists (skipped with the reason otherwise).
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "kernels/common/bf16.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
@@ -173,9 +175,12 @@ TEST(GpuCatalogue, WorkMatchesTheCpuConventions) {
 
 // ---- on a GPU --------------------------------------------------------------------------------
 
-std::string no_gpu_reason() {
+// Why the device tests cannot run here; nullopt when a device is usable. Decided by the devices
+// alone, so an empty reason can never let a machine without a GPU run them.
+std::optional<std::string> no_gpu_reason() {
     const auto a = gpu_availability();
-    return a.devices.empty() ? a.reason : "";
+    if (!a.devices.empty()) return std::nullopt;
+    return a.reason.empty() ? std::string("no GPU (and no reason given)") : a.reason;
 }
 
 TEST(GpuKernels, AvailabilitySaysWhy) {
@@ -185,26 +190,18 @@ TEST(GpuKernels, AvailabilitySaysWhy) {
 }
 
 TEST(GpuKernels, EveryCaseMatchesTheCpuReference) {
-    if (const auto why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+    if (const auto why = no_gpu_reason()) GTEST_SKIP() << *why;
     for (const auto& c : gpu_cases()) {
         const auto v = run_gpu_case_once(c, 0);
         EXPECT_TRUE(v.ok) << c.name() << ": max error " << v.max_error << " > " << v.tolerance << " (" << v.detail << ")";
     }
 }
 
-TEST(GpuKernels, EveryRoofChecksAndMeasures) {
-    if (const auto why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
-    const TimingPlan plan{1, 2};
-    for (const auto& r : gpu_roofs()) {
-        GpuRoofResult res;
-        ASSERT_NO_THROW(res = run_gpu_roof(r, 0, plan)) << r.name;
-        ASSERT_EQ(res.values.size(), 2u) << r.name;
-        for (double v : res.values) EXPECT_GT(v, 0) << r.name;
-    }
-}
+// The roofs run in tests/unit/agent/gpu_roofs_test.cpp, each beside its theoretical value
+// (computed in agent/measure, which this area does not link).
 
 TEST(GpuKernels, TimingReturnsOneDurationPerRepeat) {
-    if (const auto why = no_gpu_reason(); !why.empty()) GTEST_SKIP() << why;
+    if (const auto why = no_gpu_reason()) GTEST_SKIP() << *why;
     const auto cases = gpu_cases();
     const auto run = run_gpu_case(*find_gpu_case(cases, "gemv/int8/optimized/16384x8192"), 0, {1, 3});
     EXPECT_EQ(run.seconds.size(), 3u);

@@ -7,8 +7,15 @@ build_tree() {
   local dir="$1"; shift
   local log="$dir/build.log"
   mkdir -p "$dir"
+  # ccache, where installed, lets a second build tree (or a rebuild) reuse objects; the
+  # base dir and no-hash-dir settings make objects from different build trees match.
+  local launcher=()
+  if command -v ccache >/dev/null; then
+    export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
   if [[ ! -f "$dir/build.ninja" ]]; then
-    if ! cmake -S "$root" -B "$dir" -G Ninja "$@" >"$log" 2>&1; then
+    if ! cmake -S "$root" -B "$dir" -G Ninja "${launcher[@]}" "$@" >"$log" 2>&1; then
       echo "configure failed; see $log:" >&2; tail -n 30 "$log" >&2; return 1
     fi
   fi

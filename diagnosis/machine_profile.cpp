@@ -49,16 +49,23 @@ const ClockMeasurement* MachineProfile::clock(const std::string& width, int thre
     return nullptr;
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheInfo, level, type, size_bytes, line_bytes,
-                                   shared_by_cpus, instances)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(HostInfo, hostname, os, cpu_vendor, cpu_model, cpu_family,
-                                   cpu_model_number, cpu_stepping, microarchitecture,
-                                   physical_cores, logical_cpus, threads_used, numa_nodes,
-                                   memory_bytes, hypervisor, caches, isa)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(CacheInfo, level, type, size_bytes, line_bytes, shared_by_cpus,
+                                   instances)
+// WITH_DEFAULT: profiles saved before cores_used and the roofs' clock fields existed still
+// load; those fields then read as unknown.
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostInfo, hostname, os, cpu_vendor, cpu_model,
+                                                cpu_family, cpu_model_number, cpu_stepping,
+                                                microarchitecture, physical_cores, logical_cpus,
+                                                threads_used, cores_used, numa_nodes, memory_bytes,
+                                                hypervisor, caches, isa)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BuildInfo, version, compiler, build_type, git_commit)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClockMeasurement, width, threads, hz)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ComputeRoof, name, precision, engine, instruction, threads,
-                                   ops_per_s, theoretical_ops_per_s, clock_hz, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ComputeRoof, name, precision, engine, instruction,
+                                                threads, ops_per_s, theoretical_ops_per_s, clock_hz,
+                                                clock_chain, clock_density,
+                                                measured_instructions_per_cycle,
+                                                instructions_per_cycle, cores, theoretical_source,
+                                                noisy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepPoint, kernel, threads, working_set_bytes, bytes_per_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BandwidthRoof, level, kernel, threads, bytes_per_s,
                                    min_working_set_bytes, max_working_set_bytes, noisy)
@@ -98,15 +105,16 @@ const GpuBandwidthRoof* GpuProfile::best_bandwidth_roof(const std::string& level
     return best;
 }
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuComputeRoof, name, precision, engine, library, method, ops_per_s,
-                                   theoretical_ops_per_s, theoretical_basis, noisy)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuBandwidthRoof, name, level, kernel, library, method, working_set_bytes,
-                                   bytes_per_s, theoretical_bytes_per_s, theoretical_basis, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuComputeRoof, name, precision, engine, library, method,
+                                   ops_per_s, theoretical_ops_per_s, theoretical_basis, noisy)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuBandwidthRoof, name, level, kernel, library, method,
+                                   working_set_bytes, bytes_per_s, theoretical_bytes_per_s,
+                                   theoretical_basis, noisy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuLatency, name, method, seconds)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuProfile, index, name, pci_bus_id, compute_capability_major,
-                                   compute_capability_minor, multiprocessors, memory_bytes, l2_bytes, sm_clock_hz,
-                                   memory_clock_hz, memory_bus_bits, driver, cuda_runtime, compute_roofs,
-                                   bandwidth_roofs, latencies)
+                                   compute_capability_minor, multiprocessors, memory_bytes,
+                                   l2_bytes, sm_clock_hz, memory_clock_hz, memory_bus_bits, driver,
+                                   cuda_runtime, compute_roofs, bandwidth_roofs, latencies)
 // --- end GPU ---
 
 void to_json(nlohmann::json& j, const MachineProfile& p) {
@@ -152,7 +160,8 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
         j.at("latencies").get_to(p.latencies);
         j.at("overheads").get_to(p.overheads);
         j.at("absent").get_to(p.absent);
-        if (auto g = j.find("gpus"); g != j.end()) g->get_to(p.gpus);  // absent in profiles before issue 7
+        if (auto g = j.find("gpus"); g != j.end())
+            g->get_to(p.gpus);  // absent in profiles before issue 7
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed machine profile: ") + e.what());

@@ -18,29 +18,30 @@ namespace ceiling {
 inline constexpr int machine_profile_schema_version = 1;
 
 struct CacheInfo {
-    int level = 0;              // 1, 2, 3, ...
-    std::string type;           // "data", "unified", "instruction"
+    int level = 0;                 // 1, 2, 3, ...
+    std::string type;              // "data", "unified", "instruction"
     std::uint64_t size_bytes = 0;  // one instance
     std::uint64_t line_bytes = 0;
-    int shared_by_cpus = 1;     // logical CPUs sharing one instance
+    int shared_by_cpus = 1;  // logical CPUs sharing one instance
     int instances = 1;
 };
 
 struct HostInfo {
     std::string hostname;
-    std::string os;              // kernel name and release
-    std::string cpu_vendor;      // "GenuineIntel", "AuthenticAMD"
-    std::string cpu_model;       // brand string
+    std::string os;          // kernel name and release
+    std::string cpu_vendor;  // "GenuineIntel", "AuthenticAMD"
+    std::string cpu_model;   // brand string
     int cpu_family = 0;
     int cpu_model_number = 0;
     int cpu_stepping = 0;
     std::string microarchitecture;  // from the uarch table; empty when unknown
     int physical_cores = 0;
     int logical_cpus = 0;
-    int threads_used = 0;        // threads the all-core roofs ran with
+    int threads_used = 0;  // threads the all-core roofs ran with
+    int cores_used = 0;    // physical cores those threads ran on (0: not recorded)
     int numa_nodes = 1;
     std::uint64_t memory_bytes = 0;
-    std::string hypervisor;      // empty on bare metal
+    std::string hypervisor;  // empty on bare metal
     std::vector<CacheInfo> caches;
     std::vector<std::string> isa;  // features that select roof kernels, e.g. "avx512f"
 
@@ -68,15 +69,25 @@ struct ClockMeasurement {
 };
 
 struct ComputeRoof {
-    std::string name;        // e.g. "fp32_fma512"
+    std::string name;  // e.g. "fp32_fma512"
     Precision precision = Precision::fp32;
     Engine engine = Engine::vector;
     std::string instruction;  // e.g. "vfmadd231ps zmm"
     int threads = 1;
-    Summary ops_per_s;        // over repeats; the roof is the median
-    std::optional<double> theoretical_ops_per_s;  // clock x lanes x ports x 2; absent if unknown uarch
-    std::optional<double> clock_hz;               // the clock the theoretical value used
-    bool noisy = false;       // rel_spread above the noise threshold
+    Summary ops_per_s;  // over repeats; the roof is the median
+    // clock x instructions/cycle x ops/instruction x cores; absent when neither the table
+    // nor a measurement gives the instructions per cycle, or no clock was measured.
+    std::optional<double> theoretical_ops_per_s;
+    // The clock this roof ran at: a chain of dependent adds woven into the roof's own loop,
+    // at the shortest chain that binds (kernels/roofs/chained_x86.cpp).
+    std::optional<double> clock_hz;
+    std::optional<int> clock_chain;       // adds per iteration at that point
+    std::optional<double> clock_density;  // roof instruction rate there / the roof's own
+    std::optional<double> measured_instructions_per_cycle;  // per core: roof rate / clock
+    std::optional<double> instructions_per_cycle;           // what the theoretical value used
+    int cores = 0;                   // physical cores the theoretical value counts
+    std::string theoretical_source;  // where instructions_per_cycle came from
+    bool noisy = false;              // rel_spread above the noise threshold
 };
 
 // One point of the working-set sweep: the data the plateaus were detected from.
@@ -91,7 +102,7 @@ struct BandwidthRoof {
     std::string level;   // "L1", "L2", "L3", "DRAM"
     std::string kernel;  // "read", "write", "copy", "triad"
     int threads = 1;
-    Summary bytes_per_s;  // the plateau's points; the roof is the median
+    Summary bytes_per_s;                      // the plateau's points; the roof is the median
     std::uint64_t min_working_set_bytes = 0;  // the plateau's extent in the sweep
     std::uint64_t max_working_set_bytes = 0;
     bool noisy = false;
@@ -160,7 +171,7 @@ struct GpuProfile {
     int multiprocessors = 0;
     std::uint64_t memory_bytes = 0;
     std::uint64_t l2_bytes = 0;
-    std::optional<double> sm_clock_hz;      // peak, as the driver reports it
+    std::optional<double> sm_clock_hz;  // peak, as the driver reports it
     std::optional<double> memory_clock_hz;
     std::optional<int> memory_bus_bits;
     std::string driver;        // "580.159.03, CUDA 13.0"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstdio>
 
 namespace ceiling {
 namespace {
@@ -33,44 +35,98 @@ constexpr std::array<InstructionClass, 14> classes = {{
 
 // Two FMA pipes at every width a core implements; the usual layout since Haswell.
 constexpr std::array<Throughput, 6> fma2_avx2 = {{
-    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2},
-    {"fp32_fma128", 2}, {"fp64_fma256", 2}, {"fp32_fma256", 2},
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
 }};
 
-// Skylake-SP / Cascade Lake / Ice Lake-SP server cores with two 512-bit FMA units
-// (Xeon Gold 6xxx and Platinum; some Silver/Bronze parts have one, which the measured
-// roof then shows at half the theoretical value).
+// Skylake-SP / Cascade Lake / Ice Lake-SP server cores: two 512-bit FMA units on Xeon
+// Platinum and Gold 6xxx, one (port 0 fused from p0+p1) on Bronze, Silver and most Gold
+// 5xxx; CPUID's model number is the same for both, so 512-bit rows list both counts and
+// the measurement picks. VNNI runs on the same units.
+constexpr char skx_fma_units[] =
+    "Intel Xeon Scalable datasheets: 2 AVX-512 FMA units on Platinum/Gold 6xxx, 1 on "
+    "Bronze/Silver/most Gold 5xxx";
 constexpr std::array<Throughput, 10> skx = {{
-    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
-    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
-    {"int8_dot512", 2}, {"int8_dot256", 2},
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
+    {"fp64_fma512", 2, 1, skx_fma_units},
+    {"fp32_fma512", 2, 1, skx_fma_units},
+    {"int8_dot512", 2, 1, skx_fma_units},
+    {"int8_dot256", 2},
 }};
 
 // Sapphire/Emerald/Granite Rapids (Golden Cove / Redwood Cove server cores): two 512-bit
 // FMA ports (p0, p5), AVX512-FP16 FMAs on the same ports, VNNI on p0/p5; one AMX TMUL
-// tile product per 16 cycles. vdpbf16ps zmm sustains one per 2 cycles: measured on an
-// Emerald Rapids with 12 and with 24 independent chains (so throughput-, not latency-
-// bound), i.e. bf16 dot products give the fp32 FMA rate: on these cores bf16 pays off
-// through AMX, not AVX512-BF16.
+// tile product per 16 cycles. vdpbf16ps zmm: no manual gives its throughput; ceiling
+// measured one per 2 cycles on an Emerald Rapids with 12 and with 24 independent chains
+// (so throughput-, not latency-bound), i.e. bf16 dot products give the fp32 FMA rate: on
+// these cores bf16 pays off through AMX, not AVX512-BF16. Its row says so.
 constexpr std::array<Throughput, 14> spr = {{
-    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
-    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
-    {"fp16_fma512", 2}, {"bf16_dot512", 0.5}, {"int8_dot256", 2}, {"int8_dot512", 2},
-    {"bf16_amx", 1.0 / 16}, {"int8_amx", 1.0 / 16},
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
+    {"fp64_fma512", 2},
+    {"fp32_fma512", 2},
+    {"fp16_fma512", 2},
+    {"bf16_dot512", 0.5, 0,
+     "ceiling's own measurement on an Emerald Rapids (12 and 24 independent chains); no "
+     "manual figure"},
+    {"int8_dot256", 2},
+    {"int8_dot512", 2},
+    {"bf16_amx", 1.0 / 16},
+    {"int8_amx", 1.0 / 16},
+}};
+
+// Zen and Zen+: two 128-bit FMA pipes (FP0, FP1); a 256-bit FMA is split into two 128-bit
+// halves, so one per cycle.
+constexpr std::array<Throughput, 6> zen1 = {{
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 1},
+    {"fp32_fma256", 1},
 }};
 
 // Zen 4: 256-bit datapaths; a 512-bit instruction occupies a pipe for two cycles.
 constexpr std::array<Throughput, 11> zen4 = {{
-    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
-    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 1}, {"fp32_fma512", 1},
-    {"bf16_dot512", 1}, {"int8_dot256", 2}, {"int8_dot512", 1},
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
+    {"fp64_fma512", 1},
+    {"fp32_fma512", 1},
+    {"bf16_dot512", 1},
+    {"int8_dot256", 2},
+    {"int8_dot512", 1},
 }};
 
 // Zen 5 (server and desktop parts): full 512-bit datapaths, two FMA pipes.
 constexpr std::array<Throughput, 11> zen5 = {{
-    {"fp64_scalar", 2}, {"fp32_scalar", 2}, {"fp64_fma128", 2}, {"fp32_fma128", 2},
-    {"fp64_fma256", 2}, {"fp32_fma256", 2}, {"fp64_fma512", 2}, {"fp32_fma512", 2},
-    {"bf16_dot512", 2}, {"int8_dot256", 2}, {"int8_dot512", 2},
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
+    {"fp64_fma512", 2},
+    {"fp32_fma512", 2},
+    {"bf16_dot512", 2},
+    {"int8_dot256", 2},
+    {"int8_dot512", 2},
 }};
 
 constexpr std::array haswell_models = {0x3C, 0x3F, 0x45, 0x46, 0x3D, 0x47, 0x4F, 0x56};
@@ -78,7 +134,8 @@ constexpr std::array skylake_client_models = {0x4E, 0x5E, 0x8E, 0x9E, 0xA5, 0xA6
 constexpr std::array alder_lake_models = {0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC, 0xC5, 0xC6};
 constexpr std::array skx_models = {0x55, 0x6A, 0x6C};
 constexpr std::array spr_models = {0x8F, 0xCF, 0xAD, 0xAE};
-constexpr std::array zen2_zen3_models_17 = {0x01, 0x08, 0x11, 0x18, 0x31, 0x47, 0x60, 0x68, 0x71, 0x90};
+constexpr std::array zen1_models_17 = {0x01, 0x08, 0x11, 0x18, 0x20};
+constexpr std::array zen2_models_17 = {0x31, 0x47, 0x60, 0x68, 0x71, 0x90, 0x98, 0xA0};
 constexpr std::array zen3_models_19 = {0x01, 0x08, 0x21, 0x44, 0x50};
 constexpr std::array zen4_models_19 = {0x10, 0x11, 0x18, 0x61, 0x74, 0x75, 0x78, 0xA0};
 constexpr std::array zen5_models_1a = {0x02, 0x11, 0x24, 0x44, 0x70};
@@ -86,8 +143,9 @@ constexpr std::array zen5_models_1a = {0x02, 0x11, 0x24, 0x44, 0x70};
 constexpr char agner[] = "Agner Fog instruction tables; uops.info";
 constexpr char intel_opt[] = "Intel 64 and IA-32 Optimization Reference Manual; uops.info";
 constexpr char amd_opt[] = "AMD Software Optimization Guide for the Zen family";
+constexpr char amd_opt_17h[] = "AMD Software Optimization Guide for Family 17h Processors";
 
-const std::array<Microarchitecture, 9> uarchs = {{
+const std::array<Microarchitecture, 10> uarchs = {{
     {"Haswell/Broadwell", "GenuineIntel", 6, haswell_models, fma2_avx2, agner},
     {"Skylake (client)", "GenuineIntel", 6, skylake_client_models, fma2_avx2, agner},
     {"Alder Lake / Raptor Lake / Meteor Lake (P-core)", "GenuineIntel", 6, alder_lake_models,
@@ -95,11 +153,36 @@ const std::array<Microarchitecture, 9> uarchs = {{
     {"Skylake-SP / Cascade Lake / Ice Lake-SP", "GenuineIntel", 6, skx_models, skx, intel_opt},
     {"Sapphire Rapids / Emerald Rapids / Granite Rapids", "GenuineIntel", 6, spr_models, spr,
      intel_opt},
-    {"Zen 2", "AuthenticAMD", 0x17, zen2_zen3_models_17, fma2_avx2, amd_opt},
+    {"Zen / Zen+", "AuthenticAMD", 0x17, zen1_models_17, zen1, amd_opt_17h},
+    {"Zen 2", "AuthenticAMD", 0x17, zen2_models_17, fma2_avx2, amd_opt},
     {"Zen 3", "AuthenticAMD", 0x19, zen3_models_19, fma2_avx2, amd_opt},
     {"Zen 4", "AuthenticAMD", 0x19, zen4_models_19, zen4, amd_opt},
     {"Zen 5", "AuthenticAMD", 0x1A, zen5_models_1a, zen5, amd_opt},
 }};
+
+const Throughput* find_row(const Microarchitecture& uarch, std::string_view roof) {
+    for (const auto& t : uarch.throughput)
+        if (t.roof == roof) return &t;
+    return nullptr;
+}
+
+std::string per_cycle(double ipc) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ipc >= 0.75 ? "%.2f/cycle" : "1 per %.1f cycles",
+                  ipc >= 0.75 ? ipc : 1 / ipc);
+    return buf;
+}
+
+// How far apart a measured and a tabled count may be and still agree: the measured clock
+// is taken at slightly less than the roof's full density (a little faster), and a shared
+// host adds a few percent.
+constexpr double agree_within = 0.15;
+// Counts a core can plausibly sustain, for a CPU the table does not know.
+constexpr std::array plausible = {0.25, 0.5, 1.0, 2.0, 3.0, 4.0};
+
+bool agrees(double measured, double table) {
+    return std::abs(measured / table - 1) <= agree_within;
+}
 
 }  // namespace
 
@@ -121,10 +204,54 @@ const Microarchitecture* find_microarchitecture(std::string_view vendor, int fam
     return nullptr;
 }
 
-std::optional<double> instructions_per_cycle(const Microarchitecture& uarch, std::string_view roof) {
-    for (const auto& t : uarch.throughput)
-        if (t.roof == roof) return t.instructions_per_cycle;
-    return std::nullopt;
+std::optional<double> instructions_per_cycle(const Microarchitecture& uarch,
+                                             std::string_view roof) {
+    const auto* row = find_row(uarch, roof);
+    return row ? std::optional(row->instructions_per_cycle) : std::nullopt;
+}
+
+PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::string_view roof,
+                                        std::optional<double> measured) {
+    PortBasis b;
+    const Throughput* row = uarch ? find_row(*uarch, roof) : nullptr;
+    const std::string m = measured ? ", measured " + per_cycle(*measured) : std::string();
+    if (row) {
+        const std::string where = std::string(uarch->name) + " table row (" +
+                                  std::string(row->source.empty() ? uarch->source : row->source) +
+                                  ")";
+        double ipc = row->instructions_per_cycle;
+        if (row->alternative > 0) {
+            if (measured && std::abs(*measured - row->alternative) < std::abs(*measured - ipc))
+                ipc = row->alternative;
+            b.source = where + ": " + per_cycle(row->instructions_per_cycle) + " or " +
+                       per_cycle(row->alternative) + m +
+                       (measured ? ": picks " + per_cycle(ipc) : ": unconfirmed, took the first");
+        } else {
+            b.source = where + ": " + per_cycle(ipc) + m;
+            if (measured) b.source += agrees(*measured, ipc) ? ": confirmed" : ": DISAGREES";
+        }
+        b.instructions_per_cycle = ipc;
+        b.disagrees = measured && !agrees(*measured, ipc);
+        return b;
+    }
+    const std::string unknown = uarch ? std::string(uarch->name) + " table has no row for this roof"
+                                      : std::string("CPU not in the table");
+    if (!measured || !(*measured > 0)) {
+        b.source = unknown + ", nothing measured";
+        return b;
+    }
+    const double* nearest =
+        std::min_element(plausible.begin(), plausible.end(), [&](double a, double c) {
+            return std::abs(std::log(a / *measured)) < std::abs(std::log(c / *measured));
+        });
+    if (!agrees(*measured, *nearest)) {
+        b.source = unknown + m + ": no plausible count near it";
+        return b;
+    }
+    b.instructions_per_cycle = *nearest;
+    b.from_measurement = true;
+    b.source = unknown + m + ": took " + per_cycle(*nearest);
+    return b;
 }
 
 std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std::string_view roof,

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 #include "diagnosis/work.hpp"
@@ -13,12 +14,13 @@ namespace ceiling {
 
 // One class of roof instruction. ops_per_instruction counts a multiply-add as 2.
 struct InstructionClass {
-    std::string_view roof;         // roof name, e.g. "fp32_fma512"
+    std::string_view roof;  // roof name, e.g. "fp32_fma512"
     Precision precision;
     Engine engine;
     std::string_view instruction;  // the instruction the roof kernel repeats
     double ops_per_instruction;
-    std::string_view clock_width;  // which measured clock applies: "scalar", "128", "256", "512", "amx"
+    std::string_view
+        clock_width;  // which measured clock applies: "scalar", "128", "256", "512", "amx"
 };
 
 std::span<const InstructionClass> instruction_classes();
@@ -27,6 +29,11 @@ const InstructionClass* find_instruction_class(std::string_view roof);
 struct Throughput {
     std::string_view roof;
     double instructions_per_cycle;  // per core, sustained, from independent instructions
+    // Another count that some parts of this microarchitecture have (0: none), e.g. one
+    // 512-bit FMA unit on many Skylake-SP Silver/Gold 5xxx parts. The model number cannot
+    // tell them apart; the measured instructions per cycle picks.
+    double alternative = 0;
+    std::string_view source = {};  // this row's own source, when not the uarch's
 };
 
 struct Microarchitecture {
@@ -47,5 +54,20 @@ std::optional<double> instructions_per_cycle(const Microarchitecture& uarch, std
 // clock x ipc x ops/instruction x cores; nullopt when the uarch does not list the roof.
 std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std::string_view roof,
                                             double clock_hz, int cores);
+
+// The instructions per cycle a theoretical value uses, and where that count came from.
+// `measured` is the roof's instruction rate over the clock measured at the roof's own
+// density (agent/measure/machine.cpp), when there is one. The table decides where it knows
+// one count; the measurement confirms it (within 15 %) or is said to disagree; where the
+// table lists two counts the measurement picks; where the table knows nothing a measurement
+// close to a plausible count (1/4 .. 4) stands in, said as such; else nothing.
+struct PortBasis {
+    std::optional<double> instructions_per_cycle;
+    std::string source;  // e.g. "Zen 4 table row (AMD ...), measured 1.00/cycle: confirmed"
+    bool from_measurement = false;  // the count is the measurement's, not a table's
+    bool disagrees = false;         // table and measurement differ by more than 15 %
+};
+PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::string_view roof,
+                                        std::optional<double> measured);
 
 }  // namespace ceiling

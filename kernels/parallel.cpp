@@ -72,6 +72,13 @@ class MasterPin {
 
 int available_cpus() { return static_cast<int>(cpus().size()); }
 
+std::vector<int> team_cpus(int threads) {
+    std::vector<int> out;
+    for (int t = 0; t < threads; ++t)
+        out.push_back(cpus()[static_cast<std::size_t>(t) % cpus().size()]);
+    return out;
+}
+
 void run_on_threads(int threads, const std::function<void(int)>& fn) {
     if (threads <= 1) {
         fn(0);

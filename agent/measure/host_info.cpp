@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 
 #include <hwloc.h>
 #include <sys/utsname.h>
@@ -36,6 +37,19 @@ std::string cache_type(hwloc_obj_cache_type_e t) {
 }
 
 }  // namespace
+
+int physical_cores_of(const std::vector<int>& cpus) {
+    Topology topo;
+    std::set<unsigned> cores;
+    for (int cpu : cpus) {
+        const hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo.t, static_cast<unsigned>(cpu));
+        const hwloc_obj_t core =
+            pu ? hwloc_get_ancestor_obj_by_type(topo.t, HWLOC_OBJ_CORE, pu) : nullptr;
+        if (!core) return static_cast<int>(std::set<int>(cpus.begin(), cpus.end()).size());
+        cores.insert(core->logical_index);
+    }
+    return static_cast<int>(cores.size());
+}
 
 HostInfo describe_host() {
     HostInfo h;

@@ -10,6 +10,7 @@
 #include "agent/measure/host_info.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/repeat.hpp"
+#include "agent/measure/roof_clock.hpp"
 #include "agent/version.hpp"
 #include "collectors/clock.hpp"
 #include "diagnosis/peak_table.hpp"
@@ -41,14 +42,6 @@ std::string unavailable_reason(bool (*supported)(const kernels::CpuFeatures&), b
     if (!supported(kernels::cpu_features())) return "this CPU (or its OS) lacks the instructions";
     if (needs_amx && !amx_refusal().empty()) return amx_refusal();
     return {};
-}
-
-// The clock kernel of a width, if it can run here (nullptr otherwise).
-const kernels::ClockKernel* clock_kernel(std::string_view width) {
-    for (const auto& ck : kernels::clock_kernels())
-        if (ck.width == width && unavailable_reason(ck.supported, ck.needs_amx_permission).empty())
-            return &ck;
-    return nullptr;
 }
 
 // Operands for the clock kernels' interleaved FMAs: any finite values will do.
@@ -100,13 +93,39 @@ void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts,
 // One compute roof being measured: what runs it, and the best block so far.
 struct RoofJob {
     const kernels::ComputeKernel* kernel = nullptr;
-    const kernels::ClockKernel* clock = nullptr;  // null: no theoretical value for this roof
+    std::optional<BindingChain> chain;  // null: no clock for this roof (why in the profile)
     int threads = 1;
     std::int64_t n = 1;  // iterations per timed run
-    std::vector<std::unique_ptr<kernels::RoofOperands>> ops, clock_ops;
+    std::vector<std::unique_ptr<kernels::RoofOperands>> ops;
     ComputeRoof roof;
     std::optional<PairedRates> best;
 };
+
+// The physical cores a team of `threads` runs on (SMT siblings share one core's ports).
+int cores_for(const MachineProfile& p, int threads) {
+    if (threads == p.host.threads_used && p.host.cores_used > 0) return p.host.cores_used;
+    return physical_cores_of(kernels::team_cpus(threads));
+}
+
+// Theoretical value of a measured roof: its clock, the instructions per cycle the table
+// or the measurement gives (peak_table.hpp), its ops per instruction, the cores in use.
+// `single` is the 1-thread row of the same roof: ports are a property of one core, so the
+// 1-thread measurement decides them for every row.
+void add_theory(ComputeRoof& r, const kernels::ComputeKernel& k, const Microarchitecture* uarch,
+                const ComputeRoof* single) {
+    if (!r.clock_hz) return;
+    r.measured_instructions_per_cycle =
+        r.ops_per_s.median / k.ops_per_instruction / *r.clock_hz / std::max(1, r.cores);
+    const auto& deciding = single && single->measured_instructions_per_cycle
+                               ? single->measured_instructions_per_cycle
+                               : r.measured_instructions_per_cycle;
+    const PortBasis b = decide_instructions_per_cycle(uarch, k.roof, deciding);
+    r.theoretical_source = b.source;
+    if (!b.instructions_per_cycle) return;
+    r.instructions_per_cycle = b.instructions_per_cycle;
+    r.theoretical_ops_per_s =
+        *r.clock_hz * *b.instructions_per_cycle * k.ops_per_instruction * r.cores;
+}
 
 void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                            const MachineOptions& o) {
@@ -139,11 +158,14 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             j->roof.engine = cls ? cls->engine : Engine::vector;
             j->roof.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
             j->roof.threads = threads;
-            if (const auto* ck = cls ? clock_kernel(cls->clock_width) : nullptr;
-                ck && uarch && instructions_per_cycle(*uarch, k.roof)) {
-                j->clock = ck;
-                j->clock_ops = operands_for(threads, find_compute_kernel_or_first());
-            }
+            j->roof.cores = cores_for(p, threads);
+            // Short runs: the sweep needs each point's fastest time, not a distribution.
+            std::string why;
+            j->chain = find_binding_chain(k, threads, j->ops, std::max<std::int64_t>(1, j->n / 8),
+                                          o.quick ? 3 : 5, why);
+            if (!j->chain)
+                p.absent.push_back(
+                    {"clock of " + std::string(k.roof) + " at " + threads_label(threads), why});
             jobs.push_back(std::move(j));
         }
     }
@@ -155,41 +177,45 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             const auto& k = *j->kernel;
             const double work = static_cast<double>(j->threads) * static_cast<double>(j->n) *
                                 k.instructions_per_iteration * k.ops_per_instruction;
-            auto roof_run = [&] {
-                return team_cpu_seconds(j->threads, [&](int t) {
-                    k.run(j->n, j->ops[static_cast<std::size_t>(t)].get());
-                });
+            auto on_team = [&](void (*run)(std::int64_t, kernels::RoofOperands*), std::int64_t n) {
+                return team_cpu_seconds(
+                    j->threads, [&](int t) { run(n, j->ops[static_cast<std::size_t>(t)].get()); });
             };
-            // The clock of the same width, timed beside each repeat: the theoretical value
-            // then uses the frequency this roof actually ran at.
+            // The roof's binding chain, timed beside each repeat: the theoretical value then
+            // uses the clock this roof ran at, in the same moments.
             const std::int64_t nc = std::max<std::int64_t>(1, j->n / 4);
             std::function<double()> clock_run;
-            if (j->clock)
-                clock_run = [&] {
-                    return team_cpu_seconds(j->threads, [&](int t) {
-                        j->clock->run(nc, j->clock_ops[static_cast<std::size_t>(t)].get());
-                    });
-                };
+            if (j->chain) clock_run = [&] { return on_team(j->chain->run->run, nc); };
             const double clock_cycles =
-                j->clock ? static_cast<double>(nc) * j->clock->chain_per_iteration : 0;
-            const PairedRates r = timed_block(roof_run, work, clock_run, clock_cycles,
-                                              b == 0 ? plan.warmup : 0, plan.repeats);
+                j->chain ? static_cast<double>(nc) * j->chain->run->chain : 0;
+            const PairedRates r = timed_block([&] { return on_team(k.run, j->n); }, work, clock_run,
+                                              clock_cycles, b == 0 ? plan.warmup : 0, plan.repeats);
             if (!j->best || r.main.median > j->best->main.median) j->best = r;
         }
     }
+    const std::size_t first = p.compute_roofs.size();
     for (auto& j : jobs) {
         ComputeRoof& r = j->roof;
         r.ops_per_s = j->best->main;
-        if (j->clock) {
+        if (j->chain) {
             // The fastest clock repeat: a dependent chain cannot beat one link per cycle, so
             // noise (steal time, a busy sibling) only makes it read slower; a slow outlier
             // here would inflate the roof's fraction of theory.
             r.clock_hz = j->best->companion.max;
-            r.theoretical_ops_per_s =
-                theoretical_ops_per_s(*uarch, j->kernel->roof, *r.clock_hz, j->threads);
+            r.clock_chain = j->chain->run->chain;
+            r.clock_density = j->chain->density;
         }
         r.noisy = r.ops_per_s.rel_spread > noisy_spread;
         p.compute_roofs.push_back(r);
+    }
+    for (std::size_t i = first; i < p.compute_roofs.size(); ++i) {
+        ComputeRoof& r = p.compute_roofs[i];
+        const ComputeRoof* single = nullptr;
+        for (std::size_t s = first; s < p.compute_roofs.size(); ++s)
+            if (p.compute_roofs[s].name == r.name && p.compute_roofs[s].threads == 1)
+                single = &p.compute_roofs[s];
+        add_theory(r, *kernels::find_compute_kernel(r.name), uarch,
+                   single == &r ? nullptr : single);
     }
 }
 
@@ -243,6 +269,7 @@ MachineProfile measure_machine(const MachineOptions& options) {
     p.host = describe_host();
     const int all = options.threads > 0 ? options.threads : kernels::available_cpus();
     p.host.threads_used = all;
+    p.host.cores_used = physical_cores_of(kernels::team_cpus(all));
     std::vector<int> thread_counts = {1};
     if (all > 1) thread_counts.push_back(all);
 
@@ -254,10 +281,16 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"compute",
          "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
          "checked for exact results before timing"},
-        {"clock", "dependent chain of 1-cycle vpaddd (scalar: add) beside FMAs of the same width"},
+        {"clock",
+         "table 'Effective clock': dependent chain of 1-cycle scalar adds beside fp32 FMAs of the "
+         "width at half of a 2-port core's FMA density; each compute roof's own clock: the same "
+         "chain woven into the roof's loop, at the shortest chain length that sets the time "
+         "(swept), timed beside each repeat of the roof"},
         {"theoretical",
-         "clock (same width and threads, timed beside each repeat of the roof) x "
-         "instructions/cycle (uarch table) x ops/instruction x threads"},
+         "the roof's own clock x instructions/cycle (uarch table; where the table lists two "
+         "counts, or does not know the CPU, the measured roof rate / clock decides) x "
+         "ops/instruction x physical cores in use (SMT siblings share a core's ports; on a "
+         "hybrid CPU the table's row describes the performance cores)"},
         {"bandwidth_bytes",
          "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
          "no non-temporal stores"},

@@ -69,11 +69,17 @@ void scaling_notes(const MachineProfile& p, std::ostream& out) {
         << "  roofs then depend on that and may move between runs.\n";
 }
 
+// Measured/theoretical above this is an error in the table or the clock, not noise: the
+// clock chain and the roof run in alternation, and a shared host moves either by a few %.
+constexpr double above_theory = 1.05;
+
 void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     host_lines(p, out);
 
     if (!p.clocks.empty()) {
-        out << "\nEffective clock under load (dependent-add chain beside same-width FMAs)\n";
+        out << "\nEffective clock under load (dependent-add chain beside fp32 FMAs of the width, "
+               "at half "
+               "a 2-port core's FMA density)\n";
         TextTable t;
         t.column("width")
             .column("threads", A::right)
@@ -94,17 +100,43 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
             .column("threads", A::right)
             .column("measured", A::right)
             .column("min-max", A::right)
+            .column("clock", A::right)
+            .column("per cycle", A::right)
             .column("theoretical", A::right)
             .column("meas/theo", A::right)
             .column("");
-        for (const auto& r : p.compute_roofs)
+        bool above = false;
+        for (const auto& r : p.compute_roofs) {
+            std::string versus = "-";
+            if (r.theoretical_ops_per_s) {
+                const double f = r.ops_per_s.median / *r.theoretical_ops_per_s;
+                versus = percent(f) + (f > above_theory ? " !" : "");
+                above = above || f > above_theory;
+            }
+            // per cycle: what the theoretical value used (what the measurement gave).
+            std::string ipc = r.instructions_per_cycle ? fixed(*r.instructions_per_cycle, 2) : "-";
+            if (r.measured_instructions_per_cycle)
+                ipc += " (" + fixed(*r.measured_instructions_per_cycle, 2) + ")";
             t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
-                   range(r.ops_per_s, 1e-9, 1) + " G",
-                   r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
-                   r.theoretical_ops_per_s ? percent(r.ops_per_s.median / *r.theoretical_ops_per_s)
-                                           : "-",
-                   r.noisy ? "noisy" : ""});
+                   range(r.ops_per_s, 1e-9, 1) + " G", r.clock_hz ? si(*r.clock_hz, "Hz") : "-",
+                   ipc, r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
+                   versus, r.noisy ? "noisy" : ""});
+        }
         t.render(out);
+        out << "clock: the roof's own, from a chain of dependent adds woven into its loop at the "
+               "shortest\n  length that sets the time; per cycle: instructions per cycle per core "
+               "the theoretical\n  value used (measured: roof rate / clock / cores); theoretical = "
+               "clock x per cycle x\n  ops/instruction x physical cores in use.\n";
+        if (above)
+            out << "! measured more than 5% above theoretical: the instructions-per-cycle table or "
+                   "the clock\n  measurement is wrong for this CPU; the roof itself is what ran "
+                   "(up to 5% above is the\n  clock measurement's own noise).\n";
+        std::set<std::string> seen;
+        for (const auto& r : p.compute_roofs)
+            if (!r.theoretical_source.empty() && seen.insert(r.name).second) {
+                if (seen.size() == 1) out << "Where each per-cycle count comes from:\n";
+                out << "  " << r.name << ": " << r.theoretical_source << "\n";
+            }
         scaling_notes(p, out);
     }
 

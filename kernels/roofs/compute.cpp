@@ -22,9 +22,6 @@ DECLARE(ceiling_roof_int8_dot512)
 DECLARE(ceiling_roof_bf16_amx)
 DECLARE(ceiling_roof_int8_amx)
 DECLARE(ceiling_clock_scalar)
-DECLARE(ceiling_clock_128)
-DECLARE(ceiling_clock_256)
-DECLARE(ceiling_clock_512)
 DECLARE(ceiling_clock_amx)
 #undef DECLARE
 }
@@ -67,32 +64,53 @@ constexpr std::array<ComputeKernel, 14> table = {{
      ceiling_roof_fp32_fma512, Elem::f32, Elem::f32, Elem::f32, 12, 64, 16, 2 * 0.5},
     {"fp16_fma512", "ceiling_roof_fp16_fma512", "vfmadd231ph", "zmm", 24, 64, has_avx512_fp16,
      false, ceiling_roof_fp16_fma512, Elem::f16, Elem::f16, Elem::f16, 12, 64, 32, 2 * 0.5},
-    {"bf16_dot512", "ceiling_roof_bf16_dot512", "vdpbf16ps", "zmm", 24, 64, has_avx512_bf16,
-     false, ceiling_roof_bf16_dot512, Elem::f32, Elem::bf16, Elem::bf16, 12, 64, 16, 2 * 1.0},
+    {"bf16_dot512", "ceiling_roof_bf16_dot512", "vdpbf16ps", "zmm", 24, 64, has_avx512_bf16, false,
+     ceiling_roof_bf16_dot512, Elem::f32, Elem::bf16, Elem::bf16, 12, 64, 16, 2 * 1.0},
     {"int8_dot256", "ceiling_roof_int8_dot256", "vpdpbusd", "ymm", 24, 64, has_avx_vnni, false,
      ceiling_roof_int8_dot256, Elem::i32, Elem::u8, Elem::s8, 12, 64, 8, 2 * 8.0},
-    {"int8_dot512", "ceiling_roof_int8_dot512", "vpdpbusd", "zmm", 24, 128, has_avx512_vnni,
-     false, ceiling_roof_int8_dot512, Elem::i32, Elem::u8, Elem::s8, 12, 64, 16, 2 * 8.0},
+    {"int8_dot512", "ceiling_roof_int8_dot512", "vpdpbusd", "zmm", 24, 128, has_avx512_vnni, false,
+     ceiling_roof_int8_dot512, Elem::i32, Elem::u8, Elem::s8, 12, 64, 16, 2 * 8.0},
     {"bf16_amx", "ceiling_roof_bf16_amx", "tdpbf16ps", "tmm", 8, 16384, has_amx_bf16, true,
      ceiling_roof_bf16_amx, Elem::f32, Elem::bf16, Elem::bf16, 4, 1024, 256, 2 * 16.0},
     {"int8_amx", "ceiling_roof_int8_amx", "tdpbusd", "tmm", 8, 32768, has_amx_int8, true,
      ceiling_roof_int8_amx, Elem::i32, Elem::u8, Elem::s8, 4, 1024, 256, 2 * 128.0},
 }};
 
-constexpr std::array<ClockKernel, 5> clocks = {{
-    {"scalar", "ceiling_clock_scalar", 48, always, false, ceiling_clock_scalar},
-    {"128", "ceiling_clock_128", 48, has_fma, false, ceiling_clock_128},
-    {"256", "ceiling_clock_256", 48, has_avx2_fma, false, ceiling_clock_256},
-    {"512", "ceiling_clock_512", 48, has_avx512, false, ceiling_clock_512},
-    {"amx", "ceiling_clock_amx", 48, has_amx_clock, true, ceiling_clock_amx},
-}};
+// The fp32 FMA roof of a width with 48 chained adds per 24 FMAs: half of a 2-port core's
+// FMA density (the clock such code gets; the roofs' own clocks come from a sweep).
+void (*half_density(std::string_view roof))(std::int64_t, RoofOperands*) {
+    for (const auto& r : chained_runs(roof))
+        if (r.chain == 48) return r.run;
+    return nullptr;
+}
+
+const std::array<ClockKernel, 5>& clocks() {
+    static const std::array<ClockKernel, 5> c = {{
+        {"scalar", "ceiling_clock_scalar", 48, always, false, ceiling_clock_scalar},
+        {"128", "ceiling::kernels::chained::fp32_fma128<48>::run", 48, has_fma, false,
+         half_density("fp32_fma128")},
+        {"256", "ceiling::kernels::chained::fp32_fma256<48>::run", 48, has_avx2_fma, false,
+         half_density("fp32_fma256")},
+        {"512", "ceiling::kernels::chained::fp32_fma512<48>::run", 48, has_avx512, false,
+         half_density("fp32_fma512")},
+        {"amx", "ceiling_clock_amx", 48, has_amx_clock, true, ceiling_clock_amx},
+    }};
+    return c;
+}
 
 std::size_t elem_size(Elem e) {
     switch (e) {
-        case Elem::f64: return 8;
-        case Elem::f32: case Elem::i32: return 4;
-        case Elem::f16: case Elem::bf16: return 2;
-        case Elem::u8: case Elem::s8: return 1;
+        case Elem::f64:
+            return 8;
+        case Elem::f32:
+        case Elem::i32:
+            return 4;
+        case Elem::f16:
+        case Elem::bf16:
+            return 2;
+        case Elem::u8:
+        case Elem::s8:
+            return 1;
     }
     return 1;
 }
@@ -114,10 +132,26 @@ double from_f16(std::uint16_t h) {
 
 void store(Elem e, std::byte* p, double v) {
     switch (e) {
-        case Elem::f64: { double x = v; std::memcpy(p, &x, 8); break; }
-        case Elem::f32: { float x = static_cast<float>(v); std::memcpy(p, &x, 4); break; }
-        case Elem::i32: { auto x = static_cast<std::int32_t>(v); std::memcpy(p, &x, 4); break; }
-        case Elem::f16: { auto x = to_f16(static_cast<float>(v)); std::memcpy(p, &x, 2); break; }
+        case Elem::f64: {
+            double x = v;
+            std::memcpy(p, &x, 8);
+            break;
+        }
+        case Elem::f32: {
+            float x = static_cast<float>(v);
+            std::memcpy(p, &x, 4);
+            break;
+        }
+        case Elem::i32: {
+            auto x = static_cast<std::int32_t>(v);
+            std::memcpy(p, &x, 4);
+            break;
+        }
+        case Elem::f16: {
+            auto x = to_f16(static_cast<float>(v));
+            std::memcpy(p, &x, 2);
+            break;
+        }
         case Elem::bf16: {  // the top half of the float's bits (exact for 1 and 0.5)
             float f = static_cast<float>(v);
             std::uint32_t bits = 0;
@@ -126,23 +160,49 @@ void store(Elem e, std::byte* p, double v) {
             std::memcpy(p, &x, 2);
             break;
         }
-        case Elem::u8: { auto x = static_cast<std::uint8_t>(v); std::memcpy(p, &x, 1); break; }
-        case Elem::s8: { auto x = static_cast<std::int8_t>(v); std::memcpy(p, &x, 1); break; }
+        case Elem::u8: {
+            auto x = static_cast<std::uint8_t>(v);
+            std::memcpy(p, &x, 1);
+            break;
+        }
+        case Elem::s8: {
+            auto x = static_cast<std::int8_t>(v);
+            std::memcpy(p, &x, 1);
+            break;
+        }
     }
 }
 
 double load(Elem e, const std::byte* p) {
     switch (e) {
-        case Elem::f64: { double x; std::memcpy(&x, p, 8); return x; }
-        case Elem::f32: { float x; std::memcpy(&x, p, 4); return x; }
-        case Elem::i32: { std::int32_t x; std::memcpy(&x, p, 4); return x; }
-        case Elem::f16: { std::uint16_t x; std::memcpy(&x, p, 2); return from_f16(x); }
-        default: return 0;  // inputs only
+        case Elem::f64: {
+            double x;
+            std::memcpy(&x, p, 8);
+            return x;
+        }
+        case Elem::f32: {
+            float x;
+            std::memcpy(&x, p, 4);
+            return x;
+        }
+        case Elem::i32: {
+            std::int32_t x;
+            std::memcpy(&x, p, 4);
+            return x;
+        }
+        case Elem::f16: {
+            std::uint16_t x;
+            std::memcpy(&x, p, 2);
+            return from_f16(x);
+        }
+        default:
+            return 0;  // inputs only
     }
 }
 
 void fill(Elem e, std::byte* p, std::size_t bytes, double v) {
-    for (std::size_t off = 0; off + elem_size(e) <= bytes; off += elem_size(e)) store(e, p + off, v);
+    for (std::size_t off = 0; off + elem_size(e) <= bytes; off += elem_size(e))
+        store(e, p + off, v);
 }
 
 }  // namespace
@@ -155,7 +215,7 @@ const ComputeKernel* find_compute_kernel(std::string_view roof) {
     return nullptr;
 }
 
-std::span<const ClockKernel> clock_kernels() { return clocks; }
+std::span<const ClockKernel> clock_kernels() { return clocks(); }
 
 void fill_check_operands(const ComputeKernel& k, RoofOperands& ops) {
     std::memset(&ops, 0, sizeof ops);
@@ -174,7 +234,8 @@ std::string verify_compute_kernel(const ComputeKernel& k) {
     for (int i = 0; i < k.accumulators; ++i)
         for (int lane = 0; lane < k.lanes; ++lane) {
             const double want = i + 1 + k.increment_per_iteration * iterations;
-            const double got = load(k.acc_elem, ops->acc + i * k.acc_stride_bytes + lane * lane_bytes);
+            const double got =
+                load(k.acc_elem, ops->acc + i * k.acc_stride_bytes + lane * lane_bytes);
             if (got != want)
                 return std::string(k.roof) + ": accumulator " + std::to_string(i) + " lane " +
                        std::to_string(lane) + " is " + std::to_string(got) + ", expected " +

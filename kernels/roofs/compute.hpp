@@ -72,4 +72,15 @@ struct ClockKernel {
 
 std::span<const ClockKernel> clock_kernels();
 
+// A roof kernel's loop with `chain` dependent 1-cycle scalar adds woven in per iteration
+// (chained_x86.cpp explains the method). Same operands and supported() as the roof; the
+// accumulators are left unstored.
+struct ChainedRun {
+    int chain;  // adds per iteration
+    void (*run)(std::int64_t iterations, RoofOperands* ops);
+};
+
+// The chained variants of a roof, by ascending chain length (empty for an unknown roof).
+std::span<const ChainedRun> chained_runs(std::string_view roof);
+
 }  // namespace ceiling::kernels

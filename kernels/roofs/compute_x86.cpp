@@ -106,7 +106,7 @@ const TileConfig tile_config{};
 TILE_ROOF(ceiling_roof_bf16_amx, "tdpbf16ps")
 TILE_ROOF(ceiling_roof_int8_amx, "tdpbusd")
 
-// ---- clock kernels: 48 dependent 1-cycle adds per iteration ------------------------------
+// ---- clock kernels: 48 dependent 1-cycle scalar adds per iteration ----------------------
 
 #define REP4(X) X X X X
 #define REP48(X) REP4(REP4(X)) REP4(REP4(X)) REP4(REP4(X))
@@ -123,29 +123,9 @@ extern "C" void ceiling_clock_scalar(std::int64_t n, ceiling::kernels::RoofOpera
                  : "cc");
 }
 
-// Vector widths: the chain runs in register 13 (vpaddd, latency 1 on every AVX2 core);
-// 24 FMAs on accumulators 0-11 per 48-cycle iteration keep heavy-FMA frequency licensing
-// in force while leaving the FMA ports half idle, so the chain is never starved.
-#define CHAIN_STEP(i, INS, R) \
-    "vpaddd %%" R "15, %%" R "13, %%" R "13\n\t" \
-    "vpaddd %%" R "15, %%" R "13, %%" R "13\n\t" APPLY(i, INS, R)
-#define CLOCK_KERNEL(NAME, R)                                                             \
-    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {            \
-        asm volatile(REP12(LOAD_ACC, "vmovups", R) "vmovups 4096(%[p]), %%" R "14\n\t"    \
-                     "vmovups 5120(%[p]), %%" R "15\n\t"                                  \
-                     "vpxor %%xmm13, %%xmm13, %%xmm13\n\t"                                \
-                     ".p2align 5\n"                                                       \
-                     "1:\n\t" REP12(CHAIN_STEP, "vfmadd231ps", R)                         \
-                         REP12(CHAIN_STEP, "vfmadd231ps", R) "dec %[n]\n\t"               \
-                     "jnz 1b\n\t" REP12(STORE_ACC, "vmovups", R) "vzeroupper\n\t"         \
-                     : [n] "+r"(n)                                                        \
-                     : [p] "r"(o)                                                         \
-                     : "memory", "cc", VEC_CLOBBERS);                                     \
-    }
-
-CLOCK_KERNEL(ceiling_clock_128, "xmm")
-CLOCK_KERNEL(ceiling_clock_256, "ymm")
-CLOCK_KERNEL(ceiling_clock_512, "zmm")
+// Vector widths: fp32 FMAs with the same scalar chain woven in (chained_x86.cpp, 48 adds
+// per 24 FMAs). A vpaddd chain in the vector register file used to run here; on Zen 4 a
+// 512-bit vpaddd chain advances every 2 cycles, not 1, and read the clock at half.
 
 // AMX: the scalar add chain (integer ports, which tile instructions do not use) beside
 // two tile products per 48 cycles (32 of them keep the TMUL unit busy). A vpaddd chain

@@ -1,11 +1,11 @@
 // Theoretical peaks: clock x instructions/cycle x ops/instruction x cores, per ISA and
 // precision, from the data tables.
 
-#include <gtest/gtest.h>
+#include "diagnosis/peak_table.hpp"
 
 #include <set>
 
-#include "diagnosis/peak_table.hpp"
+#include <gtest/gtest.h>
 
 namespace ceiling {
 namespace {
@@ -33,9 +33,9 @@ struct PeakCase {
 //   AMX bf16:        1/16 x (16 x 16 x 32 x 2) = 1024
 //   AMX int8:        1/16 x (16 x 16 x 64 x 2) = 2048
 const PeakCase spr_cases[] = {
-    {"fp64_scalar", 4}, {"fp32_fma128", 16}, {"fp32_fma256", 32}, {"fp64_fma512", 32},
+    {"fp64_scalar", 4},  {"fp32_fma128", 16},  {"fp32_fma256", 32}, {"fp64_fma512", 32},
     {"fp32_fma512", 64}, {"fp16_fma512", 128}, {"bf16_dot512", 32}, {"int8_dot512", 256},
-    {"bf16_amx", 1024}, {"int8_amx", 2048},
+    {"bf16_amx", 1024},  {"int8_amx", 2048},
 };
 
 TEST(PeakTable, SapphireRapidsPerCycleArithmetic) {
@@ -90,6 +90,73 @@ TEST(PeakTable, TablesAreConsistent) {
             EXPECT_TRUE(models.insert({u.vendor, u.family * 256 + m}).second)
                 << u.name << " repeats model " << m;
     }
+}
+
+TEST(PeakTable, ZenAndZenPlusSplit256BitFmas) {
+    // Family 17h models 01h/08h/11h/18h are Zen/Zen+ (two 128-bit FMA pipes), not Zen 2.
+    for (int model : {0x01, 0x08, 0x11, 0x18}) {
+        const auto* u = find_microarchitecture("AuthenticAMD", 0x17, model);
+        ASSERT_NE(u, nullptr) << model;
+        EXPECT_EQ(u->name, std::string_view("Zen / Zen+")) << model;
+        EXPECT_EQ(*instructions_per_cycle(*u, "fp32_fma256"), 1) << model;
+        EXPECT_EQ(*instructions_per_cycle(*u, "fp32_fma128"), 2) << model;
+    }
+    EXPECT_EQ(
+        *instructions_per_cycle(*find_microarchitecture("AuthenticAMD", 0x17, 0x31), "fp32_fma256"),
+        2);
+}
+
+TEST(PortBasis, TheTableDecidesAndTheMeasurementConfirmsOrDisagrees) {
+    const auto* zen4 = find_microarchitecture("AuthenticAMD", 0x19, 0x11);
+    auto b = decide_instructions_per_cycle(zen4, "fp32_fma512", 0.99);
+    EXPECT_EQ(b.instructions_per_cycle, 1);
+    EXPECT_FALSE(b.disagrees);
+    EXPECT_FALSE(b.from_measurement);
+    EXPECT_NE(b.source.find("Zen 4 table row"), std::string::npos) << b.source;
+    EXPECT_NE(b.source.find("confirmed"), std::string::npos) << b.source;
+    // A measurement far from the table is said, and the table's count still stands.
+    b = decide_instructions_per_cycle(zen4, "fp32_fma512", 1.98);
+    EXPECT_EQ(b.instructions_per_cycle, 1);
+    EXPECT_TRUE(b.disagrees);
+    EXPECT_NE(b.source.find("DISAGREES"), std::string::npos) << b.source;
+    // No measurement: the table alone, said without a confirmation.
+    b = decide_instructions_per_cycle(zen4, "fp32_fma512", std::nullopt);
+    EXPECT_EQ(b.instructions_per_cycle, 1);
+    EXPECT_EQ(b.source.find("confirmed"), std::string::npos) << b.source;
+}
+
+TEST(PortBasis, WhereTheTableListsTwoCountsTheMeasurementPicks) {
+    // Skylake-SP model 0x55: Gold 6xxx has two 512-bit FMA units, Silver/Gold 5xxx one.
+    const auto* skx = find_microarchitecture("GenuineIntel", 6, 0x55);
+    ASSERT_NE(skx, nullptr);
+    EXPECT_EQ(decide_instructions_per_cycle(skx, "fp32_fma512", 1.03).instructions_per_cycle, 1);
+    EXPECT_EQ(decide_instructions_per_cycle(skx, "fp32_fma512", 1.9).instructions_per_cycle, 2);
+    const auto b = decide_instructions_per_cycle(skx, "fp32_fma512", 1.03);
+    EXPECT_NE(b.source.find("picks"), std::string::npos) << b.source;
+    // 256-bit rows are not ambiguous: two ports on every part.
+    EXPECT_EQ(decide_instructions_per_cycle(skx, "fp32_fma256", 1.0).instructions_per_cycle, 2);
+}
+
+TEST(PortBasis, AnUnknownCpuTakesAPlausibleMeasuredCountOrNothing) {
+    auto b = decide_instructions_per_cycle(nullptr, "fp32_fma256", 1.93);
+    EXPECT_EQ(b.instructions_per_cycle, 2);
+    EXPECT_TRUE(b.from_measurement);
+    EXPECT_NE(b.source.find("CPU not in the table"), std::string::npos) << b.source;
+    // 1.5 per cycle is no count a core has: no theoretical value rather than a guess.
+    EXPECT_FALSE(decide_instructions_per_cycle(nullptr, "fp32_fma256", 1.5).instructions_per_cycle);
+    EXPECT_FALSE(
+        decide_instructions_per_cycle(nullptr, "fp32_fma256", std::nullopt).instructions_per_cycle);
+    // Haswell knows no 512-bit row: same rule.
+    const auto* hsw = find_microarchitecture("GenuineIntel", 6, 0x3F);
+    b = decide_instructions_per_cycle(hsw, "fp32_fma512", 0.5);
+    EXPECT_EQ(b.instructions_per_cycle, 0.5);
+    EXPECT_NE(b.source.find("no row"), std::string::npos) << b.source;
+}
+
+TEST(PortBasis, SapphireRapidsBf16RowSaysItIsCeilingsOwnMeasurement) {
+    const auto b = decide_instructions_per_cycle(&spr(), "bf16_dot512", 0.5);
+    EXPECT_NE(b.source.find("ceiling's own measurement"), std::string::npos) << b.source;
+    EXPECT_EQ(b.source.find("Optimization Reference Manual"), std::string::npos) << b.source;
 }
 
 }  // namespace

@@ -2,15 +2,17 @@
 // test), its loop body holds exactly the instructions it claims (read from the
 // disassembly of the built library), and it agrees with the diagnosis ISA table.
 
-#include <gtest/gtest.h>
-
+#include <algorithm>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "diagnosis/peak_table.hpp"
 #include "kernels/buffer.hpp"
@@ -60,7 +62,9 @@ TEST(ComputeRoofKernels, AgreeWithTheIsaTable) {
 
 // Disassembly of the kernels library, one vector of instruction lines per symbol.
 std::map<std::string, std::vector<std::string>> disassemble() {
-    const std::string cmd = std::string("objdump -d --no-show-raw-insn ") + CEILING_KERNELS_ARCHIVE;
+    // -C: the chained kernels are template instantiations, named by their demangled names.
+    const std::string cmd =
+        std::string("objdump -d -C --no-show-raw-insn ") + CEILING_KERNELS_ARCHIVE;
     std::map<std::string, std::vector<std::string>> out;
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) return out;
@@ -68,9 +72,10 @@ std::map<std::string, std::vector<std::string>> disassemble() {
     std::string current;
     while (fgets(line, sizeof line, pipe)) {
         std::string s(line);
-        const auto lt = s.find('<'), gt = s.find(">:");
+        // "0000000000000000 <name>:" where a demangled name may hold '<' itself.
+        const auto lt = s.find(" <"), gt = s.rfind(">:");
         if (lt != std::string::npos && gt != std::string::npos && s[0] != ' ')
-            current = s.substr(lt + 1, gt - lt - 1);
+            current = s.substr(lt + 2, gt - lt - 2);
         else if (!current.empty() && s.find(':') != std::string::npos && s[0] == ' ')
             out[current].push_back(s);
     }
@@ -88,8 +93,9 @@ std::vector<std::string> loop_body(const std::vector<std::string>& lines) {
         for (std::size_t j = 0; j < i; ++j) {
             std::string a = lines[j].substr(0, lines[j].find(':'));
             a.erase(0, a.find_first_not_of(' '));
-            if (a == target) return {lines.begin() + static_cast<std::ptrdiff_t>(j),
-                                     lines.begin() + static_cast<std::ptrdiff_t>(i)};
+            if (a == target)
+                return {lines.begin() + static_cast<std::ptrdiff_t>(j),
+                        lines.begin() + static_cast<std::ptrdiff_t>(i)};
         }
     }
     return {};
@@ -126,21 +132,87 @@ TEST(ComputeRoofKernels, LoopBodyHoldsTheClaimedInstructions) {
     }
 }
 
+// The symbol of a disassembled function whose demangled name starts with `prefix` (a
+// function's name in objdump -C output is followed by its parameter list).
+const std::vector<std::string>* find_symbol(
+    const std::map<std::string, std::vector<std::string>>& dis, const std::string& prefix) {
+    for (const auto& [name, lines] : dis)
+        if (name.rfind(prefix, 0) == 0 &&
+            (name.size() == prefix.size() || name[prefix.size()] == '('))
+            return &lines;
+    return nullptr;
+}
+
 TEST(ClockKernels, ChainLengthMatchesTheDisassembly) {
     const auto dis = disassemble();
     if (dis.empty()) GTEST_SKIP() << "objdump unavailable";
-    // Scalar and AMX chains use `add reg, reg`; vector widths use vpaddd on register 13.
-    const std::map<std::string, std::pair<std::string, std::string>> chain = {
-        {"scalar", {"add", "%r"}}, {"amx", {"add", "%r"}}, {"128", {"vpaddd", "%xmm13"}},
-        {"256", {"vpaddd", "%ymm13"}}, {"512", {"vpaddd", "%zmm13"}}};
+    // Every clock counts cycles with a chain of scalar `add reg, reg`: a vector chain
+    // (vpaddd zmm) advances every 2 cycles on Zen 4 and read its clock at half.
     for (const auto& ck : clock_kernels()) {
-        const auto it = dis.find(std::string(ck.symbol));
-        ASSERT_NE(it, dis.end()) << ck.symbol;
-        const auto body = loop_body(it->second);
+        const auto* lines = find_symbol(dis, std::string(ck.symbol));
+        ASSERT_NE(lines, nullptr) << ck.symbol;
+        const auto body = loop_body(*lines);
         ASSERT_FALSE(body.empty()) << ck.symbol;
-        const auto& [m, reg] = chain.at(std::string(ck.width));
-        EXPECT_EQ(count(body, m, reg), static_cast<std::size_t>(ck.chain_per_iteration)) << ck.symbol;
+        EXPECT_EQ(count(body, "add", "%r"), static_cast<std::size_t>(ck.chain_per_iteration))
+            << ck.symbol;
     }
+}
+
+TEST(ChainedRoofKernels, LoopIsTheRoofsLoopPlusTheChain) {
+    const auto dis = disassemble();
+    if (dis.empty()) GTEST_SKIP() << "objdump unavailable";
+    for (const auto& k : compute_kernels()) {
+        const auto runs = chained_runs(k.roof);
+        ASSERT_FALSE(runs.empty()) << k.roof << " has no chained variants";
+        for (std::size_t i = 1; i < runs.size(); ++i)
+            EXPECT_LT(runs[i - 1].chain, runs[i].chain) << k.roof;
+        for (const auto& r : runs) {
+            const std::string name = "ceiling::kernels::chained::" + std::string(k.roof) + "<" +
+                                     std::to_string(r.chain) + ">::run";
+            const auto* lines = find_symbol(dis, name);
+            ASSERT_NE(lines, nullptr) << name;
+            const auto body = loop_body(*lines);
+            ASSERT_FALSE(body.empty()) << name;
+            EXPECT_EQ(count(body, std::string(k.mnemonic), "%" + std::string(k.reg)),
+                      static_cast<std::size_t>(k.instructions_per_iteration))
+                << name;
+            EXPECT_EQ(count(body, "add", "%r"), static_cast<std::size_t>(r.chain)) << name;
+            // Roof instructions, the chain and the loop counter, nothing else.
+            EXPECT_EQ(body.size(),
+                      static_cast<std::size_t>(k.instructions_per_iteration + r.chain) + 1)
+                << name;
+        }
+    }
+}
+
+TEST(ChainedRoofKernels, TheChainSetsTheTimeOnceItIsLongEnough) {
+    // The method itself: with a chain far longer than the roof's instructions need, an
+    // iteration takes `chain` cycles, so doubling the chain doubles the time; below that the
+    // roof's instructions bind. Checked on fp32 scalar FMAs (every x86-64 CPU with FMA).
+    const auto* k = find_compute_kernel("fp32_scalar");
+    if (!k || !runnable(k->supported, false)) GTEST_SKIP() << "no FMA on this CPU";
+    auto ops = std::make_unique<RoofOperands>();
+    fill_check_operands(*k, *ops);
+    const auto time_of = [&](int chain) {
+        for (const auto& r : chained_runs(k->roof))
+            if (r.chain == chain) {
+                double best = 1e30;
+                for (int rep = 0; rep < 15; ++rep) {
+                    timespec a{}, b{};
+                    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+                    r.run(20000, ops.get());
+                    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+                    best = std::min(best, static_cast<double>(b.tv_sec - a.tv_sec) +
+                                              1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec));
+                }
+                return best;
+            }
+        ADD_FAILURE() << "no chain of " << chain;
+        return 0.0;
+    };
+    const double t48 = time_of(48), t96 = time_of(96);
+    // A ratio in one run, not a speed: shared hosts move absolute times.
+    EXPECT_NEAR(t96 / t48, 2.0, 0.3);
 }
 
 TEST(ClockKernels, RunWhereSupported) {
@@ -186,7 +258,8 @@ TEST_P(BandwidthKernels, ComputeTheRightValues) {
     EXPECT_THROW(run_bandwidth_kernel(impl, "scan", a, n, 1), std::invalid_argument);
 }
 
-INSTANTIATE_TEST_SUITE_P(AllIsas, BandwidthKernels, ::testing::ValuesIn(bandwidth_impls().begin(), bandwidth_impls().end()),
+INSTANTIATE_TEST_SUITE_P(AllIsas, BandwidthKernels,
+                         ::testing::ValuesIn(bandwidth_impls().begin(), bandwidth_impls().end()),
                          [](const auto& param_info) { return std::string(param_info.param->isa); });
 
 TEST(PointerChase, VisitsEveryLineInOneCycle) {

@@ -12,6 +12,7 @@
 #include "agent/cli/shared_options.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region_diagnosis.hpp"
+#include "agent/measure/suite_record.hpp"
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/output/suite_files.hpp"
@@ -135,15 +136,16 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 // Judged and saved before anything is printed: the terminal shows the record
                 // exactly as `ceiling report` will re-render it.
                 RunRecord record =
-                    output::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
+                    measure::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
                 measure::judge_record(record);
                 store::save_run_record(record, record_path);
                 output::render_suite(record, std::cout);
                 const int threads = args->threads > 0 ? args->threads : kernels::available_cpus();
                 try {
+                    output::write_file_atomically(svg_path,
+                                                  output::suite_roofline_svg(record, threads));
                     output::write_file_atomically(
-                        svg_path, output::suite_roofline_svg(result, loaded.profile, threads));
-                    output::write_file_atomically(trace_path, output::suite_trace(result));
+                        trace_path, output::suite_trace(measure::suite_timeline(result)));
                 } catch (const std::exception& e) {
                     throw MeasurementError(e.what());
                 }

@@ -1,26 +1,37 @@
 #pragma once
-// What a suite run leaves behind for later review: the run record (`ceiling report` and
-// `ceiling diff` read it), the roofline as SVG, and a Chrome trace with one complete event
-// per timed repetition. Renderers only: the measurements come from measure::run_suite.
+// What a suite run leaves behind for later review, rendered from what the measuring side
+// handed over (measure/suite_record.*): the roofline as SVG, from the record, and a Chrome
+// trace with one complete event per timed repetition, from the timeline.
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "agent/measure/suite.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::output {
 
-// A suite record: one kernel region per measured case (work, durations, counters), the
-// profile and thresholds it was judged with. Not yet judged: call measure::judge_record.
-RunRecord suite_record(const measure::SuiteResult& r, const MachineProfile& profile,
-                       const std::string& profile_path, const Thresholds& thresholds);
+// One measured case with known work and the start and end of each timed repetition on the
+// monotonic clock.
+struct TimedCase {
+    std::string name;
+    Work work;
+    int threads = 1;
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans_ns;
+};
+struct SuiteTimeline {
+    std::int64_t start_ns = 0;  // the trace's origin: when the suite began
+    std::vector<TimedCase> cases;
+};
 
-// Roofline SVG with one labelled point per measured case, roofs at `threads`.
-std::string suite_roofline_svg(const measure::SuiteResult& r, const MachineProfile& profile,
-                               int threads);
+// Roofline SVG of the record's machine profile with one labelled point per CPU kernel
+// region with known work (GPU ones have other roofs), roofs at `threads`. Empty profile
+// when the record has none.
+std::string suite_roofline_svg(const RunRecord& record, int threads);
 
 // Chrome trace: the suite as one process, each case's repetitions as complete events on
 // one track, the achieved rate of each repetition as a counter track.
-std::string suite_trace(const measure::SuiteResult& r);
+std::string suite_trace(const SuiteTimeline& timeline);
 
 }  // namespace ceiling::output

@@ -1,0 +1,253 @@
+#include "agent/measure/run_program.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <stdexcept>
+
+#include <unistd.h>
+
+#include "agent/inject/nvtx_event_format.hpp"
+#include "agent/measure/launch.hpp"
+#include "agent/measure/pmu_readings.hpp"
+#include "agent/measure/sampler.hpp"
+#include "collectors/perf_events.hpp"
+#include "collectors/process_accounting.hpp"
+#include "collectors/software_events.hpp"
+
+namespace ceiling::measure {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Where the injection library lives: $CEILING_INJECT_NVTX, else beside the ceiling binary
+// (build tree), else ../lib/ceiling/ (installed).
+std::optional<fs::path> find_inject_library() {
+    if (const char* e = std::getenv("CEILING_INJECT_NVTX"); e && *e) return fs::path(e);
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::nullopt;
+    for (const fs::path& candidate :
+         {exe.parent_path() / "libceiling_inject_nvtx.so",
+          exe.parent_path() / "../lib/ceiling/libceiling_inject_nvtx.so"})
+        if (fs::exists(candidate, ec)) return fs::canonical(candidate, ec);
+    return std::nullopt;
+}
+
+// Captures go to tmpfs when there is one: the injected program writes ~6 MB/s at 100k
+// ranges/s, which should not become disk I/O of the measured program.
+fs::path make_capture_dir() {
+    std::vector<fs::path> bases;
+    if (const char* d = std::getenv("CEILING_TMPDIR"); d && *d) bases.emplace_back(d);
+    bases.emplace_back("/dev/shm");
+    if (const char* d = std::getenv("TMPDIR"); d && *d) bases.emplace_back(d);
+    bases.emplace_back("/tmp");
+    for (const auto& base : bases) {
+        std::string tmpl = (base / "ceiling-nvtx-XXXXXX").string();
+        if (::mkdtemp(tmpl.data())) return tmpl;
+    }
+    throw std::runtime_error(
+        "cannot create a temporary directory for NVTX regions (tried /dev/shm, $TMPDIR, /tmp)");
+}
+
+// Removes the capture directory however the loop ends (a launch failure throws).
+struct RemovedAtExit {
+    fs::path dir;
+    ~RemovedAtExit() {
+        std::error_code ec;
+        if (!dir.empty()) fs::remove_all(dir, ec);
+    }
+};
+
+void add_note_once(std::vector<std::string>& notes, const std::string& note) {
+    if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+}
+
+Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std::string& name) {
+    Measurement m;
+    m.name = name;
+    std::vector<double> walls;
+    std::map<std::string, CounterValue> totals;
+    std::vector<std::string> order;
+    for (const auto* x : timed) {
+        walls.push_back(x->execution.wall_s);
+        for (const auto& c : x->execution.counters) {
+            auto [it, inserted] = totals.try_emplace(c.name, c);
+            if (inserted) {
+                order.push_back(c.name);
+                continue;
+            }
+            const bool peak = c.name.rfind("max_", 0) == 0 || c.name.rfind("peak_", 0) == 0;
+            it->second.value =
+                peak ? std::max(it->second.value, c.value) : it->second.value + c.value;
+        }
+    }
+    m.durations_s = walls;
+    if (!walls.empty()) m.duration_s = summarize(walls);
+    for (const auto& n : order) m.counters.push_back(totals.at(n));
+    return m;
+}
+
+// One execution: launch, count, sample, read the capture.
+ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index,
+                       const std::optional<fs::path>& inject, const fs::path& capture_base,
+                       ProgramRun& run) {
+    ExecutionData x;
+    x.execution.index = index;
+    x.execution.warmup = index < plan.warmup;
+    fs::path capture_dir;
+    if (inject) {
+        capture_dir = capture_base / ("exec-" + std::to_string(index));
+        fs::create_directories(capture_dir);
+        spec.set_env = {{"NVTX_INJECTION64_PATH", inject->string()},
+                        {inject::nvtx_dir_env, capture_dir.string()}};
+    }
+    std::unique_ptr<Sampler> sampler;
+    std::vector<TreeSample> samples;
+    // perf_event software events on the child from its exec, inherited by every thread and
+    // process it starts: exact CPU time where /proc counts ticks.
+    std::optional<collectors::PerfEventSet> counters;
+    spec.before_exec = [&](pid_t pid) {
+        counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
+                                                        collectors::software_counter_specs()));
+    };
+    auto cpu_seconds = [&]() -> std::optional<double> {
+        return counters ? counters->read().value("task_clock_s") : std::nullopt;
+    };
+    const ChildResult res = run_child(
+        spec,
+        [&](pid_t pid) {
+            if (plan.interval_s > 0)
+                sampler = std::make_unique<Sampler>(pid, plan.interval_s, cpu_seconds);
+        },
+        [&] {
+            if (sampler) samples = sampler->stop();
+        });
+    x.start_ns = res.start_ns;
+    x.end_ns = res.end_ns;
+    x.execution.pid = res.pid;
+    x.execution.wall_s = static_cast<double>(res.end_ns - res.start_ns) * 1e-9;
+    x.execution.end = res.end;
+    x.execution.counters =
+        to_counter_values(collectors::usage_readings(collectors::usage_from_rusage(res.usage)));
+    if (counters) {
+        const collectors::Readings readings = counters->read();
+        const auto more = to_counter_values(readings);
+        x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
+        for (const auto& w : readings.warnings) add_note_once(run.notes, w);
+    }
+    if (sampler && sampler->peak_rss_bytes() > 0) {
+        // Sampled peaks of the whole process tree (rusage only knows the largest single
+        // process).
+        CounterValue peak;
+        peak.name = "peak_tree_rss_bytes";
+        peak.value = sampler->peak_rss_bytes();
+        peak.unit = "bytes";
+        x.execution.counters.push_back(peak);
+        peak.name = "peak_threads";
+        peak.value = sampler->peak_threads();
+        peak.unit = "count";
+        x.execution.counters.push_back(peak);
+    }
+    if (res.orphans_running)
+        run.notes.push_back(
+            "the program left processes running; their work after it ended is not counted");
+    // perf's task-clock is exact; /proc's CPU ticks need a wider window to read as a rate.
+    const bool exact_cpu = counters && counters->read().value("task_clock_s").has_value();
+    x.execution.time_series = series_from_samples(samples, res.start_ns, exact_cpu ? 0.0 : 0.05);
+    decimate(x.execution.time_series, plan.series_points_kept);
+    if (inject) {
+        x.capture = read_nvtx_capture(capture_dir, res.end_ns);
+        fs::remove_all(capture_dir);
+        for (const auto& w : x.capture.warnings) add_note_once(run.notes, w);
+    }
+    return x;
+}
+
+}  // namespace
+
+std::string program_name(const RunPlan& plan) {
+    return plan.command.empty() ? std::string() : fs::path(plan.command[0]).filename().string();
+}
+
+ProgramRun run_program(const RunPlan& plan) {
+    ProgramRun run;
+    LaunchSpec spec;
+    spec.executable = plan.executable;
+    spec.argv = plan.command;
+    const auto inject = find_inject_library();
+    RemovedAtExit capture_base;
+    if (inject) {
+        capture_base.dir = make_capture_dir();
+        if (const char* existing = std::getenv("NVTX_INJECTION64_PATH"); existing && *existing)
+            run.notes.push_back(std::string("NVTX_INJECTION64_PATH=") + existing +
+                                " was replaced by ceiling's for this run");
+    } else {
+        run.notes.push_back(
+            "NVTX regions not recorded: libceiling_inject_nvtx.so not found beside "
+            "the ceiling binary (set CEILING_INJECT_NVTX)");
+    }
+    if (!become_subreaper())
+        run.notes.push_back("descendants that outlive their parent are not counted (no subreaper)");
+
+    const int total = plan.warmup + plan.repeat;
+    {
+        SignalForwarding forwarding;
+        for (int i = 0; i < total && !forwarding.received(); ++i) {
+            run.executions.push_back(run_once(plan, spec, i, inject, capture_base.dir, run));
+            // A failing program is not run again: its record says how it ended.
+            if (!run.executions.back().execution.end.succeeded()) break;
+        }
+        if (const auto sig = forwarding.received()) {
+            run.partial = true;
+            run.partial_reason = "interrupted by " + signal_name(*sig) + " after " +
+                                 std::to_string(run.executions.size()) + " of " +
+                                 std::to_string(total) + " executions";
+        }
+    }
+    if (run.executions.empty()) {
+        // Interrupted before the first launch: nothing ran, and the record says so.
+        run.end.kind = EndKind::not_started;
+        run.end.message = "not started: " + run.partial_reason;
+        return run;
+    }
+    run.end = run.executions.back().execution.end;
+    if (!run.partial && static_cast<int>(run.executions.size()) < total) {
+        run.partial = true;
+        run.partial_reason = "stopped after execution " + std::to_string(run.executions.size()) +
+                             " of " + std::to_string(total) + ": the program " + run.end.message;
+    }
+    return run;
+}
+
+void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record) {
+    record.notes.insert(record.notes.end(), run.notes.begin(), run.notes.end());
+    record.partial = run.partial;
+    record.partial_reason = run.partial_reason;
+    record.end = run.end;
+    std::vector<const ExecutionData*> timed;
+    std::vector<const NvtxCapture*> captures;
+    for (const auto& x : run.executions) {
+        record.executions.push_back(x.execution);
+        if (x.execution.warmup) continue;
+        timed.push_back(&x);
+        captures.push_back(&x.capture);
+    }
+    record.whole = whole_run(timed, program_name(plan));
+    record.regions = aggregate_regions(captures, plan.model, plan.durations_kept);
+    if (!record.regions.empty()) {
+        for (const auto* c : captures) {
+            record.region_time_s_per_execution.push_back(
+                covered_s(*c, [](const RegionInstance&) { return true; }));
+            if (plan.model)
+                record.model_time_s_per_execution.push_back(
+                    covered_s(*c, [&](const RegionInstance& r) {
+                        return is_model_region(*plan.model, r.name, r.path);
+                    }));
+        }
+    }
+}
+
+}  // namespace ceiling::measure

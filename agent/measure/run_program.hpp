@@ -1,0 +1,61 @@
+#pragma once
+// The measuring loop of `ceiling run`: launch the program once per execution (warm-ups
+// first) with the software counters, the /proc sampler and the NVTX library attached, keep
+// what each execution left, then turn that into the measured part of a run record. The CLI
+// (agent/cli/run.cpp) only parses, fills the record's header, calls these and prints.
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "agent/measure/region.hpp"
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::measure {
+
+struct RunPlan {
+    std::vector<std::string> command;  // argv as given; command[0] names the program
+    std::filesystem::path executable;  // resolved (resolve_program)
+    int repeat = 1;                    // timed executions
+    int warmup = 0;                    // executions before them, kept out of the statistics
+    double interval_s = 0;             // /proc sampling period; 0: no sampling
+    std::optional<std::regex> model;   // --model-regions
+    // Keep a record small for programs with millions of range instances; summaries still
+    // cover every instance.
+    std::size_t durations_kept = 10000;
+    std::size_t series_points_kept = 20000;
+};
+
+// What one execution left: its record entry and its NVTX capture (for regions and trace).
+struct ExecutionData {
+    Execution execution;
+    NvtxCapture capture;
+    std::int64_t start_ns = 0;  // CLOCK_MONOTONIC
+    std::int64_t end_ns = 0;
+};
+
+struct ProgramRun {
+    std::vector<ExecutionData> executions;  // warm-ups included, in launch order
+    ProcessEnd end;  // how the run ended: the last execution's end (not_started: none ran)
+    std::vector<std::string> notes;  // what could not be measured, in the order found
+    bool partial = false;            // interrupted, or stopped after a failing execution
+    std::string partial_reason;
+};
+
+// Runs the plan. Stops after a failing execution and on SIGINT/SIGTERM/SIGHUP (forwarded to
+// the program). Throws LaunchFailure (126/127) when the program cannot be executed, and
+// std::runtime_error when no temporary directory can be made for the captures.
+ProgramRun run_program(const RunPlan& plan);
+
+// The measured part of the record: notes (appended), partial, end, executions, whole (timed
+// executions only), regions and the per-execution region and model times.
+void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record);
+
+// The program's name for people and file names: the last part of command[0].
+std::string program_name(const RunPlan& plan);
+
+}  // namespace ceiling::measure

@@ -1,0 +1,53 @@
+#include "agent/measure/run_trace.hpp"
+
+#include <map>
+#include <utility>
+#include <vector>
+
+namespace ceiling::measure {
+
+output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program) {
+    const auto& runs = run.executions;
+    output::ChromeTrace trace(runs.empty() ? 0 : runs.front().start_ns);
+    constexpr int lane_base = 1'000'000'000;  // synthetic tids for ranges that need own lanes
+    int sort = 0;
+    for (const auto& x : runs) {
+        const int pid = x.execution.pid.value_or(0);
+        const std::string label =
+            (x.execution.warmup ? "warm-up " : "run ") + std::to_string(x.execution.index + 1);
+        trace.process(pid, program + " (" + label + ")", sort++);
+        trace.thread(pid, pid, "main");
+        trace.complete(pid, pid, label, "execution", x.start_ns, x.end_ns,
+                       {{"end", x.execution.end.message}});
+        std::map<int, std::vector<std::int64_t>> lanes;  // pid -> last end of each lane
+        for (const auto& r : x.capture.instances) {
+            nlohmann::json args = {{"path", r.path}};
+            if (r.work)
+                args["declared_ops"] = r.work->ops,
+                args["declared_bytes"] = r.work->compulsory_bytes;
+            if (r.unclosed) args["unclosed"] = true;
+            int tid = r.tid;
+            // Start/end ranges and non-default domains need not nest with the thread's
+            // push/pop ranges: each gets the first lane where it overlaps nothing.
+            if (!r.push_pop || !r.domain.empty()) {
+                auto& l = lanes[r.pid];
+                std::size_t k = 0;
+                while (k < l.size() && l[k] > r.start_ns) ++k;
+                if (k == l.size()) l.push_back(0);
+                l[k] = r.end_ns;
+                tid = lane_base + static_cast<int>(k);
+                trace.thread(r.pid, tid, "NVTX start/end ranges " + std::to_string(k + 1));
+            } else if (r.pid != pid) {
+                trace.process(r.pid, program + " child " + std::to_string(r.pid), sort++);
+            }
+            trace.complete(r.pid, tid, r.name, "nvtx", r.start_ns, r.end_ns, std::move(args));
+        }
+        for (const auto& m : x.capture.marks) trace.instant(m.pid, m.tid, m.name, m.t_ns);
+        for (const auto& [key, name] : x.capture.thread_names)
+            trace.thread(key.first, key.second, name);
+        output::add_time_series(trace, pid, x.start_ns, x.execution.time_series);
+    }
+    return trace;
+}
+
+}  // namespace ceiling::measure

@@ -1,0 +1,15 @@
+#pragma once
+// The Chrome/Perfetto trace of a `ceiling run` (--trace FILE), built from what each
+// execution left: one process per execution (its pid), one track per thread, NVTX ranges as
+// complete events, sampled series as counter tracks, times relative to the first launch.
+
+#include <string>
+
+#include "agent/measure/run_program.hpp"
+#include "agent/output/chrome_trace.hpp"
+
+namespace ceiling::measure {
+
+output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program);
+
+}  // namespace ceiling::measure

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "diagnosis/json_support.hpp"
+#include "diagnosis/quantity_domains.hpp"
 
 namespace ceiling {
 
@@ -175,6 +176,9 @@ MachineProfile parse_machine_profile(const std::string& text) {
     } catch (const nlohmann::json::parse_error& e) {
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
+    if (j.is_object() && j.contains("kind") && j.contains("executions"))
+        throw std::invalid_argument("this is a run record, not a machine profile (`ceiling report FILE` reads it)");
+    if (const auto bad = find_out_of_domain(j)) throw std::invalid_argument(*bad);
     return j.get<MachineProfile>();
 }
 

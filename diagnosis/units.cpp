@@ -1,8 +1,10 @@
 #include "diagnosis/units.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -38,13 +40,24 @@ struct KindInfo {
     QuantityKind kind;
     std::string_view noun;
     std::span<const UnitSuffix> suffixes;
+    // Largest value taken, in the base unit: far beyond anything real (a year, an exabyte,
+    // 10^21 operations or parameters), and small enough that products of two such values
+    // stay finite and print with units.
+    double max;
 };
 // Indexed by QuantityKind.
-const std::array<KindInfo, 5> kinds = {{{QuantityKind::duration, "a duration", duration_suffixes},
-                                        {QuantityKind::bytes, "a size", byte_suffixes},
-                                        {QuantityKind::energy, "an energy", energy_suffixes},
-                                        {QuantityKind::power, "a power", power_suffixes},
-                                        {QuantityKind::count, "a number", count_suffixes}}};
+const std::array<KindInfo, 5> kinds = {
+    {{QuantityKind::duration, "a duration", duration_suffixes, 3.2e7},
+     {QuantityKind::bytes, "a size", byte_suffixes, 1e18},
+     {QuantityKind::energy, "an energy", energy_suffixes, 1e15},
+     {QuantityKind::power, "a power", power_suffixes, 1e9},
+     {QuantityKind::count, "a number", count_suffixes, 1e21}}};
+
+std::string shortest(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
 
 std::string accepted(const KindInfo& k) {
     std::string s;
@@ -83,12 +96,26 @@ double parse_quantity(std::string_view text, QuantityKind kind) {
     if (s.find_first_of("xXnNiI", 0) < static_cast<std::size_t>(end - s.c_str()))
         throw fail("expected a plain decimal number");
     if (!std::isfinite(number)) throw fail("not finite");
-    if (number < 0) throw fail("must not be negative");
+    // A well-formed number out of its domain: say so, without "is not a number".
+    auto out_of_range = [&](const std::string& why) {
+        return std::invalid_argument("'" + std::string(text) + "' " + why);
+    };
+    if (number < 0) throw out_of_range("must not be negative");
     const std::string_view unit = trim(std::string_view(end));
-    if (unit.empty()) return number;
-    for (const auto& u : info.suffixes)
-        if (u.suffix == unit) return number * u.scale;
-    throw fail("unknown unit '" + std::string(unit) + "' (use " + accepted(info) + ")");
+    double scale = 1;
+    if (!unit.empty()) {
+        const auto u = std::find_if(info.suffixes.begin(), info.suffixes.end(),
+                                    [&](const UnitSuffix& x) { return x.suffix == unit; });
+        if (u == info.suffixes.end())
+            throw fail("unknown unit '" + std::string(unit) + "' (use " + accepted(info) + ")");
+        scale = u->scale;
+    }
+    const double value = number * scale;
+    if (value > info.max)
+        throw out_of_range("is out of range: " + std::string(info.noun) + " of at most " +
+                           shortest(info.max) + (kind == QuantityKind::count ? "" : " (base unit)") +
+                           " is taken");
+    return value;
 }
 
 }  // namespace ceiling

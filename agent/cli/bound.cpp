@@ -119,6 +119,14 @@ int run_work(const BoundArgs& a, const GlobalOptions& global) {
 
 int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
     if (l.params.empty()) throw UsageError("bound llm needs --params (e.g. 7e9 or 7B)");
+    // `bound`'s own work options would be parsed and silently unused here.
+    for (const auto& [option, value] : {std::pair<const char*, const std::string&>{"--flops", a.ops},
+                                        {"--bytes", a.bytes},
+                                        {"--working-set", a.working_set}})
+        if (!value.empty())
+            throw UsageError(std::string(option) +
+                             " is an option of `bound`, not `bound llm` (which derives the work "
+                             "from --params and the shape)");
     LlmQuery q;
     q.params = quantity("--params", l.params, QuantityKind::count);
     q.weight_bits = quantity("--weight-bits", l.weight_bits, QuantityKind::count);

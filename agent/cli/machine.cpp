@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/cli/command.hpp"
+#include "agent/cli/shared_options.hpp"
 #include "agent/measure/machine.hpp"
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/machine_table.hpp"
@@ -56,11 +57,7 @@ Command add_machine(CLI::App& root, const GlobalOptions& global) {
                     return exit_ok;
                 }
                 // Fail before a minute of measuring, not after.
-                try {
-                    output::check_writable(path);
-                } catch (const std::exception& e) {
-                    throw MeasurementError(e.what());
-                }
+                check_output_paths({path});
                 if (args->threads > kernels::available_cpus())
                     throw UsageError("--threads " + std::to_string(args->threads) + " exceeds the " +
                                      std::to_string(kernels::available_cpus()) +

@@ -44,13 +44,7 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     "Judge against this machine profile instead of the record's");
     add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
-                if (!args->html.empty()) {
-                    try {
-                        output::check_writable(args->html);
-                    } catch (const std::exception& e) {
-                        throw MeasurementError(e.what());
-                    }
-                }
+                check_output_paths({args->html});
                 std::optional<MachineProfile> profile;
                 if (!args->profile.empty()) profile = store::load_profile(args->profile);
                 std::vector<RunRecord> records;

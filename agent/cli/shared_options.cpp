@@ -9,7 +9,9 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/measure/machine.hpp"
+#include "agent/output/atomic_file.hpp"
 #include "agent/output/progress.hpp"
+#include "agent/store/input_file.hpp"
 #include "agent/store/profile_store.hpp"
 
 namespace ceiling::cli {
@@ -38,8 +40,14 @@ LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptio
     opts.add_steps = [&](int n) { progress->add_total(n); };
     MachineProfile profile = measure::measure_machine(opts);
     progress.reset();
-    store::save_profile(profile, path);
-    spdlog::warn("quick machine profile saved to {}", path.string());
+    // A profile that cannot be cached is still a measurement: use it, and say why the next
+    // command will measure again.
+    try {
+        store::save_profile(profile, path);
+        spdlog::warn("quick machine profile saved to {}", path.string());
+    } catch (const std::exception& e) {
+        spdlog::warn("{}: the quick profile is used for this command only", e.what());
+    }
     return {std::move(profile), path};
 }
 
@@ -64,14 +72,21 @@ Thresholds thresholds_of(const ThresholdArgs& args, Thresholds base) {
     }
 }
 
+void check_output_paths(std::initializer_list<std::filesystem::path> paths) {
+    for (const auto& p : paths) {
+        if (p.empty()) continue;
+        try {
+            output::check_writable(p);
+        } catch (const output::NotARegularFile& e) {
+            throw UsageError(e.what());
+        } catch (const std::exception& e) {
+            throw MeasurementError(e.what());
+        }
+    }
+}
+
 std::string read_text(const std::filesystem::path& path, std::string_view what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw UsageError("cannot read " + std::string(what) + " " + path.string() + ": " +
-                         std::strerror(errno));
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
+    return store::read_input_file(path, what, 1u << 20);  // a few lines of settings
 }
 
 }  // namespace ceiling::cli

@@ -3,6 +3,7 @@
 // to judge against (measured quickly when none is saved) and the diagnosis thresholds.
 
 #include <filesystem>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,5 +44,11 @@ Thresholds thresholds_of(const ThresholdArgs& args, Thresholds base = {});
 
 // A whole text file; UsageError "cannot read WHAT FILE: reason" when it cannot be read.
 std::string read_text(const std::filesystem::path& path, std::string_view what);
+
+// Checks, before any measuring, that each non-empty path can take an output file: a path
+// that exists and is not a regular file is bad input (UsageError, exit 2: ceiling would
+// replace a device, a FIFO or a directory); an unwritable place is a failed output
+// (MeasurementError, exit 1).
+void check_output_paths(std::initializer_list<std::filesystem::path> paths);
 
 }  // namespace ceiling::cli

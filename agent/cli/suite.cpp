@@ -99,13 +99,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 const std::string trace_path =
                     args->trace.empty() ? sibling(record_path, ".trace.json") : args->trace;
                 // Fail before minutes of measuring, not after.
-                for (const auto& p : {record_path, svg_path, trace_path}) {
-                    try {
-                        output::check_writable(p);
-                    } catch (const std::exception& e) {
-                        throw MeasurementError(e.what());
-                    }
-                }
+                check_output_paths({record_path, svg_path, trace_path});
                 const LoadedProfile loaded = obtain_profile(args->profile, global, "ceiling suite");
 
                 measure::SuiteOptions opts;

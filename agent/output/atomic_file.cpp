@@ -21,11 +21,38 @@ fs::path directory_of(const fs::path& path) {
     const fs::path dir = path.parent_path();
     return dir.empty() ? fs::path(".") : dir;
 }
+
+std::string kind_of(const fs::file_status& st) {
+    switch (st.type()) {
+        case fs::file_type::directory: return "is a directory";
+        case fs::file_type::character:
+        case fs::file_type::block: return "is a device, not a regular file";
+        case fs::file_type::fifo: return "is a FIFO, not a regular file";
+        case fs::file_type::socket: return "is a socket, not a regular file";
+        default: return "is not a regular file";
+    }
+}
 }  // namespace
 
-void check_writable(const fs::path& path) {
+fs::path write_target(const fs::path& path) {
+    fs::path p = path;
     std::error_code ec;
-    if (fs::is_directory(path, ec)) fail(path, "is a directory");
+    // Follow a chain of links (bounded, as the kernel bounds it) to the file they name.
+    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
+        const fs::path next = fs::read_symlink(p, ec);
+        if (ec) break;
+        p = next.is_absolute() ? next : directory_of(p) / next;
+    }
+    return p;
+}
+
+void check_writable(const fs::path& given) {
+    const fs::path path = write_target(given);
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (fs::exists(st) && !fs::is_regular_file(st))
+        throw NotARegularFile("cannot write " + given.string() + ": " + kind_of(st) +
+                              " (ceiling writes only regular files; it would replace this)");
     const fs::path dir = directory_of(path);
     fs::create_directories(dir, ec);
     if (ec) fail(path, ec.message());
@@ -33,8 +60,9 @@ void check_writable(const fs::path& path) {
     if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) fail(path, std::strerror(errno));
 }
 
-void write_file_atomically(const fs::path& path, const std::string& content) {
-    check_writable(path);
+void write_file_atomically(const fs::path& given, const std::string& content) {
+    check_writable(given);
+    const fs::path path = write_target(given);
     std::string tmpl = (directory_of(path) / ("." + path.filename().string() + ".XXXXXX")).string();
     const int fd = mkstemp(tmpl.data());
     if (fd < 0) fail(path, std::strerror(errno));

@@ -7,10 +7,14 @@
 namespace ceiling::output {
 
 namespace {
-// value with `decimals` decimals and a unit suffix
+// value with `decimals` decimals and a unit suffix; beyond the range a person reads
+// digit by digit, in scientific notation (never a 60-digit number).
 std::string with_unit(double v, int decimals, const char* unit) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
+    if (std::fabs(v) >= 1e6)
+        std::snprintf(buf, sizeof buf, "%.3g %s", v, unit);
+    else
+        std::snprintf(buf, sizeof buf, "%.*f %s", decimals, v, unit);
     return buf;
 }
 }  // namespace
@@ -24,9 +28,14 @@ std::string si(double value, const std::string& unit, int precision) {
         v /= 1000;
         ++i;
     }
+    char buf[64];
+    // Past the largest prefix, or below one milli-unit: scientific, still with the unit.
+    if (v >= 1000 || (v > 0 && v < 1e-3)) {
+        std::snprintf(buf, sizeof buf, "%.*g %s", std::max(1, precision), value, unit.c_str());
+        return buf;
+    }
     const int decimals = v >= 100 ? std::max(0, precision - 3) : v >= 10 ? std::max(0, precision - 2)
                                                                          : std::max(0, precision - 1);
-    char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f %s%s", decimals, value < 0 ? -v : v, prefixes[i], unit.c_str());
     return buf;
 }

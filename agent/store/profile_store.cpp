@@ -3,13 +3,12 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/cli/command.hpp"
 #include "agent/output/atomic_file.hpp"
+#include "agent/store/input_file.hpp"
 
 namespace ceiling::store {
 
@@ -32,16 +31,15 @@ std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {
 }
 
 MachineProfile load_profile(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
         throw cli::UsageError("cannot read machine profile " + path.string() +
-                              ": no such file or not readable (run `ceiling machine`)");
-    std::ostringstream text;
-    text << in.rdbuf();
+                              ": no such file (run `ceiling machine`)");
+    const std::string text = read_input_file(path, "machine profile");
     try {
-        return parse_machine_profile(text.str());
+        return parse_machine_profile(text);
     } catch (const std::exception& e) {
-        throw cli::UsageError("machine profile " + path.string() + ": " + e.what() +
+        throw cli::UsageError("machine profile " + path.string() + ": " + printable(e.what()) +
                               " (run `ceiling machine` to measure it again)");
     }
 }

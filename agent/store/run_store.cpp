@@ -1,28 +1,20 @@
 #include "agent/store/run_store.hpp"
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "agent/cli/command.hpp"
 #include "agent/output/atomic_file.hpp"
+#include "agent/store/input_file.hpp"
 
 namespace ceiling::store {
 
 RunRecord load_run_record(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw cli::UsageError("cannot read run record " + path.string() + ": no such file or not readable");
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = read_input_file(path, "run record");
     try {
-        return parse_run_record(text.str());
+        return parse_run_record(text);
     } catch (const std::exception& e) {
-        // nlohmann's parse errors span one line; keep the message to one line regardless.
-        std::string why = e.what();
-        for (char& c : why)
-            if (c == '\n') c = ' ';
-        throw cli::UsageError("run record " + path.string() + ": " + why);
+        // One line, and never the file's raw bytes (a parser may quote them).
+        throw cli::UsageError("run record " + path.string() + ": " + printable(e.what()));
     }
 }
 

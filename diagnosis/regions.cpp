@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 #include "diagnosis/json_support.hpp"
@@ -71,7 +72,7 @@ const std::array<SystemRule, 7> rules = {{
 }  // namespace
 
 std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s,
-                                      std::size_t top_n) {
+                                      std::size_t top_n, const Coverage& coverage) {
     for (std::size_t i = 0; i < regions.size(); ++i) {
         if (regions[i].parent && *regions[i].parent >= regions.size()) {
             throw std::invalid_argument("region '" + regions[i].name +
@@ -91,9 +92,17 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
         std::none_of(regions.begin(), regions.end(), [](const RegionTiming& r) { return r.model; }))
         return std::nullopt;
 
+    // Time in the regions each one encloses (model ones included): a parent's own time is
+    // what is left, so a parent and its children are never listed with the same seconds.
+    std::vector<double> enclosed(regions.size(), 0.0);
+    for (const auto& r : regions)
+        if (r.parent) enclosed[*r.parent] += r.total_s;
+    const bool split = std::all_of(regions.begin(), regions.end(),
+                                   [](const RegionTiming& r) { return r.non_model_s.has_value(); });
+
     ModelShare m;
     m.wall_s = wall_s;
-    double top_level_s = 0;
+    double top_level_s = 0, outermost_model_s = 0, listed_s = 0;
     std::vector<RegionShare> non_model;
     for (std::size_t i = 0; i < regions.size(); ++i) {
         bool inside_model = false;
@@ -102,13 +111,19 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
         if (!r.parent) top_level_s += r.total_s;
         if (inside_model) continue;  // already counted in its model ancestor
         if (r.model) {
-            m.model_s += r.total_s;
-        } else {
-            non_model.push_back(RegionShare{r.name, r.total_s, r.total_s / wall_s});
+            outermost_model_s += r.total_s;
+            continue;
         }
+        const double own = split ? *r.non_model_s : std::max(0.0, r.total_s - enclosed[i]);
+        listed_s += own;
+        if (own > 0) non_model.push_back(RegionShare{r.name, own, own / wall_s});
     }
-    m.overlapping = top_level_s > wall_s;
-    m.outside_regions_s = std::max(0.0, wall_s - top_level_s);
+    m.model_s = coverage.model_s.value_or(outermost_model_s);
+    m.outside_regions_s = std::max(0.0, wall_s - coverage.regions_s.value_or(top_level_s));
+    // Exact when measured as unions and splits; otherwise regions on several threads may
+    // overlap, and then the sums say so.
+    m.overlapping = !(split && coverage.model_s && coverage.regions_s) &&
+                    m.model_s + listed_s + m.outside_regions_s > wall_s * (1 + 1e-9);
     if (m.outside_regions_s > 0) {
         non_model.push_back(
             RegionShare{"(outside any region)", m.outside_regions_s, m.outside_regions_s / wall_s});
@@ -120,6 +135,16 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
     if (non_model.size() > top_n) non_model.resize(top_n);
     m.top_non_model = std::move(non_model);
     return m;
+}
+
+int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logical_cpus) {
+    int threads = 1;
+    if (std::isfinite(busy_cores) && busy_cores > 0) {
+        // 1e-9: 2.1 busy cores at a 5 % tolerance is exactly 2 threads, not 3 by rounding.
+        const double k = std::ceil(busy_cores / (1 + t.above_roof_tolerance) - 1e-9);
+        threads = static_cast<int>(std::clamp(k, 1.0, 1e6));
+    }
+    return logical_cpus > 0 ? std::min(threads, logical_cpus) : threads;
 }
 
 std::span<const SystemRule> system_rules() { return rules; }
@@ -149,7 +174,7 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
             d.findings.end());
     }
     d.subject = "run";
-    d.model_share = model_share(in.regions, in.process.wall_s, in.top_regions);
+    d.model_share = model_share(in.regions, in.process.wall_s, in.top_regions, in.coverage);
     if (!d.model_share) {
         d.findings.push_back(
             Finding{FindingKind::unknown_counter,
@@ -189,7 +214,8 @@ void to_json(nlohmann::json& j, const RegionTiming& r) {
          {"parent", r.parent},
          {"model", r.model},
          {"total_s", r.total_s},
-         {"count", r.count}};
+         {"count", r.count},
+         {"non_model_s", r.non_model_s}};
 }
 void from_json(const nlohmann::json& j, RegionTiming& r) {
     j.at("name").get_to(r.name);
@@ -197,6 +223,7 @@ void from_json(const nlohmann::json& j, RegionTiming& r) {
     j.at("model").get_to(r.model);
     j.at("total_s").get_to(r.total_s);
     j.at("count").get_to(r.count);
+    get_optional(j, "non_model_s", r.non_model_s);
 }
 
 void to_json(nlohmann::json& j, const ProcessAccounting& p) {

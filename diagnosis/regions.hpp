@@ -27,6 +27,10 @@ struct RegionTiming {
     bool model = false;  // the model's own work (inference, training step), not around it
     double total_s = 0;
     std::uint64_t count = 0;
+    // Wall time in no model region that this region held (its share of instants when it was
+    // the innermost open region and no model region was open anywhere); absent when not
+    // measured, then its self time (total - enclosed regions) stands in.
+    std::optional<double> non_model_s;
 };
 
 // What the OS says about the process (rusage, procfs, perf software events) and what the
@@ -45,11 +49,33 @@ struct ProcessAccounting {
     std::optional<double> peak_rss_bytes;
 };
 
+// Wall time covered by at least one model region, and by at least one region of any kind
+// (unions over threads and nesting), when measured.
+struct Coverage {
+    std::optional<double> model_s;
+    std::optional<double> regions_s;
+};
+
 // Model share of wall time. nullopt when no region is marked as model (then the share is
 // unknown, not zero) or wall time is not positive. Throws std::invalid_argument for a
 // parent index out of range or a cycle.
+//
+// Nothing is counted twice: the model's time is the union of its regions (`coverage`), else
+// the sum of the outermost model regions; a non-model region is listed with the wall time in
+// no model region it held (non_model_s), else its self time (total - regions it encloses,
+// model ones included), and nothing inside a model region is listed. With non_model_s and
+// coverage known the model, the listed regions and the time outside every region add up to
+// the wall time; without, regions on several threads can overlap (`overlapping`).
 std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s,
-                                      std::size_t top_n = 3);
+                                      std::size_t top_n = 3, const Coverage& coverage = {});
+
+// The thread count whose roofs judge a region that kept `busy_cores` cores busy (process CPU
+// time / wall): the fewest threads k with busy_cores <= k x (1 + above_roof_tolerance), at
+// least 1 and at most `logical_cpus` (when positive). Threads, not busy core-seconds: a region
+// that waits half the time must read as far from its roof (latency bound), not be given a
+// roof half as high. The tolerance is the one that decides "above the roof", so a busy count
+// rounded down can never by itself put a region above the roof of the threads chosen.
+int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logical_cpus);
 
 // One rule of system-bound evidence: a metric of the accounting against a threshold.
 struct SystemRule {
@@ -71,6 +97,7 @@ struct RunInputs {
         footprint_bytes;  // peak memory (RSS, device memory); default: peak_rss_bytes
     std::optional<double> memory_capacity_bytes;  // the machine's (or device's) memory
     std::optional<double> memory_budget_bytes;    // the user's budget, if any
+    Coverage coverage;                            // union of model / all regions, per run
     // The diagnosis of the model's own work (e.g. its heaviest region against the roofline),
     // whose roof comparisons the run's decision may use.
     std::optional<Diagnosis> model;

@@ -107,6 +107,9 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"unclosed", r.unclosed},
          {"total_s_per_execution", r.total_s_per_execution},
          {"self_s", r.self_s},
+         {"busy_cores", r.busy_cores},
+         {"busy_cores_error", r.busy_cores_error},
+         {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
          {"durations_subsampled", r.durations_subsampled},
          {"labels", r.labels}};
@@ -124,6 +127,9 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     j.at("unclosed").get_to(r.unclosed);
     j.at("total_s_per_execution").get_to(r.total_s_per_execution);
     get_optional(j, "self_s", r.self_s);
+    get_optional(j, "busy_cores", r.busy_cores);
+    get_optional(j, "busy_cores_error", r.busy_cores_error);
+    get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);
     j.at("durations_subsampled").get_to(r.durations_subsampled);
     if (const auto it = j.find("labels"); it != j.end()) it->get_to(r.labels);

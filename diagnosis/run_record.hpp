@@ -93,6 +93,16 @@ struct RecordedRegion {
     // Mean per timed execution of the time not inside an enclosed region (push/pop ranges
     // on one thread only); absent for kernels and start/end ranges.
     std::optional<double> self_s;
+    // Cores the process kept busy while the region was open: its CPU time (all threads)
+    // over wall time, summed over instances; error bounds the interpolation of CPU-time reads
+    // (agent/measure/region.cpp). Threads outside the region's work count too. Absent when
+    // not measured (kernels, records of older versions).
+    std::optional<double> busy_cores;
+    std::optional<double> busy_cores_error;
+    // With --model-regions: mean per timed execution of the wall time in no model region
+    // that this region holds (innermost open region; shared equally with regions open at the
+    // same instant elsewhere), so that these and the model's time add up to the wall time.
+    std::optional<double> non_model_s;
     // name = path; durations_s = durations of instances (uniformly subsampled when there are
     // more than the record keeps: durations_subsampled), duration_s summarises all of them;
     // work = declared work per instance (mean when instances declared different amounts).

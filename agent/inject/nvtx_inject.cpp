@@ -11,7 +11,10 @@
 // leaves NVTX a no-op, which is what happens outside `ceiling run` (no CEILING_NVTX_DIR).
 //
 // Cost per range: a string hash with a per-thread cache, two clock reads and two 32-byte
-// stores into a mapped page; no lock and no system call except when a 4 MiB chunk fills.
+// stores into a mapped page; no lock and no system call except when a 4 MiB chunk fills,
+// and, at most once per cpu_read_interval_ns in the whole process, a read of the process's
+// CPU time (all threads), so that a range whose work runs on threads it starts is judged
+// against the roof of the cores really busy.
 // No dependency beyond libc and libstdc++, no sanitizer runtime (it is loaded into programs
 // built without one).
 
@@ -61,6 +64,7 @@ struct Globals {
     int pid = 0;
     std::uint64_t load_ns = 0;
     std::atomic<std::uint64_t> next_range_id{1};
+    std::atomic<std::int64_t> last_cpu_read_ns{0};  // process-wide: one read serves all threads
     pthread_mutex_t strings_mutex = PTHREAD_MUTEX_INITIALIZER;
     int strings_fd = -1;
     std::unordered_map<std::string, std::uint32_t>* strings = nullptr;
@@ -232,24 +236,45 @@ void emit(EventKind kind, std::int64_t t, std::uint32_t string, std::uint32_t do
     *static_cast<volatile std::uint8_t*>(&e->kind) = static_cast<std::uint8_t>(kind);
 }
 
-// Push: the name is interned before the clock is read and pop reads the clock first, so our
-// own work stays outside the measured range.
+// The process's CPU time when the last read is at least cpu_read_interval_ns old (one thread
+// wins the exchange; the others go on). The event is stamped with the middle of the system
+// call, and returns the time after it, so that a range opened next starts after our work.
+std::int64_t read_cpu_if_due(std::int64_t t) {
+    std::int64_t last = g->last_cpu_read_ns.load(std::memory_order_relaxed);
+    if (t - last < ceiling::inject::cpu_read_interval_ns ||
+        !g->last_cpu_read_ns.compare_exchange_strong(last, t, std::memory_order_relaxed))
+        return t;
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    const std::int64_t after = now_ns();
+    emit(EventKind::cpu_time, t + (after - t) / 2, 0, 0,
+         static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec));
+    return after;
+}
+
+// Push: the name is interned and the CPU time read before the clock, and pop reads the clock
+// first, so our own work stays outside the measured range.
 int push(std::uint32_t string, std::uint32_t domain) {
-    emit(EventKind::push, now_ns(), string, domain, 0);
+    emit(EventKind::push, read_cpu_if_due(now_ns()), string, domain, 0);
     return state.depth++;
 }
 int pop(std::uint32_t domain) {
     const std::int64_t t = now_ns();
     if (state.depth == 0) return -1;  // unbalanced pop: NVTX reports an error, so do we
     emit(EventKind::pop, t, 0, domain, 0);
+    read_cpu_if_due(t);
     return --state.depth;
 }
 nvtxRangeId_t start(std::uint32_t string, std::uint32_t domain) {
     const std::uint64_t id = g->next_range_id.fetch_add(1, std::memory_order_relaxed);
-    emit(EventKind::start, now_ns(), string, domain, id);
+    emit(EventKind::start, read_cpu_if_due(now_ns()), string, domain, id);
     return id;
 }
-void end(nvtxRangeId_t id, std::uint32_t domain) { emit(EventKind::end, now_ns(), 0, domain, id); }
+void end(nvtxRangeId_t id, std::uint32_t domain) {
+    const std::int64_t t = now_ns();
+    emit(EventKind::end, t, 0, domain, id);
+    read_cpu_if_due(t);
+}
 void mark(std::uint32_t string, std::uint32_t domain) {
     emit(EventKind::mark, now_ns(), string, domain, 0);
 }
@@ -312,6 +337,7 @@ void after_fork_parent() { pthread_mutex_unlock(&g->strings_mutex); }
 void after_fork_child() {
     g->pid = static_cast<int>(::getpid());
     g->load_ns = static_cast<std::uint64_t>(now_ns());
+    g->last_cpu_read_ns.store(0, std::memory_order_relaxed);  // a new process: a new CPU clock
     if (g->strings_fd >= 0) ::close(g->strings_fd);
     open_strings_file();
     for (std::size_t i = 0; i < g->by_id->size(); ++i)

@@ -6,9 +6,11 @@
 #include <cmath>
 #include <fstream>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "agent/inject/nvtx_event_format.hpp"
+#include "agent/measure/cumulative_timeline.hpp"
 
 namespace ceiling::measure {
 
@@ -139,7 +141,7 @@ std::string image_key(int pid, std::uint64_t load_ns) {
 
 }  // namespace
 
-NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
+NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus) {
     NvtxCapture cap;
     std::error_code ec;
     std::map<std::string, std::map<std::uint32_t, std::string>> strings;    // image -> id -> text
@@ -185,6 +187,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
     // start/end ranges of each image, keyed by range id; paired after all threads are read.
     std::map<std::string, std::unordered_map<std::uint64_t, RegionInstance>> started;
     std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> ended;
+    // Each image's process CPU-time reads, and the image of each instance (same order).
+    std::map<std::string, std::vector<TimelinePoint>> cpu_reads;
+    std::vector<const std::string*> instance_image;
 
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
@@ -234,6 +239,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
                         r.end_ns = e.t_ns;
                         if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
                         cap.instances.push_back(std::move(r));
+                        instance_image.push_back(&image);
                         break;
                     }
                     case EventKind::start: {
@@ -267,6 +273,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
                         cap.thread_names[{c.header.pid, static_cast<int>(e.range_id)}] =
                             resolve(image, e.string).name;
                         break;
+                    case EventKind::cpu_time:
+                        cpu_reads[image].push_back({e.t_ns, static_cast<double>(e.range_id) * 1e-9});
+                        break;
                     default:
                         break;
                 }
@@ -281,6 +290,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
                 r.unclosed = true;
                 if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
                 cap.instances.push_back(std::move(r));
+                instance_image.push_back(&image);
             }
         }
     }
@@ -291,6 +301,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
             if (it == open.end()) continue;  // started before a fork, in the parent image
             it->second.end_ns = t;
             cap.instances.push_back(std::move(it->second));
+            instance_image.push_back(&image);
             open.erase(it);
         }
     }
@@ -299,7 +310,23 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns) {
             r.end_ns = std::max(end_ns, r.start_ns);
             r.unclosed = true;
             cap.instances.push_back(std::move(r));
+            instance_image.push_back(&image);
         }
+    // The process's CPU time over each instance. A process keeps at most all CPUs busy, which
+    // bounds how far the reads around an instant can be off (cumulative_timeline.hpp).
+    const double cores = cpus > 0 ? cpus : std::max(1u, std::thread::hardware_concurrency());
+    std::map<std::string, CumulativeTimeline> cpu_timelines;
+    for (auto& [image, reads] : cpu_reads)
+        cpu_timelines.emplace(image, CumulativeTimeline(std::move(reads), cores));
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        const auto t = cpu_timelines.find(*instance_image[i]);
+        if (t == cpu_timelines.end()) continue;
+        auto& r = cap.instances[i];
+        if (const auto cpu = t->second.between(r.start_ns, r.end_ns)) {
+            r.cpu_s = cpu->value;
+            r.cpu_error_s = cpu->error;
+        }
+    }
     std::sort(cap.instances.begin(), cap.instances.end(),
               [](const RegionInstance& a, const RegionInstance& b) {
                   if (a.pid != b.pid) return a.pid < b.pid;
@@ -335,95 +362,6 @@ double covered_s(const NvtxCapture& capture,
     }
     if (open) total += cur_end - cur_begin;
     return static_cast<double>(total) * 1e-9;
-}
-
-std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
-                                              const std::optional<std::regex>& model,
-                                              std::size_t durations_limit) {
-    struct Acc {
-        RecordedRegion region;
-        std::vector<double> durations;
-        std::set<std::pair<int, int>> threads;
-        std::set<int> processes;
-        double self_s = 0;
-        bool any_push_pop = false;
-        double ops = 0, bytes = 0, working_set = 0;
-        std::size_t with_work = 0;
-        std::optional<Work> first_work;
-        std::int64_t first_start = 0;
-        std::size_t first_execution = 0;
-    };
-    std::map<std::string, Acc> by_path;
-    const std::size_t n = executions.size();
-    for (std::size_t x = 0; x < n; ++x) {
-        for (const auto& r : executions[x]->instances) {
-            auto [it, inserted] = by_path.try_emplace(r.path);
-            Acc& a = it->second;
-            if (inserted) {
-                a.region.kind = RegionKind::range;
-                a.region.path = r.path;
-                a.region.name = r.name;
-                a.region.parent = r.parent;
-                a.region.domain = r.domain;
-                a.region.total_s_per_execution.assign(n, 0.0);
-                a.first_start = r.start_ns;
-                a.first_execution = x;
-            }
-            const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
-            a.durations.push_back(d);
-            a.region.total_s_per_execution[x] += d;
-            a.region.instances += 1;
-            a.region.unclosed = a.region.unclosed || r.unclosed;
-            a.threads.insert({r.pid, r.tid});
-            a.processes.insert(r.pid);
-            if (r.push_pop) {
-                a.any_push_pop = true;
-                a.self_s += d - static_cast<double>(r.child_ns) * 1e-9;
-            }
-            if (r.work) {
-                a.ops += r.work->ops;
-                a.bytes += r.work->compulsory_bytes;
-                a.working_set = std::max(a.working_set, r.work->working_set_bytes);
-                if (!a.first_work) a.first_work = r.work;
-                ++a.with_work;
-            }
-        }
-    }
-    std::vector<Acc*> order;
-    for (auto& [path, a] : by_path) order.push_back(&a);
-    // Timeline order: the region that started first comes first, an enclosing region before
-    // what it encloses.
-    std::sort(order.begin(), order.end(), [](const Acc* a, const Acc* b) {
-        if (a->first_execution != b->first_execution)
-            return a->first_execution < b->first_execution;
-        if (a->first_start != b->first_start) return a->first_start < b->first_start;
-        return a->region.path.size() < b->region.path.size();
-    });
-    std::vector<RecordedRegion> out;
-    for (Acc* a : order) {
-        RecordedRegion r = std::move(a->region);
-        r.threads = static_cast<int>(a->threads.size());
-        r.processes = static_cast<int>(a->processes.size());
-        r.model = model && is_model_region(*model, r.name, r.path);
-        if (a->any_push_pop && n > 0) r.self_s = a->self_s / static_cast<double>(n);
-        r.measurement.name = r.path;
-        r.measurement.threads = r.threads;
-        if (a->with_work > 0) {
-            // Work per instance: the mean when instances declared different amounts, so
-            // that work x instances is the total work.
-            Work w = *a->first_work;
-            const auto k = static_cast<double>(a->with_work);
-            w.ops = a->ops / k;
-            w.compulsory_bytes = a->bytes / k;
-            w.working_set_bytes = a->working_set;
-            r.measurement.work = w;
-        }
-        if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
-        r.durations_subsampled = a->durations.size() > durations_limit;
-        r.measurement.durations_s = subsample(a->durations, durations_limit);
-        out.push_back(std::move(r));
-    }
-    return out;
 }
 
 }  // namespace ceiling::measure

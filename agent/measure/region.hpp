@@ -37,6 +37,13 @@ struct DeclaredName {
 };
 DeclaredName parse_declared_work(std::string_view message);
 
+// An amount counted while an instance was open; the true amount lies within value +- error.
+struct CountedAmount {
+    double value = 0;
+    double error = 0;
+    bool low_confidence = false;  // multiplexed too thinly, or a proxy (bytes from cache misses)
+};
+
 struct RegionInstance {
     std::string name;    // declared-work group removed
     std::string path;    // enclosing names on this thread and domain, then name, '/'-joined
@@ -51,6 +58,15 @@ struct RegionInstance {
     int depth = 0;
     bool push_pop = true;   // false: a start/end range (may end on another thread)
     bool unclosed = false;  // still open when its process ended; ends at the program's end
+    // CPU time of its whole process (every thread, not only this one) while it was open,
+    // interpolated from the injection library's CPU-time reads; the true value lies within
+    // cpu_s +- cpu_error_s. Absent when the image recorded no CPU-time read.
+    std::optional<double> cpu_s;
+    double cpu_error_s = 0;
+    // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
+    // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
+    std::optional<CountedAmount> counted_ops;
+    std::optional<CountedAmount> counted_bytes;
 };
 
 struct MarkInstance {
@@ -70,11 +86,16 @@ struct NvtxCapture {
 };
 
 // Reads a capture directory after the program ended at `end_ns`; open ranges end there.
-NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns);
+// `cpus`: the most cores the program could keep busy, which bounds the error of CPU time
+// between reads (0: this machine's logical CPUs).
+NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
 
-// The record's regions from the captures of the timed executions: instance counts, per
-// execution totals, self time, instance durations (at most `durations_limit` kept),
-// declared work per instance. `model` marks the regions whose name or path it matches.
+// The record's regions from the captures of the timed executions, depth first (each region
+// right after the one enclosing it, siblings in the order they first started): instance
+// counts, per execution totals, self time, instance durations (at most `durations_limit`
+// kept), declared work per instance, busy cores, counted work (where every instance has a
+// count). `model` marks the regions whose name or path it matches and, when given, splits the
+// wall time in no model region among the regions that held it (RecordedRegion::non_model_s).
 std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
                                               const std::optional<std::regex>& model,
                                               std::size_t durations_limit = 10000);

@@ -1,6 +1,7 @@
 #include "agent/measure/region_diagnosis.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <thread>
 
@@ -61,6 +62,78 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     return p;
 }
 
+// Whether a PMU counted anything in this record: then a region without counts lacks them for
+// another reason than "no PMU here".
+bool pmu_counted(const RunRecord& r) {
+    auto counted = [](const CounterValue& c) {
+        return c.source == Source::pmu && (c.name == "fp_ops" || c.name == "dram_bytes");
+    };
+    if (std::any_of(r.whole.counters.begin(), r.whole.counters.end(), counted)) return true;
+    return std::any_of(r.regions.begin(), r.regions.end(), [](const RecordedRegion& g) {
+        return g.measurement.measured_ops_source == Source::pmu ||
+               g.measurement.measured_bytes_source == Source::pmu;
+    });
+}
+
+// A range that neither declares its work nor was counted: said so, with what to do, instead
+// of leaving the region out of the diagnosis.
+Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
+    Diagnosis d;
+    d.subject = reg.path;
+    d.diagnosis = "unknown";
+    d.verdict = Verdict::unknown;
+    d.observation =
+        counted ? "no work declared, and the PMU's counts could not be given to every instance of "
+                  "it (an instance outside the sampled counts); declare `{ops=... bytes=...}`"
+                : "no work declared and no PMU here; declare `{ops=... bytes=...}` or run where "
+                  "`ceiling doctor` finds a PMU";
+    d.first_move = "declare the region's work or count it, then judge it";
+    if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
+    return d;
+}
+
+std::string fixed2(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
+// A region is judged against the roofs of the threads that were really busy while it was
+// open (roof_threads_for_busy_cores), not of the threads that recorded it: a range pushed
+// on the main thread around work on threads it starts was recorded by one thread.
+std::optional<Diagnosis> judge_region(const MachineProfile& profile, const RecordedRegion& reg,
+                                      const Thresholds& t, bool counted) {
+    const Measurement& given = reg.measurement;
+    const bool known = given.work || given.measured_ops || given.measured_bytes;
+    if (!known) {
+        if (reg.kind == RegionKind::range) return work_unknown(reg, counted);
+        return std::nullopt;
+    }
+    if (given.duration_s.count == 0) return std::nullopt;
+    const bool host = !(given.work && given.work->device == Device::gpu);
+    if (reg.kind != RegionKind::range || !host) return diagnose_kernel(profile, given, t);
+
+    Measurement m = given;
+    std::string why;
+    if (reg.busy_cores) {
+        m.threads = roof_threads_for_busy_cores(*reg.busy_cores, t, profile.host.logical_cpus);
+        why = "judged against the " + std::to_string(m.threads) + "-thread roof: " +
+              fixed2(*reg.busy_cores) + " cores busy";
+        if (reg.busy_cores_error && *reg.busy_cores_error >= 0.005)
+            why += " (+-" + fixed2(*reg.busy_cores_error) + ")";
+        why += " (CPU time of the whole process / wall time while it was open)";
+    } else {
+        m.threads = std::max(1, reg.threads);
+        why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
+              "-thread roof of the threads that recorded it";
+    }
+    Diagnosis d = diagnose_kernel(profile, m, t);
+    // First among the findings: it says which roof every fraction is of.
+    d.findings.push_back(Finding{FindingKind::assumption, why});
+    std::rotate(d.findings.rbegin(), d.findings.rbegin() + 1, d.findings.rend());
+    return d;
+}
+
 }  // namespace
 
 std::optional<double> peak_memory_bytes(const RunRecord& r) {
@@ -75,12 +148,14 @@ std::optional<bool> budgets_met(const RunRecord& record) {
 void judge_record(RunRecord& record) {
     const Thresholds& t = record.thresholds;
     record.region_diagnoses.clear();
-    // Regions and kernels with known work, against the roofline.
-    if (record.machine_profile)
+    // Regions and kernels with known work (declared, analytic or counted) against the
+    // roofline; ranges without say what is missing.
+    if (record.machine_profile) {
+        const bool counted = pmu_counted(record);
         for (const auto& reg : record.regions)
-            if (reg.measurement.work && reg.measurement.duration_s.count > 0)
-                record.region_diagnoses.push_back(
-                    {reg.path, diagnose_kernel(*record.machine_profile, reg.measurement, t)});
+            if (auto d = judge_region(*record.machine_profile, reg, t, counted))
+                record.region_diagnoses.push_back({reg.path, std::move(*d)});
+    }
 
     RunInputs in;
     in.process = accounting_of(record);
@@ -95,8 +170,13 @@ void judge_record(RunRecord& record) {
         rt.total_s = mean(reg.total_s_per_execution);
         const auto runs = std::max<std::size_t>(1, reg.total_s_per_execution.size());
         rt.count = reg.instances / runs;
+        rt.non_model_s = reg.non_model_s;
         in.regions.push_back(std::move(rt));
     }
+    if (!record.model_time_s_per_execution.empty())
+        in.coverage.model_s = mean(record.model_time_s_per_execution);
+    if (!record.region_time_s_per_execution.empty())
+        in.coverage.regions_s = mean(record.region_time_s_per_execution);
     in.footprint_bytes = in.process.peak_rss_bytes;
     if (record.machine_profile && record.machine_profile->host.memory_bytes > 0)
         in.memory_capacity_bytes = static_cast<double>(record.machine_profile->host.memory_bytes);
@@ -107,6 +187,7 @@ void judge_record(RunRecord& record) {
     for (const auto& v : record.region_diagnoses) {
         const RecordedRegion* reg = record.region(v.path);
         if (!reg || !(reg->model || record.kind == RecordKind::suite)) continue;
+        if (v.diagnosis.roofs.empty()) continue;  // its work is unknown: nothing to stand for
         const double s = mean(reg->total_s_per_execution);
         if (s > heaviest_s) {
             heaviest_s = s;

@@ -32,18 +32,20 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
     const double runs = std::max<double>(1.0, static_cast<double>(r.timed_executions().size()));
     const double wall = r.whole.duration_s.count ? r.whole.duration_s.mean : std::nan("");
     h << "<table><tr><th>region</th><th>count/run</th><th>total/run</th><th>of wall</th><th>self/run</th>"
-         "<th>p50</th><th>p99</th><th>declared work/instance</th></tr>\n";
-    for (const auto& reg : r.regions) {
+         "<th>busy cores</th><th>p50</th><th>p99</th><th>declared work/instance</th></tr>\n";
+    for (const auto& [region, depth] : region_tree(r)) {
+        const RecordedRegion& reg = *region;
         const auto& d = reg.measurement.duration_s;
         const double total = mean(reg.total_s_per_execution);
         std::string work = "-";
         if (reg.measurement.work)
             work = si(reg.measurement.work->ops, "op") + ", " + bytes(reg.measurement.work->compulsory_bytes);
-        h << "<tr><td style=\"padding-left:" << 8 + 16 * region_depth(r, reg) << "px\""
+        h << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\""
           << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name) << "</td><td class=\"n\">"
           << fixed(static_cast<double>(reg.instances) / runs, 1) << "</td><td class=\"n\">" << duration(total)
           << "</td><td class=\"n\">" << percent(total / wall) << "</td><td class=\"n\">"
           << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
+          << (reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-") << "</td><td class=\"n\">"
           << (d.count ? duration(d.median) : "-") << "</td><td class=\"n\">" << (d.count ? duration(d.p99) : "-")
           << "</td><td class=\"n\">" << xml_escape(work) << "</td></tr>\n";
     }

@@ -137,6 +137,31 @@ int region_depth(const RunRecord& record, const RecordedRegion& region) {
     return depth;
 }
 
+std::vector<RegionRow> region_tree(const RunRecord& record) {
+    std::map<std::string, std::vector<const RecordedRegion*>> children;
+    std::vector<const RecordedRegion*> roots;
+    for (const auto& reg : record.regions) {
+        if (!reg.parent.empty() && reg.parent != reg.path && record.region(reg.parent))
+            children[reg.parent].push_back(&reg);
+        else
+            roots.push_back(&reg);
+    }
+    std::vector<RegionRow> rows;
+    std::set<const RecordedRegion*> seen;  // a damaged record's parent cycle ends here
+    std::vector<RegionRow> pending;
+    for (auto it = roots.rbegin(); it != roots.rend(); ++it) pending.push_back({*it, 0});
+    while (!pending.empty()) {
+        const RegionRow row = pending.back();
+        pending.pop_back();
+        if (!seen.insert(row.region).second) continue;
+        rows.push_back(row);
+        const auto c = children.find(row.region->path);
+        if (c == children.end()) continue;
+        for (auto it = c->second.rbegin(); it != c->second.rend(); ++it) pending.push_back({*it, row.depth + 1});
+    }
+    return rows;
+}
+
 void render_run_summary(const RunRecord& r, std::ostream& out) {
     const std::string what = r.kind == RecordKind::suite ? "ceiling suite" : "ceiling run";
     out << what << ": " << command_line(r.command);
@@ -182,13 +207,15 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             .column("total", TextTable::Align::right)
             .column("of wall", TextTable::Align::right)
             .column("self", TextTable::Align::right)
+            .column("busy cores", TextTable::Align::right)
             .column("p50", TextTable::Align::right)
             .column("p99", TextTable::Align::right)
             .column("declared rate", TextTable::Align::right);
-        for (const auto& reg : r.regions) {
+        for (const auto& [region, depth] : region_tree(r)) {
+            const RecordedRegion& reg = *region;
             const double total = mean(reg.total_s_per_execution);
             const auto& d = reg.measurement.duration_s;
-            std::string label(static_cast<std::size_t>(2 * region_depth(r, reg)), ' ');
+            std::string label(static_cast<std::size_t>(2 * depth), ' ');
             label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
             std::string rate = "-";
             if (reg.measurement.work && d.count > 0 && total > 0) {
@@ -200,7 +227,8 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             const double per_run = static_cast<double>(reg.instances) / n;
             t.row({label, fixed(per_run, per_run == std::floor(per_run) ? 0 : 1),
                    duration(total), wall.count ? percent(total / wall.mean) : "-",
-                   reg.self_s ? duration(*reg.self_s) : "-", d.count ? duration(d.median) : "-",
+                   reg.self_s ? duration(*reg.self_s) : "-", reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-",
+                   d.count ? duration(d.median) : "-",
                    d.count ? duration(d.p99) : "-", rate});
         }
         t.render(out);

@@ -29,4 +29,12 @@ std::optional<double> counter_total(const RunRecord& record, const std::string& 
 // The depth of a region in its record's nesting (0 at top level).
 int region_depth(const RunRecord& record, const RecordedRegion& region);
 
+// The record's regions depth first: each region right after its parent, siblings in the
+// record's order (a region whose parent is not in the record is a root), with its depth.
+struct RegionRow {
+    const RecordedRegion* region = nullptr;
+    int depth = 0;
+};
+std::vector<RegionRow> region_tree(const RunRecord& record);
+
 }  // namespace ceiling::output

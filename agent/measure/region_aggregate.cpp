@@ -1,0 +1,258 @@
+// Region instances of the timed executions -> the record's RecordedRegions (region.hpp).
+#include <algorithm>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "agent/measure/region.hpp"
+
+namespace ceiling::measure {
+
+namespace {
+
+// Wall time of one execution in no model region, split among the regions that held it: at
+// each instant the innermost open push/pop range of every thread (and domain) and every open
+// start/end range share it equally. Instants inside a model region (on any thread) are the
+// model's, instants in no region are nobody's, so these shares, the model's time and the
+// time outside every region add up to the wall time, however regions nest or overlap.
+std::vector<double> non_model_split(const NvtxCapture& c, const std::vector<std::size_t>& region_of,
+                                    const std::vector<bool>& model, std::size_t regions) {
+    struct Boundary {
+        std::int64_t t;
+        bool start;
+        std::size_t instance;
+    };
+    std::vector<Boundary> bounds;
+    bounds.reserve(2 * c.instances.size());
+    for (std::size_t i = 0; i < c.instances.size(); ++i) {
+        bounds.push_back({c.instances[i].start_ns, true, i});
+        bounds.push_back({c.instances[i].end_ns, false, i});
+    }
+    // Starts first at one instant, so a zero-length instance opens before it closes.
+    std::sort(bounds.begin(), bounds.end(), [](const Boundary& a, const Boundary& b) {
+        return a.t != b.t ? a.t < b.t : a.start > b.start;
+    });
+    std::map<std::tuple<int, int, std::string>, std::size_t> lane_of;
+    std::vector<std::vector<std::size_t>> lanes;  // open push/pop instances, outermost first
+    std::set<std::size_t> open_lanes, open_free;  // lanes with an open range; start/end ranges
+    std::vector<std::size_t> lane_index(c.instances.size(), 0);
+    for (std::size_t i = 0; i < c.instances.size(); ++i) {
+        const auto& r = c.instances[i];
+        if (!r.push_pop) continue;
+        const auto [it, inserted] = lane_of.try_emplace({r.pid, r.tid, r.domain}, lanes.size());
+        if (inserted) lanes.emplace_back();
+        lane_index[i] = it->second;
+    }
+    std::vector<double> split(regions, 0.0);
+    std::size_t open_model = 0;
+    std::int64_t previous = bounds.empty() ? 0 : bounds.front().t;
+    for (const auto& b : bounds) {
+        const auto held = open_lanes.size() + open_free.size();
+        if (b.t > previous && open_model == 0 && held > 0) {
+            const double share = static_cast<double>(b.t - previous) * 1e-9 / static_cast<double>(held);
+            for (const std::size_t l : open_lanes) split[region_of[lanes[l].back()]] += share;
+            for (const std::size_t i : open_free) split[region_of[i]] += share;
+        }
+        previous = b.t;
+        const auto& r = c.instances[b.instance];
+        if (model[b.instance]) b.start ? ++open_model : --open_model;
+        if (!r.push_pop) {
+            b.start ? (void)open_free.insert(b.instance) : (void)open_free.erase(b.instance);
+            continue;
+        }
+        auto& lane = lanes[lane_index[b.instance]];
+        if (b.start) {
+            lane.push_back(b.instance);
+            open_lanes.insert(lane_index[b.instance]);
+        } else {
+            // Ranges of a lane nest, but one ending at the same instant as its parent may
+            // come second: remove this very instance.
+            const auto it = std::find(lane.rbegin(), lane.rend(), b.instance);
+            if (it != lane.rend()) lane.erase(std::next(it).base());
+            if (lane.empty()) open_lanes.erase(lane_index[b.instance]);
+        }
+    }
+    return split;
+}
+
+// Work counted over every instance, or nothing: a partial sum would understate the work.
+struct CountSum {
+    double value = 0, error = 0;
+    std::size_t n = 0;
+    bool low_confidence = false;
+    void add(const std::optional<CountedAmount>& a) {
+        if (!a) return;
+        value += a->value;
+        error += a->error;
+        low_confidence = low_confidence || a->low_confidence;
+        ++n;
+    }
+};
+
+// A count attributed by interpolation is believed only while its bound is small beside it.
+constexpr double attribution_error_trusted = 0.10;
+
+void add_counted(Measurement& m, const CountSum& s, std::size_t instances, const char* name,
+                 const char* unit, std::optional<double>& per_instance,
+                 std::optional<Source>& source) {
+    if (instances == 0 || s.n != instances) return;
+    per_instance = s.value / static_cast<double>(instances);
+    source = Source::pmu;
+    CounterValue c;
+    c.name = name;
+    c.value = s.value;
+    c.unit = unit;
+    c.source = Source::pmu;
+    c.low_confidence = s.low_confidence || s.error > attribution_error_trusted * s.value;
+    m.counters.push_back(c);
+    c.name = std::string(name) + "_error";  // the attribution's bound, as counted
+    c.value = s.error;
+    m.counters.push_back(c);
+}
+
+}  // namespace
+
+std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
+                                              const std::optional<std::regex>& model,
+                                              std::size_t durations_limit) {
+    struct Acc {
+        RecordedRegion region;
+        std::size_t index = 0;
+        std::vector<double> durations;
+        std::set<std::pair<int, int>> threads;
+        std::set<int> processes;
+        double self_s = 0;
+        bool any_push_pop = false;
+        double ops = 0, bytes = 0, working_set = 0;
+        std::size_t with_work = 0;
+        std::optional<Work> first_work;
+        std::int64_t first_start = 0;
+        std::size_t first_execution = 0;
+        double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0;
+        std::size_t with_cpu = 0;
+        CountSum counted_ops, counted_bytes;
+        double non_model_s = 0;
+    };
+    std::map<std::string, Acc> by_path;
+    std::vector<Acc*> by_index;
+    const std::size_t n = executions.size();
+    for (std::size_t x = 0; x < n; ++x) {
+        const NvtxCapture& c = *executions[x];
+        std::vector<std::size_t> region_of(c.instances.size());
+        std::vector<bool> is_model(c.instances.size(), false);
+        for (std::size_t i = 0; i < c.instances.size(); ++i) {
+            const auto& r = c.instances[i];
+            auto [it, inserted] = by_path.try_emplace(r.path);
+            Acc& a = it->second;
+            if (inserted) {
+                a.index = by_index.size();
+                by_index.push_back(&a);
+                a.region.kind = RegionKind::range;
+                a.region.path = r.path;
+                a.region.name = r.name;
+                a.region.parent = r.parent;
+                a.region.domain = r.domain;
+                a.region.total_s_per_execution.assign(n, 0.0);
+                a.first_start = r.start_ns;
+                a.first_execution = x;
+            }
+            region_of[i] = a.index;
+            is_model[i] = model && is_model_region(*model, r.name, r.path);
+            const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
+            a.durations.push_back(d);
+            a.region.total_s_per_execution[x] += d;
+            a.region.instances += 1;
+            a.region.unclosed = a.region.unclosed || r.unclosed;
+            a.threads.insert({r.pid, r.tid});
+            a.processes.insert(r.pid);
+            if (r.push_pop) {
+                a.any_push_pop = true;
+                a.self_s += d - static_cast<double>(r.child_ns) * 1e-9;
+            }
+            if (r.work) {
+                a.ops += r.work->ops;
+                a.bytes += r.work->compulsory_bytes;
+                a.working_set = std::max(a.working_set, r.work->working_set_bytes);
+                if (!a.first_work) a.first_work = r.work;
+                ++a.with_work;
+            }
+            if (r.cpu_s) {
+                a.cpu_s += *r.cpu_s;
+                a.cpu_error_s += r.cpu_error_s;
+                a.cpu_wall_s += d;
+                ++a.with_cpu;
+            }
+            a.counted_ops.add(r.counted_ops);
+            a.counted_bytes.add(r.counted_bytes);
+        }
+        if (model) {
+            const auto split = non_model_split(c, region_of, is_model, by_index.size());
+            for (std::size_t k = 0; k < split.size(); ++k) by_index[k]->non_model_s += split[k];
+        }
+    }
+    std::vector<Acc*> order = by_index;
+    // Timeline order: the region that started first comes first, an enclosing region before
+    // what it encloses.
+    std::sort(order.begin(), order.end(), [](const Acc* a, const Acc* b) {
+        if (a->first_execution != b->first_execution)
+            return a->first_execution < b->first_execution;
+        if (a->first_start != b->first_start) return a->first_start < b->first_start;
+        return a->region.path.size() < b->region.path.size();
+    });
+    // Then depth first, so that a table indented by depth shows each region under its own
+    // parent: children right after their parent, in timeline order among themselves.
+    std::map<std::string, std::vector<Acc*>> children;
+    std::vector<Acc*> roots;
+    for (Acc* a : order) {
+        if (!a->region.parent.empty() && by_path.count(a->region.parent))
+            children[a->region.parent].push_back(a);
+        else
+            roots.push_back(a);
+    }
+    std::vector<Acc*> tree;
+    std::vector<Acc*> pending(roots.rbegin(), roots.rend());
+    while (!pending.empty()) {
+        Acc* a = pending.back();
+        pending.pop_back();
+        tree.push_back(a);
+        const auto it = children.find(a->region.path);
+        if (it != children.end()) pending.insert(pending.end(), it->second.rbegin(), it->second.rend());
+    }
+
+    std::vector<RecordedRegion> out;
+    for (Acc* a : tree) {
+        RecordedRegion r = std::move(a->region);
+        r.threads = static_cast<int>(a->threads.size());
+        r.processes = static_cast<int>(a->processes.size());
+        r.model = model && is_model_region(*model, r.name, r.path);
+        if (a->any_push_pop && n > 0) r.self_s = a->self_s / static_cast<double>(n);
+        if (model && n > 0) r.non_model_s = a->non_model_s / static_cast<double>(n);
+        if (a->with_cpu > 0 && a->cpu_wall_s > 0) {
+            r.busy_cores = a->cpu_s / a->cpu_wall_s;
+            r.busy_cores_error = a->cpu_error_s / a->cpu_wall_s;
+        }
+        r.measurement.name = r.path;
+        r.measurement.threads = r.threads;
+        if (a->with_work > 0) {
+            // Work per instance: the mean when instances declared different amounts, so
+            // that work x instances is the total work.
+            Work w = *a->first_work;
+            const auto k = static_cast<double>(a->with_work);
+            w.ops = a->ops / k;
+            w.compulsory_bytes = a->bytes / k;
+            w.working_set_bytes = a->working_set;
+            r.measurement.work = w;
+        }
+        add_counted(r.measurement, a->counted_ops, r.instances, "fp_ops", "flop",
+                    r.measurement.measured_ops, r.measurement.measured_ops_source);
+        add_counted(r.measurement, a->counted_bytes, r.instances, "dram_bytes", "bytes",
+                    r.measurement.measured_bytes, r.measurement.measured_bytes_source);
+        if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
+        r.durations_subsampled = a->durations.size() > durations_limit;
+        r.measurement.durations_s = subsample(a->durations, durations_limit);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+}  // namespace ceiling::measure

@@ -1,0 +1,77 @@
+#pragma once
+// Writes NVTX capture directories in the injection library's format
+// (agent/inject/nvtx_event_format.hpp), so the reader is tested on recorded events.
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/inject/nvtx_event_format.hpp"
+
+namespace ceiling::testing {
+
+class CaptureFiles {
+  public:
+    CaptureFiles() {
+        std::string t = (std::filesystem::temp_directory_path() / "ceiling-capture-XXXXXX").string();
+        path_ = mkdtemp(t.data());
+    }
+    ~CaptureFiles() { std::filesystem::remove_all(path_); }
+    CaptureFiles(const CaptureFiles&) = delete;
+    CaptureFiles& operator=(const CaptureFiles&) = delete;
+    const std::filesystem::path& path() const { return path_; }
+
+    void strings(int pid, std::uint64_t load, const std::map<std::uint32_t, std::string>& s) const {
+        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + ".str"),
+                          std::ios::binary);
+        for (const auto& [id, text] : s) {
+            const auto len = static_cast<std::uint32_t>(text.size());
+            out.write(reinterpret_cast<const char*>(&id), 4)
+                .write(reinterpret_cast<const char*>(&len), 4)
+                << text;
+        }
+    }
+    void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk,
+                const std::vector<inject::Event>& ev) const {
+        inject::EventFileHeader h;
+        h.pid = pid;
+        h.tid = tid;
+        h.load_ns = load;
+        h.capacity = ev.size() + 4;  // zero-filled tail, as the library leaves it
+        h.chunk = chunk;
+        h.event_bytes = sizeof(inject::Event);
+        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + "-" +
+                                   std::to_string(tid) + "-" + std::to_string(chunk) + ".evt"),
+                          std::ios::binary);
+        out.write(reinterpret_cast<const char*>(&h), sizeof h);
+        std::vector<inject::Event> all = ev;
+        all.resize(h.capacity, inject::Event{});
+        out.write(reinterpret_cast<const char*>(all.data()),
+                  static_cast<std::streamsize>(all.size() * sizeof(inject::Event)));
+    }
+
+  private:
+    std::filesystem::path path_;
+};
+
+inline inject::Event event(inject::EventKind k, std::int64_t t, std::uint32_t string = 0,
+                           std::uint64_t range = 0) {
+    inject::Event e{};
+    e.t_ns = t;
+    e.kind = static_cast<std::uint8_t>(k);
+    e.string = string;
+    e.range_id = range;
+    return e;
+}
+
+// The process's CPU time (ns) read at t, as the library records it.
+inline inject::Event cpu_read(std::int64_t t, std::int64_t cpu_ns) {
+    return event(inject::EventKind::cpu_time, t, 0, static_cast<std::uint64_t>(cpu_ns));
+}
+
+}  // namespace ceiling::testing

@@ -1,0 +1,379 @@
+// What a region is judged with: busy cores from the process's CPU-time reads, counted work
+// attributed from PMU samples, non-model time split among regions, the roof of the threads
+// really busy, an explicit unknown for regions with no work, and the region tree in output.
+// Everything is fed through recorded event files and synthetic counter readings.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "agent/measure/cumulative_timeline.hpp"
+#include "agent/measure/region.hpp"
+#include "agent/measure/region_counters.hpp"
+#include "agent/measure/region_diagnosis.hpp"
+#include "agent/output/html_report.hpp"
+#include "agent/output/run_summary.hpp"
+#include "tests/unit/agent/nvtx_capture_files.hpp"
+#include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+using inject::EventKind;
+using testing::CaptureFiles;
+using testing::cpu_read;
+using testing::event;
+
+std::map<std::string, const RecordedRegion*> by_path(const std::vector<RecordedRegion>& regions) {
+    std::map<std::string, const RecordedRegion*> m;
+    for (const auto& r : regions) m[r.path] = &r;
+    return m;
+}
+
+TEST(CumulativeTimeline, InterpolatesWithinWhatMonotonicityAllows) {
+    const CumulativeTimeline counts({{200, 300}, {0, 0}, {100, 100}}, std::nullopt);
+    EXPECT_DOUBLE_EQ(counts.at(100)->value, 100);
+    EXPECT_DOUBLE_EQ(counts.at(100)->error, 0);
+    EXPECT_DOUBLE_EQ(counts.at(50)->value, 50);
+    EXPECT_DOUBLE_EQ(counts.at(50)->error, 50);  // anywhere in [0, 100]
+    EXPECT_DOUBLE_EQ(counts.at(150)->value, 200);
+    EXPECT_DOUBLE_EQ(counts.at(150)->error, 100);
+    EXPECT_FALSE(counts.at(250)) << "nothing bounds a count after the last sample";
+    EXPECT_FALSE(counts.at(-10));
+    const auto span = counts.between(50, 150);
+    EXPECT_DOUBLE_EQ(span->value, 150);
+    EXPECT_DOUBLE_EQ(span->error, 150);
+
+    // At most 3 per ns (3 CPUs): tighter inside, and a bound beyond the ends.
+    const CumulativeTimeline cpu({{0, 0}, {100, 100}, {200, 300}}, 3e9);
+    EXPECT_DOUBLE_EQ(cpu.at(150)->value, 200);
+    EXPECT_DOUBLE_EQ(cpu.at(150)->error, 50);  // within [300 - 150, 100 + 150]
+    EXPECT_DOUBLE_EQ(cpu.at(250)->value, 400);  // the last segment's rate
+    EXPECT_DOUBLE_EQ(cpu.at(250)->error, 100);  // within [300, 450]
+    EXPECT_DOUBLE_EQ(cpu.at(-10)->value, 0);    // never below 0
+    EXPECT_TRUE(CumulativeTimeline().empty());
+    EXPECT_FALSE(CumulativeTimeline().at(0));
+}
+
+// The reported case: a range pushed on the main thread around work on two threads it
+// starts was recorded with one thread. Its process kept two cores busy, which the CPU-time
+// reads (from any thread of the process) show.
+TEST(BusyCores, ComeFromTheWholeProcessNotTheThreadThatRecorded) {
+    CaptureFiles d;
+    d.strings(40, 1, {{1, "fma {ops=460.8G}"}, {2, "serial"}});
+    // CPU(t) = 2 x (t - 1000) while `fma` is open (two threads busy), idle until `serial`
+    // (one thread). The library reads at a push when its last read is old enough.
+    d.events(40, 1, 40, 0,
+             {cpu_read(900, 0), event(EventKind::push, 1000, 1), event(EventKind::pop, 1'001'000),
+              cpu_read(1'001'100, 2'000'100), cpu_read(1'999'900, 2'000'100),
+              event(EventKind::push, 2'000'000, 2), event(EventKind::pop, 3'000'000),
+              cpu_read(3'000'100, 3'000'200)});
+    d.events(40, 1, 41, 0, {cpu_read(501'000, 1'000'000)});
+    // Another image recorded no CPU time: busy cores unknown there, never 0.
+    d.strings(41, 2, {{1, "elsewhere"}});
+    d.events(41, 2, 41, 0, {event(EventKind::push, 10, 1), event(EventKind::pop, 20)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 4'000'000, 2);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const auto r = by_path(regions);
+    ASSERT_TRUE(r.at("fma")->busy_cores);
+    EXPECT_EQ(r.at("fma")->threads, 1);
+    EXPECT_NEAR(*r.at("fma")->busy_cores, 2.0, 0.001);
+    ASSERT_TRUE(r.at("fma")->busy_cores_error);
+    EXPECT_LE(std::abs(*r.at("fma")->busy_cores - 2.0), *r.at("fma")->busy_cores_error + 1e-9);
+    EXPECT_NEAR(*r.at("serial")->busy_cores, 1.0, 0.001);
+    EXPECT_FALSE(r.at("elsewhere")->busy_cores);
+}
+
+// The region table indents by depth, so records list each region right under its parent:
+// `a/d` started after `b/c`, yet belongs under `a`, not under `b`.
+TEST(RegionTree, ChildrenFollowTheirParentDepthFirst) {
+    CaptureFiles d;
+    d.strings(50, 1, {{1, "a"}, {2, "b"}, {3, "c"}, {4, "d"}});
+    d.events(50, 1, 50, 0,
+             {event(EventKind::push, 100, 1), event(EventKind::pop, 200), event(EventKind::push, 300, 2),
+              event(EventKind::push, 310, 3), event(EventKind::pop, 320), event(EventKind::pop, 400),
+              event(EventKind::push, 500, 1), event(EventKind::push, 510, 4), event(EventKind::pop, 520),
+              event(EventKind::pop, 600)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 1000);
+    std::vector<std::string> paths;
+    for (const auto& r : aggregate_regions({&c}, std::nullopt)) paths.push_back(r.path);
+    EXPECT_EQ(paths, (std::vector<std::string>{"a", "a/d", "b", "b/c"}));
+}
+
+// step{forward, backward, optimizer} on one thread, load on another; model forward|backward.
+NvtxCapture training_step(CaptureFiles& d) {
+    d.strings(60, 1, {{1, "step"}, {2, "forward"}, {3, "backward"}, {4, "optimizer"}, {5, "load"}});
+    d.events(60, 1, 60, 0,
+             {event(EventKind::push, 0, 1), event(EventKind::push, 100, 2), event(EventKind::pop, 400),
+              event(EventKind::push, 400, 3), event(EventKind::pop, 570), event(EventKind::push, 600, 4),
+              event(EventKind::pop, 800), event(EventKind::pop, 1000)});
+    d.events(60, 1, 61, 0, {event(EventKind::push, 500, 5), event(EventKind::pop, 900)});
+    return read_nvtx_capture(d.path(), 1000);
+}
+
+TEST(NonModelTime, EachInstantInNoModelRegionGoesToTheRegionsHoldingIt) {
+    CaptureFiles d;
+    const NvtxCapture c = training_step(d);
+    const auto regions = aggregate_regions({&c}, std::regex("forward|backward"));
+    const auto r = by_path(regions);
+    // [0,100) step; [570,600) step + load; [600,800) optimizer + load; [800,900) step + load;
+    // [900,1000) step. Model instants [100,570) belong to no listed region.
+    EXPECT_NEAR(*r.at("step")->non_model_s, 265e-9, 1e-15);
+    EXPECT_NEAR(*r.at("step/optimizer")->non_model_s, 100e-9, 1e-15);
+    EXPECT_NEAR(*r.at("load")->non_model_s, 165e-9, 1e-15);
+    EXPECT_NEAR(*r.at("step/forward")->non_model_s, 0, 1e-15);
+    EXPECT_FALSE(aggregate_regions({&c}, std::nullopt).front().non_model_s);
+}
+
+RunRecord record_of(std::vector<RecordedRegion> regions, double wall_s) {
+    RunRecord rec;
+    rec.kind = RecordKind::run;
+    rec.machine_profile = testing::synthetic_profile();
+    rec.whole.durations_s = {wall_s};
+    rec.whole.duration_s = summarize(rec.whole.durations_s);
+    Execution e;
+    e.wall_s = wall_s;
+    rec.executions.push_back(e);
+    rec.regions = std::move(regions);
+    return rec;
+}
+
+TEST(NonModelTime, ListedSharesNeverExceedTheWallTime) {
+    CaptureFiles d;
+    const NvtxCapture c = training_step(d);
+    const std::regex model("forward|backward");
+    RunRecord rec = record_of(aggregate_regions({&c}, model), 1000e-9);
+    rec.model_time_s_per_execution = {
+        covered_s(c, [&](const RegionInstance& i) { return is_model_region(model, i.name, i.path); })};
+    rec.region_time_s_per_execution = {covered_s(c, [](const RegionInstance&) { return true; })};
+    judge_record(rec);
+    ASSERT_TRUE(rec.diagnosis && rec.diagnosis->model_share);
+    const ModelShare& m = *rec.diagnosis->model_share;
+    EXPECT_NEAR(m.share, 0.47, 1e-9);
+    EXPECT_FALSE(m.overlapping);
+    double total = m.share;
+    for (const auto& s : m.top_non_model) total += s.share;
+    EXPECT_NEAR(total, 1.0, 1e-9);
+    ASSERT_FALSE(m.top_non_model.empty());
+    EXPECT_EQ(m.top_non_model.front().name, "step");
+    EXPECT_NEAR(m.top_non_model.front().share, 0.265, 1e-9);
+}
+
+RecordedRegion timed_region(const std::string& path, std::optional<Work> work, double seconds) {
+    RecordedRegion r;
+    r.path = r.name = path;
+    r.instances = 5;
+    r.threads = 1;
+    r.processes = 1;
+    r.total_s_per_execution = {5 * seconds};
+    r.measurement.name = path;
+    r.measurement.work = work;
+    r.measurement.durations_s = std::vector<double>(5, seconds);
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    return r;
+}
+
+Work fp32(double ops, double bytes) {
+    Work w;
+    w.ops = ops;
+    w.compulsory_bytes = bytes;
+    return w;
+}
+
+const Diagnosis& verdict(const RunRecord& rec, const std::string& path) {
+    for (const auto& v : rec.region_diagnoses)
+        if (v.path == path) return v.diagnosis;
+    throw std::runtime_error("no verdict for " + path);
+}
+
+// Synthetic profile: fp32 vector 35.9 GFLOP/s at 1 thread, 143.7 at 4 (2 threads: 71.8,
+// scaled). A region doing 71.8 GFLOP/s kept ~2 cores busy.
+TEST(RoofOfTheCoresInUse, TwoBusyCoresAreJudgedAgainstTheTwoThreadRoof) {
+    auto two = timed_region("fma", fp32(71.8e9, 1e6), 1.0);
+    two.busy_cores = 1.96;
+    two.busy_cores_error = 0.001;
+    auto unmeasured = two;
+    unmeasured.path = unmeasured.name = "fma unmeasured";
+    unmeasured.busy_cores.reset();
+    unmeasured.busy_cores_error.reset();
+    // Waiting most of the time: a third of a core busy, 0.3 x the 1-thread roof.
+    auto waiting = timed_region("waits", fp32(0.3 * 35.9e9, 1e6), 1.0);
+    waiting.busy_cores = 0.3;
+    RunRecord rec = record_of({two, unmeasured, waiting}, 5.0);
+    judge_record(rec);
+
+    const Diagnosis& d = verdict(rec, "fma");
+    ASSERT_TRUE(d.bound) << d.observation;
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_NE(d.verdict, Verdict::above_roof);
+    EXPECT_EQ(d.roofs.front().threads, 2);
+    EXPECT_NEAR(*d.roofs.front().fraction, 1.0, 0.01);
+    ASSERT_FALSE(d.findings.empty());
+    EXPECT_NE(d.findings.front().detail.find("judged against the 2-thread roof: 1.96 cores busy"),
+              std::string::npos)
+        << d.findings.front().detail;
+
+    // Without busy cores the thread that recorded it decides: above the 1-thread roof.
+    const Diagnosis& u = verdict(rec, "fma unmeasured");
+    EXPECT_EQ(u.verdict, Verdict::above_roof);
+    EXPECT_NE(u.findings.front().detail.find("busy cores not measured"), std::string::npos);
+
+    // Idle time shows as distance from the 1-thread roof, not as a roof a third as high.
+    const Diagnosis& w = verdict(rec, "waits");
+    ASSERT_TRUE(w.bound);
+    EXPECT_EQ(*w.bound, Bound::latency);
+    EXPECT_EQ(w.roofs.front().threads, 1);
+}
+
+TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
+    auto plain = timed_region("preprocess", std::nullopt, 0.01);
+    RunRecord rec = record_of({plain}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "preprocess");
+    EXPECT_FALSE(d.bound);
+    EXPECT_EQ(d.observation,
+              "no work declared and no PMU here; declare `{ops=... bytes=...}` or run where "
+              "`ceiling doctor` finds a PMU");
+    std::ostringstream out;
+    output::render_run_summary(rec, out);
+    EXPECT_NE(out.str().find("region preprocess: bound unknown: no work declared and no PMU here"),
+              std::string::npos)
+        << out.str();
+}
+
+collectors::Reading pmu_reading(const char* name, double value, const char* unit) {
+    collectors::Reading r;
+    r.name = name;
+    r.value = value;
+    r.unit = unit;
+    r.source = collectors::ReadingSource::pmu;
+    return r;
+}
+
+// Samples of a cumulative FLOP count: 1 flop/ns to 2500, none to 3000, 2/ns to 4000.
+std::vector<CounterSample> flop_samples(const std::vector<std::int64_t>& at) {
+    auto flops = [](std::int64_t t) -> double {
+        if (t <= 2500) return static_cast<double>(t);
+        if (t <= 3000) return 2500;
+        if (t <= 4000) return 2500 + 2.0 * static_cast<double>(t - 3000);
+        return 4500;
+    };
+    std::vector<CounterSample> out;
+    for (const std::int64_t t : at) {
+        CounterSample s;
+        s.t_ns = t;
+        s.readings.values.push_back(pmu_reading("fp_ops", flops(t), "flop"));
+        s.readings.values.push_back(pmu_reading("dram_bytes", 8 * flops(t), "bytes"));
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+NvtxCapture two_gemms(CaptureFiles& d) {
+    d.strings(70, 1, {{1, "gemm"}});
+    d.events(70, 1, 70, 0,
+             {event(EventKind::push, 1000, 1), event(EventKind::pop, 2000), event(EventKind::push, 3000, 1),
+              event(EventKind::pop, 4000)});
+    return read_nvtx_capture(d.path(), 5000);
+}
+
+TEST(CountedWork, SparseSamplesGiveABoundThatHoldsAndLowConfidence) {
+    CaptureFiles d;
+    NvtxCapture c = two_gemms(d);
+    attribute_counts(c, flop_samples({0, 1500, 2500, 3500, 5000}), RegionCounting{true, true, {}});
+    const double truth[] = {1000, 2000};
+    for (std::size_t i = 0; i < 2; ++i) {
+        ASSERT_TRUE(c.instances[i].counted_ops);
+        EXPECT_LE(std::abs(c.instances[i].counted_ops->value - truth[i]),
+                  c.instances[i].counted_ops->error + 1e-9);
+    }
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const Measurement& m = regions.front().measurement;
+    ASSERT_TRUE(m.measured_ops);
+    const auto flops = std::find_if(m.counters.begin(), m.counters.end(),
+                                    [](const CounterValue& v) { return v.name == "fp_ops"; });
+    ASSERT_NE(flops, m.counters.end());
+    EXPECT_TRUE(flops->low_confidence) << "instances short beside the sampling interval";
+}
+
+TEST(CountedWork, DenseSamplesReachTheDecisionTable) {
+    CaptureFiles d;
+    NvtxCapture c = two_gemms(d);
+    std::vector<std::int64_t> every_10ns;
+    for (std::int64_t t = 0; t <= 5000; t += 10) every_10ns.push_back(t);
+    // Bytes failed self-validation here: only FLOPs are given to regions.
+    attribute_counts(c, flop_samples(every_10ns), RegionCounting{true, false, {}});
+    EXPECT_FALSE(c.instances.front().counted_bytes);
+    auto regions = aggregate_regions({&c}, std::nullopt);
+    ASSERT_EQ(regions.size(), 1u);
+    const Measurement& m = regions.front().measurement;
+    ASSERT_TRUE(m.measured_ops);
+    EXPECT_NEAR(*m.measured_ops, 1500, 15);  // (1000 + 2000) / 2 instances
+    EXPECT_EQ(m.measured_ops_source, Source::pmu);
+    EXPECT_FALSE(m.measured_bytes);
+    for (const auto& v : m.counters)
+        if (v.name == "fp_ops") EXPECT_FALSE(v.low_confidence);
+
+    // With counted bytes too, an undeclared region is judged by the decision table.
+    attribute_counts(c, flop_samples(every_10ns), RegionCounting{true, true, {}});
+    auto counted = aggregate_regions({&c}, std::nullopt);
+    RunRecord rec = record_of(counted, 1e-5);
+    judge_record(rec);
+    const Diagnosis& g = verdict(rec, "gemm");
+    EXPECT_EQ(g.roofs.size(), 2u);
+    EXPECT_TRUE(g.roofs[0].fraction && g.roofs[1].fraction);
+    EXPECT_EQ(g.roofs[0].source, Source::pmu);
+    EXPECT_TRUE(g.bound) << g.observation;
+}
+
+TEST(CountedWork, AnInstanceOutsideTheSamplesLeavesTheRegionUncounted) {
+    CaptureFiles d;
+    NvtxCapture c = two_gemms(d);
+    attribute_counts(c, flop_samples({0, 1500, 2500, 3500}), RegionCounting{true, true, {}});
+    EXPECT_TRUE(c.instances[0].counted_ops);
+    EXPECT_FALSE(c.instances[1].counted_ops) << "ends after the last sample";
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    EXPECT_FALSE(regions.front().measurement.measured_ops) << "a partial sum would understate";
+    RunRecord rec = record_of(regions, 1e-5);
+    CounterValue whole;
+    whole.name = "fp_ops";
+    whole.value = 4500;
+    whole.unit = "flop";
+    whole.source = Source::pmu;
+    rec.whole.counters.push_back(whole);
+    judge_record(rec);
+    EXPECT_NE(verdict(rec, "gemm").observation.find("could not be given to every instance"),
+              std::string::npos);
+}
+
+// Old records keep regions in first-seen order: the renderers still show the tree.
+TEST(RegionTree, TextAndHtmlShowEachRegionUnderItsParent) {
+    auto a = timed_region("a", std::nullopt, 0.1);
+    auto b = timed_region("b", std::nullopt, 0.1);
+    auto bc = timed_region("b/c", std::nullopt, 0.01);
+    bc.name = "c";
+    bc.parent = "b";
+    auto ad = timed_region("a/d", std::nullopt, 0.01);
+    ad.name = "dee";
+    ad.parent = "a";
+    ad.busy_cores = 1.96;
+    RunRecord rec = record_of({a, b, bc, ad}, 1.0);
+    std::vector<std::string> order;
+    for (const auto& row : output::region_tree(rec)) order.push_back(row.region->path + ":" + std::to_string(row.depth));
+    EXPECT_EQ(order, (std::vector<std::string>{"a:0", "a/d:1", "b:0", "b/c:1"}));
+
+    std::ostringstream text;
+    output::render_run_summary(rec, text);
+    const std::string t = text.str();
+    EXPECT_NE(t.find("busy cores"), std::string::npos);
+    EXPECT_LT(t.find("  dee"), t.find("\n  b ")) << t;
+    EXPECT_NE(t.find("1.96"), std::string::npos);
+    const std::string html = output::render_html_report({rec}, {"r.json"});
+    EXPECT_LT(html.find(">dee<"), html.find(">b<"));
+    EXPECT_GT(html.find(">c<"), html.find(">b<"));
+    EXPECT_NE(html.find("1.96"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ceiling::measure

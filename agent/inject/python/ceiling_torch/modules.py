@@ -1,0 +1,175 @@
+"""nn.Module calls and ATen operators as NVTX ranges, installed when the program imports torch.
+
+Ranges (domain "torch"; names are what ceiling's C++ side reads, agent/measure/torch_run.cpp):
+
+    MobileNetV2 (model)                      an outermost module call: the model
+    MobileNetV2 (model, uninstrumented)      the same, run without per-op instrumentation
+    features.3.conv.1 (Conv2d)               a module inside it, by its qualified name
+    aten.convolution [conv depthwise] {...}  an operator with its declared work (formulas.py)
+    Resize (transform)                       an outermost module that is pre-processing
+    backward (model)                         torch.autograd.backward
+
+Operators come from a TorchDispatchMode (torch.utils._python_dispatch): it sees each ATen
+call below autograd, after composite ops (linear, conv2d) have been decomposed, with its
+real tensors. In torch 1.13 the mode stack is per thread: it is entered on the importing
+thread and on every thread that calls a module. Module calls come from replacing
+nn.Module.__call__ rather than the global forward hooks: a hook pair leaves its range open
+when forward raises, and cannot run a forward with the mode switched off.
+
+Instrumentation cost, measured in the same run: the model's calls alternate, first
+instrumented (so a single forward is seen op by op), then uninstrumented, instrumented, ...
+An uninstrumented call pops the dispatch mode and opens no range but its own, so ceiling
+compares the two kinds' durations and the sum of the op ranges inside instrumented ones.
+"""
+import threading
+import weakref
+
+import torch
+from torch.utils._python_dispatch import (TorchDispatchMode, _get_current_dispatch_mode,
+                                          _pop_mode_temporarily)
+
+from . import formulas, nvtx
+
+# Outermost module calls from these packages pre-process the model's input (torchvision's
+# transforms are nn.Modules): they are ranges, never the model.
+NOT_MODEL_PACKAGES = ("torchvision.transforms",)
+
+
+class _Thread(threading.local):
+    def __init__(self):
+        super().__init__()
+        self.stack = []       # class names of the open module calls on this thread
+        self.root = None      # the _Root of the outermost open call
+        self.mode_on = False  # the dispatch mode is pushed on this thread
+
+
+_thread = _Thread()
+
+
+class _Root:
+    """An outermost module: its range names and its submodules' qualified names."""
+    __slots__ = ("message", "quiet_message", "names", "calls", "model")
+
+    def __init__(self, module, label, model):
+        kind = "model" if model else "transform"
+        self.message = f"{label} ({kind})".encode()
+        self.quiet_message = f"{label} (model, uninstrumented)".encode()
+        self.model = model
+        self.calls = 0
+        # id -> (module, message): modules stay alive while their root does; the module is
+        # kept beside its id so that a recycled id never names another module.
+        self.names = {id(m): (m, f"{name} ({type(m).__name__})".encode())
+                      for name, m in module.named_modules() if m is not module}
+
+
+_roots = weakref.WeakKeyDictionary()
+_labels = {}  # class name -> outermost modules of that class seen so far
+
+
+def _root_of(module):
+    root = _roots.get(module)
+    if root is None:
+        cls = type(module)
+        label = cls.__name__
+        n = _labels[label] = _labels.get(label, 0) + 1
+        if n > 1:  # two ResNets in one program are two models
+            label = f"{label}#{n}"
+        model = not cls.__module__.startswith(NOT_MODEL_PACKAGES)
+        root = _roots[module] = _Root(module, label, model)
+    return root
+
+
+class _OpMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        entry = _entries.get(func)
+        if entry is None:
+            entry = _entries[func] = formulas.lookup(func)
+        stack = _thread.stack
+        try:
+            message = formulas.describe(func, entry, args, kwargs, stack[-1] if stack else None)
+        except Exception:  # an argument no formula foresaw: listed, never guessed
+            message = f"{formulas.op_name(func)} [no formula]"
+        nvtx.push(message.encode())
+        try:
+            return func(*args, **kwargs)
+        finally:
+            nvtx.pop()
+
+
+_entries = {}
+_mode = _OpMode()
+_original_call = torch.nn.Module.__call__
+
+
+def _enter_mode():
+    _thread.mode_on = True
+    _mode.__enter__()
+
+
+def _call(self, *args, **kwargs):
+    t = _thread
+    if nvtx.tls.quiet:
+        return _original_call(self, *args, **kwargs)
+    if not t.mode_on:
+        _enter_mode()
+    if t.root is None:
+        return _outermost(self, args, kwargs, t)
+    named = t.root.names.get(id(self))
+    message = named[1] if named is not None and named[0] is self else f"({type(self).__name__})".encode()
+    nvtx.push(message)
+    t.stack.append(type(self).__name__)
+    try:
+        return _original_call(self, *args, **kwargs)
+    finally:
+        t.stack.pop()
+        nvtx.pop()
+
+
+def _outermost(module, args, kwargs, t):
+    root = _root_of(module)
+    call = root.calls
+    root.calls += 1
+    # Every second call of a model after its first runs bare, when the mode on top of the
+    # stack is ours (a program's own mode stays untouched).
+    if root.model and call % 2 == 1 and _get_current_dispatch_mode() is _mode:
+        nvtx.push(root.quiet_message)
+        nvtx.tls.quiet = True
+        try:
+            with _pop_mode_temporarily():
+                return _original_call(module, *args, **kwargs)
+        finally:
+            nvtx.tls.quiet = False
+            nvtx.pop()
+    nvtx.push(root.message)
+    t.root = root
+    t.stack.append(type(module).__name__)
+    try:
+        return _original_call(module, *args, **kwargs)
+    finally:
+        t.stack.pop()
+        t.root = None
+        nvtx.pop()
+
+
+_original_backward = torch.autograd.backward
+_BACKWARD = b"backward (model)"
+
+
+def _backward(*args, **kwargs):
+    # The backward pass is the model's work too; its ops run outside any module call.
+    if not _thread.mode_on:
+        _enter_mode()
+    nvtx.push(_BACKWARD)
+    try:
+        return _original_backward(*args, **kwargs)
+    finally:
+        nvtx.pop()
+
+
+def install(torch_module=None):
+    """Called once torch is imported (calls.when_imported)."""
+    torch.nn.Module.__call__ = _call
+    torch.autograd.backward = _backward
+    _enter_mode()
+    nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads".encode())

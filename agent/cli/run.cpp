@@ -19,6 +19,7 @@
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/measure/run_program.hpp"
 #include "agent/measure/run_trace.hpp"
+#include "agent/measure/torch_run.hpp"
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/store/profile_store.hpp"
@@ -41,6 +42,7 @@ struct RunArgs {
     std::string budget_file;
     bool fail_on_budget = false;
     std::string model_regions;
+    bool torch = false;
     std::string output;
     std::string trace;
     std::string profile;
@@ -137,6 +139,13 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     plan.warmup = a.warmup;
     plan.interval_s = interval_s;
     plan.model = model;
+    if (a.torch) {
+        try {
+            measure::prepare_torch_run(plan, record);
+        } catch (const std::runtime_error& e) {
+            throw MeasurementError(e.what());
+        }
+    }
     measure::ProgramRun run;
     try {
         run = measure::run_program(plan);
@@ -146,6 +155,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         throw MeasurementError(e.what());
     }
     measure::add_to_record(run, plan, record);
+    if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
 
     int status = record.end.shell_status();
@@ -190,6 +200,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
                   "Exit with status 3 when the program succeeded but a budget was missed (for CI)");
     app->add_option("--model-regions", args->model_regions,
                     "Regex for the NVTX regions that are the model (e.g. 'forward|backward')");
+    app->add_flag("--torch", args->torch,
+                  "A Python program using PyTorch: every ATen op a region with its declared work,\n"
+                  "nested under its nn.Module; the outermost module calls are the model");
     app->add_option("--output,-o", args->output,
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");
     app->add_option("--trace", args->trace, "Also write a Chrome/Perfetto trace to this file");

@@ -1,0 +1,249 @@
+#include "agent/output/op_summary.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "agent/output/format.hpp"
+#include "agent/output/table.hpp"
+#include "diagnosis/regions.hpp"
+#include "diagnosis/statistics.hpp"
+
+namespace ceiling::output {
+
+namespace {
+
+std::string label(const RecordedRegion& r, const std::string& key) {
+    const auto it = r.labels.find(key);
+    return it == r.labels.end() ? std::string() : it->second;
+}
+
+double sum(const std::vector<double>& v) {
+    double s = 0;
+    for (double x : v) s += x;
+    return s;
+}
+
+std::optional<double> counter(const RecordedRegion& r, const std::string& name) {
+    for (const auto& c : r.measurement.counters)
+        if (c.name == name) return c.value;
+    return std::nullopt;
+}
+
+// Regions of one op type added up; per-execution totals kept for the time's distribution.
+struct Group {
+    OpTypeRow row;
+    std::vector<double> per_execution;
+    double busy_weighted = 0, busy_time = 0;
+    bool all_known = true;
+    std::map<Precision, double> ops_by_precision;
+    double longest_s = -1, working_set = 0;
+};
+
+void add(Group& g, const RecordedRegion& r, std::size_t runs) {
+    const double n = static_cast<double>(std::max<std::size_t>(1, runs));
+    const double total = sum(r.total_s_per_execution);
+    g.row.calls += static_cast<double>(r.instances) / n;
+    g.row.time_s += total / n;
+    g.per_execution.resize(std::max(g.per_execution.size(), r.total_s_per_execution.size()), 0.0);
+    for (std::size_t i = 0; i < r.total_s_per_execution.size(); ++i)
+        g.per_execution[i] += r.total_s_per_execution[i];
+    if (r.busy_cores) {
+        g.busy_weighted += *r.busy_cores * total;
+        g.busy_time += total;
+    }
+    if (!r.measurement.work) {
+        g.all_known = false;
+        return;
+    }
+    const Work& w = *r.measurement.work;
+    const double k = static_cast<double>(r.instances) / n;
+    g.row.ops = g.row.ops.value_or(0) + w.ops * k;
+    g.row.bytes = g.row.bytes.value_or(0) + w.compulsory_bytes * k;
+    g.ops_by_precision[w.precision] += w.ops * k;
+    // The type's memory level is that of its longest-running op.
+    if (total > g.longest_s) {
+        g.longest_s = total;
+        g.working_set = w.working_set_bytes;
+    }
+}
+
+// One op type as one piece of work, judged like a region: against the roofs of the cores
+// its ops kept busy (regions.hpp, roof_threads_for_busy_cores).
+void judge(Group& g, const RunRecord& record) {
+    if (g.busy_time > 0) g.row.busy_cores = g.busy_weighted / g.busy_time;
+    if (!g.all_known) g.row.ops = g.row.bytes = std::nullopt;
+    if (!record.machine_profile || !g.row.ops || !(*g.row.ops > 0 || *g.row.bytes > 0) ||
+        !(g.row.time_s > 0))
+        return;
+    Measurement m;
+    m.name = g.row.name;
+    Work w;
+    w.ops = *g.row.ops;
+    w.compulsory_bytes = *g.row.bytes;
+    w.working_set_bytes = g.working_set;
+    const auto top = std::max_element(g.ops_by_precision.begin(), g.ops_by_precision.end(),
+                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != g.ops_by_precision.end()) w.precision = top->first;
+    m.work = w;
+    m.durations_s = g.per_execution;
+    m.duration_s = summarize(g.per_execution);
+    m.threads = roof_threads_for_busy_cores(g.row.busy_cores.value_or(1.0), record.thresholds,
+                                            record.machine_profile->host.logical_cpus);
+    g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds);
+}
+
+std::optional<double> roof_fraction(const OpTypeRow& row, RoofKind kind) {
+    if (!row.judged) return std::nullopt;
+    for (const auto& c : row.judged->roofs)
+        if (c.kind == kind && c.fraction) return c.fraction;
+    return std::nullopt;
+}
+
+void render_cost(const InstrumentationCost& c, std::ostream& out) {
+    out << "  instrumentation (" << c.model << "): ";
+    if (c.instrumented_s && c.uninstrumented_s) {
+        const double extra = *c.instrumented_s - *c.uninstrumented_s;
+        out << "call " << duration(*c.instrumented_s) << " instrumented vs " << duration(*c.uninstrumented_s)
+            << " uninstrumented (medians of " << fixed(c.calls_instrumented, 0) << " and "
+            << fixed(c.calls_uninstrumented, 0) << "): ";
+        if (extra >= 0) {
+            out << "+" << percent(extra / *c.uninstrumented_s);
+            if (c.op_ranges && *c.op_ranges > 0)
+                out << ", " << duration(extra / *c.op_ranges) << " per op range (" << fixed(*c.op_ranges, 0) << ")";
+        } else {
+            out << "no slower: the calls vary more than the instrumentation costs (repeat them for a "
+                   "sharper figure)";
+        }
+        out << "\n";
+        if (c.op_time_s) {
+            const double ratio = *c.op_time_s / *c.uninstrumented_s;
+            out << "    op times add up to " << duration(*c.op_time_s) << " per instrumented call = "
+                << percent(ratio) << " of the uninstrumented call";
+            if (std::abs(ratio - 1) <= op_sum_tolerance)
+                out << " (each op's time includes its share of the instrumentation)\n";
+            else if (ratio > 1)
+                out << ": more, because each op's range holds the dispatch mode's Python and NVTX calls ("
+                    << duration((*c.op_time_s - *c.uninstrumented_s) / std::max(1.0, c.op_ranges.value_or(1)))
+                    << " per op beyond the whole uninstrumented call); short ops are inflated most\n";
+            else
+                out << ": less, because the call spends " << duration(*c.uninstrumented_s - *c.op_time_s)
+                    << " outside its ops (Python module code and the interpreter between ops, "
+                       "not an ATen operator)\n";
+        }
+        return;
+    }
+    out << "not measured: " << fixed(c.calls_instrumented + c.calls_uninstrumented + (c.first_call_s ? 1 : 0), 0)
+        << " call(s); from the third call on every second one runs without per-op ranges to measure it";
+    if (c.first_call_s && c.first_call_op_time_s)
+        out << "; first call " << duration(*c.first_call_s) << ", its op times add up to "
+            << duration(*c.first_call_op_time_s) << " (first-call costs included, instrumentation included)";
+    out << "\n";
+}
+
+}  // namespace
+
+bool summarised_by_ops(const RecordedRegion& region) {
+    const std::string role = label(region, "torch");
+    return region.model && (role == "op" || role == "module");
+}
+
+bool diagnosis_summarised_by_ops(const RecordedRegion& region) {
+    if (summarised_by_ops(region)) return true;
+    const auto& w = region.measurement.work;
+    return label(region, "torch") == "op" && (!w || (w->ops == 0 && w->compulsory_bytes == 0));
+}
+
+OpSummary summarise_ops(const RunRecord& record) {
+    OpSummary s;
+    const std::size_t runs = record.timed_executions().size();
+    std::map<std::string, Group> types, unformulated;
+    for (const auto& r : record.regions) {
+        const std::string role = label(r, "torch");
+        if (role == "op") {
+            const std::string cls = label(r, "op_class");
+            if (cls == "no formula") {
+                Group& g = unformulated[label(r, "op")];
+                g.row.name = label(r, "op");
+                add(g, r, runs);
+            }
+            if (!r.model) continue;
+            Group& g = types[cls];
+            g.row.name = cls;
+            add(g, r, runs);
+        } else if (role == "model" && r.measurement.work) {
+            Group g;
+            g.row.name = r.name;
+            add(g, r, runs);
+            if (g.busy_time > 0) g.row.busy_cores = g.busy_weighted / g.busy_time;
+            for (const auto& v : record.region_diagnoses)
+                if (v.path == r.path) g.row.judged = v.diagnosis;
+            s.models.push_back(g.row);
+            if (counter(r, "calls_instrumented")) {
+                InstrumentationCost c;
+                c.model = r.name;
+                c.calls_instrumented = counter(r, "calls_instrumented").value_or(0);
+                c.calls_uninstrumented = counter(r, "calls_uninstrumented").value_or(0);
+                c.instrumented_s = counter(r, "instrumented_call_s");
+                c.uninstrumented_s = counter(r, "uninstrumented_call_s");
+                c.op_time_s = counter(r, "op_time_per_call_s");
+                c.op_ranges = counter(r, "op_ranges_per_call");
+                c.first_call_s = counter(r, "first_call_s");
+                c.first_call_op_time_s = counter(r, "first_call_op_time_s");
+                s.costs.push_back(c);
+            }
+        }
+    }
+    for (auto& [name, g] : types) {
+        judge(g, record);
+        s.types.push_back(g.row);
+    }
+    for (auto& [name, g] : unformulated) s.unformulated.push_back(g.row);
+    auto longest = [](const OpTypeRow& a, const OpTypeRow& b) { return a.time_s > b.time_s; };
+    std::stable_sort(s.types.begin(), s.types.end(), longest);
+    std::stable_sort(s.unformulated.begin(), s.unformulated.end(), longest);
+    return s;
+}
+
+void render_op_summary(const RunRecord& record, std::ostream& out) {
+    const OpSummary s = summarise_ops(record);
+    if (s.types.empty() && s.models.empty() && s.unformulated.empty()) return;
+    double op_time = 0;
+    for (const auto& t : s.types) op_time += t.time_s;
+    out << "\nPyTorch ops by type (model ops, per run; declared work; op times include the "
+           "instrumentation, its cost below)\n";
+    TextTable t;
+    t.column("type")
+        .column("calls", TextTable::Align::right)
+        .column("time", TextTable::Align::right)
+        .column("share", TextTable::Align::right)
+        .column("FLOPs", TextTable::Align::right)
+        .column("bytes", TextTable::Align::right)
+        .column("op/B", TextTable::Align::right)
+        .column("busy cores", TextTable::Align::right)
+        .column("%compute", TextTable::Align::right)
+        .column("%memory", TextTable::Align::right)
+        .column("bound");
+    auto row = [&](const OpTypeRow& r, const std::string& share) {
+        const auto c = roof_fraction(r, RoofKind::compute), m = roof_fraction(r, RoofKind::bandwidth);
+        const bool work = r.ops && (*r.ops > 0 || *r.bytes > 0);
+        t.row({r.name, fixed(r.calls, r.calls == std::floor(r.calls) ? 0 : 1), duration(r.time_s), share,
+               r.ops ? si(*r.ops, "") : "no formula", r.bytes ? bytes(*r.bytes) : "-",
+               work && *r.bytes > 0 ? fixed(*r.ops / *r.bytes, 2) : "-",
+               r.busy_cores ? fixed(*r.busy_cores, 2) : "-", c ? percent(*c) : "-", m ? percent(*m) : "-",
+               r.judged && r.judged->bound ? r.judged->diagnosis : "-"});
+    };
+    for (const auto& r : s.types) row(r, op_time > 0 ? percent(r.time_s / op_time) : "-");
+    for (const auto& r : s.models) row(r, "whole");
+    t.render(out);
+    if (!s.unformulated.empty()) {
+        out << "  ops without a formula (work unknown, not in any FLOP total):";
+        for (const auto& u : s.unformulated)
+            out << " " << u.name << " (" << fixed(u.calls, u.calls == std::floor(u.calls) ? 0 : 1)
+                << " calls, " << duration(u.time_s) << ")";
+        out << "\n";
+    }
+    for (const auto& c : s.costs) render_cost(c, out);
+}
+
+}  // namespace ceiling::output

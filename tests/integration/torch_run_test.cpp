@@ -1,0 +1,172 @@
+// `ceiling run --torch` on real PyTorch programs (tests/programs/torch/): declared FLOPs of
+// published models, depthwise against pointwise convolutions, a pipeline that is not the
+// model, the instrumentation's cost, sitecustomize chaining. Skips, with the reason, where no
+// Python with torch and torchvision is installed or ceiling was built without NVTX headers.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "agent/measure/torch_run.hpp"
+#include "agent/output/op_summary.hpp"
+#include "tests/integration/run_support.hpp"
+
+namespace ceiling::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path programs = fs::path(CEILING_TEST_DATA) / ".." / "programs" / "torch";
+const fs::path instrumentation = fs::path(CEILING_BINARY).parent_path() / "torch";
+const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json";
+
+// The first Python that imports torch and torchvision: $CEILING_TEST_PYTHON, Debian's, PATH's.
+const std::string& torch_python() {
+    static const std::string found = [] {
+        std::vector<std::string> candidates;
+        if (const char* p = std::getenv("CEILING_TEST_PYTHON"); p && *p) candidates.emplace_back(p);
+        candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
+        for (const auto& c : candidates)
+            if (run_process({c, "-c", "import torch, torchvision, PIL"}).exit_code == 0) return c;
+        return std::string();
+    }();
+    return found;
+}
+
+#define CEILING_NEED_TORCH()                                                                    \
+    do {                                                                                        \
+        if (!fs::exists(instrumentation / "sitecustomize.py"))                                  \
+            GTEST_SKIP() << "built without NVTX headers: no PyTorch instrumentation";           \
+        if (torch_python().empty())                                                             \
+            GTEST_SKIP() << "no python3 with torch, torchvision and PIL (Debian: apt-get install " \
+                            "python3-torch python3-torchvision python3-pil)";                     \
+    } while (0)
+
+const RecordedRegion* named(const RunRecord& r, const std::string& name) {
+    for (const auto& g : r.regions)
+        if (g.name == name) return &g;
+    return nullptr;
+}
+
+TEST(TorchRun, FormulasMatchTorchsOwnShapes) {
+    CEILING_NEED_TORCH();
+    const auto r = run_process({torch_python(), (programs / "formula_checks.py").string()},
+                               {"PYTHONPATH=" + instrumentation.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(", 0 failed"), std::string::npos) << r.out;
+}
+
+// One forward each at 224x224, batch 1: the models' declared FLOPs within 5% of twice their
+// published multiply-adds, and equal to the sum of their op ranges' declared work.
+TEST(TorchRun, DeclaredFlopsOfPublishedModels) {
+    CEILING_NEED_TORCH();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"},
+                               {torch_python(), (programs / "flops_models.py").string(),
+                                "mobilenet_v2", "resnet18", "resnet50"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "rec.json");
+    const std::pair<const char*, double> published[] = {
+        {"MobileNetV2 (model)", 300e6}, {"ResNet (model)", 1.8e9}, {"ResNet#2 (model)", 4.1e9}};
+    for (const auto& [name, macs] : published) {
+        const RecordedRegion* m = named(rec, name);
+        ASSERT_TRUE(m) << name;
+        ASSERT_TRUE(m->measurement.work) << name;
+        EXPECT_NEAR(m->measurement.work->ops / (2 * macs), 1.0, 0.05) << name;
+        double ops = 0;
+        std::size_t unformulated = 0;
+        for (const auto& g : rec.regions) {
+            if (g.path.rfind(m->path + "/", 0) != 0 || !g.labels.count("op_class")) continue;
+            if (g.measurement.work) ops += g.measurement.work->ops * static_cast<double>(g.instances);
+            else ++unformulated;
+        }
+        EXPECT_DOUBLE_EQ(ops, m->measurement.work->ops) << name;
+        EXPECT_EQ(unformulated, 0u) << name << ": every op of these models has a formula";
+        EXPECT_TRUE(m->model);
+    }
+    // The module tree: each op under the module that ran it.
+    bool nested = false;
+    for (const auto& g : rec.regions)
+        nested = nested || (g.name == "aten.convolution [conv depthwise]" &&
+                            g.parent.find("/features.2 (InvertedResidual)/features.2.conv (Sequential)/") !=
+                                std::string::npos);
+    EXPECT_TRUE(nested);
+}
+
+// MobileNetV2, three calls: depthwise convolutions below pointwise ones in intensity and in
+// fraction of the compute roof; the cost of the instrumentation printed.
+TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
+    CEILING_NEED_TORCH();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "--profile", profile},
+                               {torch_python(), (programs / "flops_models.py").string(), "--calls", "3",
+                                "mobilenet_v2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "rec.json");
+    const auto s = output::summarise_ops(rec);
+    const output::OpTypeRow *dw = nullptr, *pw = nullptr;
+    for (const auto& t : s.types) {
+        if (t.name == "conv depthwise") dw = &t;
+        if (t.name == "conv pointwise") pw = &t;
+    }
+    ASSERT_TRUE(dw && pw) << r.err;
+    ASSERT_TRUE(dw->ops && pw->ops && dw->bytes && pw->bytes);
+    EXPECT_LT(*dw->ops / *dw->bytes, *pw->ops / *pw->bytes);
+    auto compute = [](const output::OpTypeRow& t) {
+        for (const auto& c : t.judged->roofs)
+            if (c.kind == RoofKind::compute && c.fraction) return *c.fraction;
+        return std::nan("");
+    };
+    ASSERT_TRUE(dw->judged && pw->judged);
+    EXPECT_LT(compute(*dw), compute(*pw)) << r.err;
+    // Calls 1 and 3 instrumented, call 2 bare: the cost is measured and printed, and the op
+    // times either add up to the bare call or the output says why not.
+    ASSERT_EQ(s.costs.size(), 1u);
+    ASSERT_TRUE(s.costs[0].uninstrumented_s && s.costs[0].instrumented_s && s.costs[0].op_time_s);
+    EXPECT_NE(r.err.find("instrumentation (MobileNetV2 (model)): call "), std::string::npos) << r.err;
+    const double ratio = *s.costs[0].op_time_s / *s.costs[0].uninstrumented_s;
+    const bool explained = r.err.find("more, because") != std::string::npos ||
+                           r.err.find("less, because") != std::string::npos;
+    EXPECT_TRUE(std::abs(ratio - 1) <= output::op_sum_tolerance || explained) << r.err;
+    EXPECT_NE(r.err.find("PyTorch ops by type"), std::string::npos);
+    EXPECT_EQ(r.err.find("aten.convolution [conv"), std::string::npos)
+        << "ops inside the model are summarised, not listed one by one";
+}
+
+// Resize with PIL and NMS over 20 000 boxes around a small CNN, nothing annotated.
+TEST(TorchRun, PipelineIsNotTheModelAndNamesItsStages) {
+    CEILING_NEED_TORCH();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "--profile", profile},
+                               {torch_python(), (programs / "pipeline.py").string(), "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "rec.json");
+    ASSERT_TRUE(rec.diagnosis && rec.diagnosis->bound) << r.err;
+    EXPECT_EQ(*rec.diagnosis->bound, Bound::not_the_model) << r.err;
+    ASSERT_TRUE(rec.diagnosis->model_share);
+    std::string named_regions;
+    for (const auto& t : rec.diagnosis->model_share->top_non_model) named_regions += t.name + "\n";
+    EXPECT_NE(named_regions.find("torchvision.nms"), std::string::npos) << named_regions;
+    EXPECT_NE(named_regions.find("PIL.Image.Image.resize()"), std::string::npos) << named_regions;
+    EXPECT_NE(r.err.find("not model: torch::torchvision.nms"), std::string::npos) << r.err;
+}
+
+TEST(TorchRun, ChainsToTheSitecustomizeItHidesAndTellsWhenTorchIsAbsent) {
+    CEILING_NEED_TORCH();
+    TempDir dir;
+    fs::create_directories(dir / "site");
+    std::ofstream(dir / "site" / "sitecustomize.py") << "import os\nos.environ['CHAINED'] = 'yes'\n";
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"},
+                               {torch_python(), "-c", "import os; print(os.environ.get('CHAINED'))"},
+                               {"PYTHONPATH=" + (dir / "site").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, "yes\n");
+    const RunRecord rec = read_record(dir / "rec.json");
+    bool said = false;
+    for (const auto& n : rec.notes) said = said || n.find("never imported torch") != std::string::npos;
+    EXPECT_TRUE(said);
+}
+
+}  // namespace
+}  // namespace ceiling::testing

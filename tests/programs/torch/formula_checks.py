@@ -1,0 +1,141 @@
+"""Checks ceiling_torch's op formulas against torch itself, without ceiling: for a battery of
+ops the formula's bytes must equal the bytes of the real inputs plus the real outputs (so its
+output shapes are right), and hand-computed FLOPs and classes must match. Prints one line
+per failure and exits 1 on any (tests/integration/torch_run_test.cpp runs it).
+Usage: PYTHONPATH=<build>/agent/torch python3 formula_checks.py"""
+import math
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ceiling_torch import formulas
+
+failures = []
+checked = 0
+
+# Families whose compulsory bytes are exactly the inputs read plus the outputs written.
+IN_PLUS_OUT = {formulas._pointwise, formulas._matmul, formulas._addmm, formulas._linear,
+               formulas._conv, formulas._softmax, formulas._pool, formulas._adaptive_pool,
+               formulas._upsample, formulas._reduce, formulas._concat, formulas._pad}
+
+
+def nbytes(x):
+    if isinstance(x, torch.Tensor):
+        return x.numel() * x.element_size()
+    if isinstance(x, (list, tuple)):
+        return sum(nbytes(t) for t in x)
+    return 0
+
+
+class Check(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        global checked
+        kwargs = kwargs or {}
+        entry = formulas.lookup(func)
+        w = formulas.work(entry, args, kwargs)
+        out = func(*args, **kwargs)
+        self.calls.append((formulas.op_name(func), w))
+        if w is not None and entry[2] in IN_PLUS_OUT and not entry[1]:
+            expected = sum(nbytes(a) for a in args) + sum(nbytes(v) for v in kwargs.values()) + nbytes(out)
+            checked += 1
+            if w[2] != expected:
+                failures.append(f"{formulas.op_name(func)}: bytes {w[2]}, inputs + outputs are {expected}")
+        return out
+
+
+def expect(name, got, want):
+    global checked
+    checked += 1
+    if got != want:
+        failures.append(f"{name}: {got}, expected {want}")
+
+
+def run(fn):
+    with Check() as c:
+        fn()
+    return c.calls
+
+
+def only(calls, op):
+    works = [w for n, w in calls if n == op]
+    if len(works) != 1:
+        failures.append(f"expected one {op}, saw {[n for n, _ in calls]}")
+        return ("?", -1, -1, None)
+    return works[0]
+
+
+x = torch.randn(2, 16, 32, 32)
+# Convolutions: dense, depthwise, pointwise, grouped, strided and dilated, transposed.
+cases = [
+    ("dense 3x3", lambda: F.conv2d(x, torch.randn(32, 16, 3, 3), padding=1), "conv dense",
+     2 * 2 * 32 * 32 * 32 * 16 * 9),
+    ("depthwise 3x3", lambda: F.conv2d(x, torch.randn(16, 1, 3, 3), padding=1, groups=16),
+     "conv depthwise", 2 * 2 * 16 * 32 * 32 * 9),
+    ("depthwise x2", lambda: F.conv2d(x, torch.randn(32, 1, 3, 3), padding=1, groups=16),
+     "conv depthwise", 2 * 2 * 32 * 32 * 32 * 9),
+    ("pointwise", lambda: F.conv2d(x, torch.randn(64, 16, 1, 1), torch.randn(64)), "conv pointwise",
+     2 * 2 * 64 * 32 * 32 * 16 + 2 * 64 * 32 * 32),
+    ("grouped", lambda: F.conv2d(x, torch.randn(32, 4, 3, 3), groups=4), "conv grouped",
+     2 * 2 * 32 * 30 * 30 * 4 * 9),
+    ("strided dilated", lambda: F.conv2d(x, torch.randn(8, 16, 3, 3), stride=2, padding=2, dilation=2),
+     "conv dense", 2 * 2 * 8 * 16 * 16 * 16 * 9),
+    ("transposed", lambda: F.conv_transpose2d(x, torch.randn(16, 8, 4, 4), stride=2, padding=1),
+     "conv transposed", 2 * 2 * 16 * 32 * 32 * 8 * 16),
+    ("conv1d", lambda: F.conv1d(torch.randn(1, 4, 100), torch.randn(6, 4, 5)), "conv dense",
+     2 * 6 * 96 * 4 * 5),
+]
+for name, fn, cls, ops in cases:
+    w = only(run(fn), "aten.convolution")
+    expect(f"{name} class", w[0], cls)
+    expect(f"{name} ops", w[1], ops)
+
+# Matrix products: mm, bmm, addmm (a Linear on 2-D input), matmul broadcasting, 3-D linear.
+a, b = torch.randn(64, 128), torch.randn(128, 32)
+expect("mm ops", only(run(lambda: a @ b), "aten.mm")[1], 2 * 64 * 128 * 32)
+expect("bmm ops", only(run(lambda: torch.bmm(torch.randn(3, 8, 5), torch.randn(3, 5, 7))), "aten.bmm")[1],
+       2 * 3 * 8 * 5 * 7)
+lin = torch.nn.Linear(128, 10)
+with torch.no_grad():
+    w = only(run(lambda: lin(a)), "aten.addmm")
+expect("addmm class", w[0], "linear")
+expect("addmm ops", w[1], 2 * 64 * 128 * 10 + 64 * 10)
+calls = run(lambda: torch.matmul(torch.randn(4, 1, 8, 5), torch.randn(3, 5, 6)))
+expect("matmul broadcast ops", sum(w[1] for n, w in calls if w and w[0] == "matmul"), 2 * 12 * 8 * 5 * 6)
+
+# Norms, softmax, pooling (ceil mode), interpolation by size and by scale, reductions.
+bn = torch.nn.BatchNorm2d(16).eval()
+with torch.no_grad():
+    expect("batch norm eval ops", only(run(lambda: bn(x)), "aten.native_batch_norm")[1], 2 * x.numel())
+expect("softmax ops", only(run(lambda: torch.softmax(x, 1)), "aten._softmax")[1], 5 * x.numel())
+run(lambda: F.max_pool2d(x, 3, 2, 1, ceil_mode=True))
+run(lambda: F.max_pool2d(torch.randn(1, 2, 7, 7), 2, ceil_mode=True))
+run(lambda: F.avg_pool2d(x, 2))
+run(lambda: F.adaptive_avg_pool2d(x, (5, 7)))
+run(lambda: F.interpolate(x, size=(50, 40), mode="bilinear", align_corners=False))
+run(lambda: F.interpolate(x, scale_factor=2.5, mode="nearest"))
+run(lambda: F.interpolate(x, scale_factor=0.5, mode="bicubic", align_corners=False))
+run(lambda: x.sum(dim=(2, 3), keepdim=True))
+run(lambda: x.mean(1))
+run(lambda: x.amax(-1))
+run(lambda: torch.max(x, 1))
+run(lambda: x + torch.randn(16, 1, 1))
+run(lambda: torch.cat([x, x], 1))
+run(lambda: F.pad(x, (1, 2, 3, 4)))
+run(lambda: F.relu(x) * 2 + x.sigmoid())
+up = only(run(lambda: F.interpolate(x, size=(64, 64), mode="bilinear")), "aten.upsample_bilinear2d.vec")
+expect("bilinear ops", up[1], 2 * 4 * 2 * 16 * 64 * 64)
+
+# No formula: listed as such, never a number.
+calls = run(lambda: torch.nonzero(x > 0))
+expect("nonzero has no formula", [w for n, w in calls if n == "aten.nonzero"], [None])
+
+for f in failures:
+    print("FAIL", f)
+print(f"{checked} checks, {len(failures)} failed")
+sys.exit(1 if failures else 0)

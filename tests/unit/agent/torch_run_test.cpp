@@ -1,0 +1,277 @@
+// `ceiling run --torch` after the program ran: torch range names read back, the record's torch
+// regions labelled, model regions given their ops' work, the instrumentation's cost from
+// instrumented and uninstrumented calls, and the per-op-type summary (agent/measure/torch_run,
+// agent/output/op_summary). Captures are built by hand, as the Python side names its ranges.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "agent/measure/region.hpp"
+#include "agent/measure/torch_run.hpp"
+#include "agent/output/op_summary.hpp"
+#include "agent/store/profile_store.hpp"
+
+namespace ceiling {
+namespace {
+
+using measure::parse_torch_name;
+
+TEST(TorchName, ReadsEachKindOfRange) {
+    struct Case {
+        const char* name;
+        const char* role;
+        const char* label;
+        const char* kind;
+        bool instrumented;
+    };
+    const Case cases[] = {
+        {"MobileNetV2 (model)", "model", "MobileNetV2", "", true},
+        {"ResNet#2 (model, uninstrumented)", "model", "ResNet#2", "", false},
+        {"backward (model)", "model", "backward", "", true},
+        {"Resize (transform)", "transform", "Resize", "", true},
+        {"PIL.Image.Image.resize()", "call", "PIL.Image.Image.resize()", "", true},
+        {"aten.convolution [conv depthwise]", "op", "aten.convolution", "conv depthwise", true},
+        {"torchvision.nms [no formula]", "op", "torchvision.nms", "no formula", true},
+        {"features.3.conv.1 (Conv2d)", "module", "features.3.conv.1", "Conv2d", true},
+        {"(Conv2d)", "module", "", "Conv2d", true},
+        {"gemm 4096", "", "", "", true},
+    };
+    for (const auto& c : cases) {
+        const auto n = parse_torch_name(c.name);
+        EXPECT_EQ(n.role, c.role) << c.name;
+        EXPECT_EQ(n.label, c.label) << c.name;
+        EXPECT_EQ(n.kind, c.kind) << c.name;
+        EXPECT_EQ(n.instrumented, c.instrumented) << c.name;
+    }
+}
+
+// A capture written the way ceiling_torch/modules.py opens its ranges, on one thread.
+class Capture {
+public:
+    // Opens a range at `t_ms` (the name's declared work, if any, parsed as region.cpp does).
+    void push(const std::string& message, double t_ms, const std::string& domain = "torch") {
+        const auto d = measure::parse_declared_work(message);
+        measure::RegionInstance r;
+        r.name = d.name;
+        r.work = d.work;
+        r.domain = domain;
+        r.parent = open_.empty() ? std::string() : open_.back().path;
+        r.path = r.parent.empty() ? domain + "::" + r.name : r.parent + "/" + r.name;
+        r.pid = 10;
+        r.tid = 10;
+        r.start_ns = ns(t_ms);
+        r.depth = static_cast<int>(open_.size());
+        open_.push_back(r);
+    }
+    void pop(double t_ms) {
+        auto r = open_.back();
+        open_.pop_back();
+        r.end_ns = ns(t_ms);
+        if (!open_.empty()) open_.back().child_ns += r.end_ns - r.start_ns;
+        capture_.instances.push_back(r);
+    }
+    // An op range of `ms` starting at `t_ms`.
+    void op(const std::string& message, double t_ms, double ms) {
+        push(message, t_ms);
+        pop(t_ms + ms);
+    }
+    measure::NvtxCapture done() {
+        auto c = capture_;
+        std::sort(c.instances.begin(), c.instances.end(), [](const auto& a, const auto& b) {
+            return a.start_ns != b.start_ns ? a.start_ns < b.start_ns
+                                            : a.end_ns - a.start_ns > b.end_ns - b.start_ns;
+        });
+        return c;
+    }
+
+private:
+    static std::int64_t ns(double ms) { return static_cast<std::int64_t>(ms * 1e6); }
+    std::vector<measure::RegionInstance> open_;
+    measure::NvtxCapture capture_;
+};
+
+const char* conv_dw = "aten.convolution [conv depthwise] {ops=1M bytes=1M working_set=1M}";
+const char* conv_pw = "aten.convolution [conv pointwise] {ops=20M bytes=1M working_set=1M}";
+
+// One instrumented call of "Net" at t: a module holding a depthwise and a pointwise conv
+// (2 ms and 3 ms), and an op without a formula (1 ms); 10 ms in all.
+void instrumented_call(Capture& c, double t) {
+    c.push("Net (model)", t);
+    c.push("block (Block)", t + 1);
+    c.op(conv_dw, t + 1, 2);
+    c.op(conv_pw, t + 3.5, 3);
+    c.pop(t + 7);
+    c.op("aten.nonzero [no formula]", t + 8, 1);
+    c.pop(t + 10);
+}
+
+struct TorchRecord {
+    measure::ProgramRun run;
+    RunRecord record;
+};
+
+// Calls of Net: instrumented (first), uninstrumented (6 ms), instrumented, then an NMS outside
+// the model and a program range in the default domain.
+TorchRecord three_calls() {
+    Capture c;
+    instrumented_call(c, 0);
+    c.push("Net (model, uninstrumented)", 20);
+    c.pop(26);
+    instrumented_call(c, 30);
+    c.op("torchvision.nms [no formula]", 50, 40);
+    c.push("decode", 100, "");
+    c.pop(120);
+    TorchRecord t;
+    measure::ExecutionData x;
+    x.capture = c.done();
+    x.execution.wall_s = 0.2;
+    t.run.executions.push_back(x);
+    const std::optional<std::regex> model(std::regex(measure::torch_model_regex));
+    t.record.regions = measure::aggregate_regions({&t.run.executions[0].capture}, model);
+    t.record.executions.push_back(x.execution);
+    measure::add_torch_to_record(t.run, t.record);
+    return t;
+}
+
+const RecordedRegion& named(const RunRecord& r, const std::string& name) {
+    for (const auto& g : r.regions)
+        if (g.name == name) return g;
+    throw std::runtime_error("no region " + name);
+}
+
+std::optional<double> counter(const RecordedRegion& r, const std::string& name) {
+    for (const auto& c : r.measurement.counters)
+        if (c.name == name) return c.value;
+    return std::nullopt;
+}
+
+TEST(TorchRecord, LabelsTorchRegionsOnly) {
+    const auto t = three_calls();
+    EXPECT_EQ(named(t.record, "aten.convolution [conv depthwise]").labels.at("op_class"), "conv depthwise");
+    EXPECT_EQ(named(t.record, "aten.convolution [conv depthwise]").labels.at("op"), "aten.convolution");
+    EXPECT_EQ(named(t.record, "block (Block)").labels.at("torch"), "module");
+    EXPECT_EQ(named(t.record, "Net (model)").labels.at("torch"), "model");
+    EXPECT_TRUE(named(t.record, "Net (model, uninstrumented)").labels.count("instrumented"));
+    EXPECT_TRUE(named(t.record, "decode").labels.empty());  // the program's own range
+    EXPECT_TRUE(named(t.record, "Net (model)").model);
+    EXPECT_TRUE(named(t.record, "aten.convolution [conv pointwise]").model);
+    EXPECT_FALSE(named(t.record, "torchvision.nms [no formula]").model);
+}
+
+TEST(TorchRecord, ModelWorkIsItsOpsWorkPerCall) {
+    const auto t = three_calls();
+    const auto& net = named(t.record, "Net (model)");
+    ASSERT_TRUE(net.measurement.work);
+    EXPECT_DOUBLE_EQ(net.measurement.work->ops, 21e6);  // per call, the op without a formula left out
+    EXPECT_DOUBLE_EQ(net.measurement.work->compulsory_bytes, 2e6);
+    EXPECT_NE(net.labels.at("work").find("without a formula"), std::string::npos);
+    // The uninstrumented calls ran the same model: same work, said where it came from.
+    const auto& bare = named(t.record, "Net (model, uninstrumented)");
+    ASSERT_TRUE(bare.measurement.work);
+    EXPECT_DOUBLE_EQ(bare.measurement.work->ops, 21e6);
+    EXPECT_NE(bare.labels.at("work").find("instrumented calls"), std::string::npos);
+}
+
+TEST(TorchRecord, CostFromAlternatingCalls) {
+    const auto t = three_calls();
+    const auto& net = named(t.record, "Net (model)");
+    EXPECT_EQ(counter(net, "calls_instrumented"), 1.0);  // the first call is kept apart
+    EXPECT_EQ(counter(net, "calls_uninstrumented"), 1.0);
+    EXPECT_NEAR(*counter(net, "instrumented_call_s"), 0.010, 1e-9);
+    EXPECT_NEAR(*counter(net, "uninstrumented_call_s"), 0.006, 1e-9);
+    EXPECT_NEAR(*counter(net, "op_time_per_call_s"), 0.006, 1e-9);  // 2 + 3 + 1 ms of ops
+    EXPECT_EQ(counter(net, "op_ranges_per_call"), 3.0);
+    for (const auto& n : t.record.notes) EXPECT_EQ(n.find("was called"), std::string::npos) << n;
+    bool listed = false;
+    for (const auto& n : t.record.notes) listed = listed || n.find("torchvision.nms") != std::string::npos;
+    EXPECT_TRUE(listed);
+}
+
+TEST(TorchRecord, FewCallsSayWhyCostIsUnmeasured) {
+    Capture c;
+    instrumented_call(c, 0);
+    measure::ProgramRun run;
+    measure::ExecutionData x;
+    x.capture = c.done();
+    run.executions.push_back(x);
+    RunRecord record;
+    record.regions = measure::aggregate_regions({&run.executions[0].capture},
+                                                std::regex(measure::torch_model_regex));
+    measure::add_torch_to_record(run, record);
+    bool said = false;
+    for (const auto& n : record.notes) said = said || n.find("Net was called 1 time") != std::string::npos;
+    EXPECT_TRUE(said);
+    EXPECT_FALSE(counter(named(record, "Net (model)"), "uninstrumented_call_s"));
+}
+
+TEST(TorchRecord, NoTorchRegionsIsSaid) {
+    measure::ProgramRun run;
+    run.executions.emplace_back();
+    RunRecord record;
+    measure::add_torch_to_record(run, record);
+    ASSERT_EQ(record.notes.size(), 1u);
+    EXPECT_NE(record.notes[0].find("never imported torch"), std::string::npos);
+}
+
+TEST(OpSummary, GroupsModelOpsByTypeAndJudgesThem) {
+    auto t = three_calls();
+    t.record.machine_profile = store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
+    const auto s = output::summarise_ops(t.record);
+    ASSERT_EQ(s.types.size(), 3u);  // pointwise, depthwise, no formula: longest first
+    EXPECT_EQ(s.types[0].name, "conv pointwise");
+    EXPECT_EQ(s.types[0].calls, 2.0);
+    EXPECT_NEAR(s.types[0].time_s, 0.006, 1e-9);
+    EXPECT_DOUBLE_EQ(*s.types[0].ops, 40e6);
+    EXPECT_EQ(s.types[2].name, "no formula");
+    EXPECT_FALSE(s.types[2].ops);  // unknown, never 0
+    const auto& dw = s.types[1];
+    ASSERT_TRUE(dw.judged);
+    ASSERT_TRUE(s.types[0].judged);
+    auto compute = [](const output::OpTypeRow& r) {
+        for (const auto& c : r.judged->roofs)
+            if (c.kind == RoofKind::compute && c.fraction) return *c.fraction;
+        return -1.0;
+    };
+    EXPECT_LT(compute(dw), compute(s.types[0]));
+    // The ops without a formula, by name, inside the model or not.
+    ASSERT_EQ(s.unformulated.size(), 2u);
+    EXPECT_EQ(s.unformulated[0].name, "torchvision.nms");
+    ASSERT_EQ(s.models.size(), 2u);  // instrumented and uninstrumented calls of Net
+    ASSERT_EQ(s.costs.size(), 1u);
+    EXPECT_EQ(s.costs[0].model, "Net (model)");
+}
+
+TEST(OpSummary, HidesOnlyOpsAndModulesInsideModels) {
+    const auto t = three_calls();
+    EXPECT_TRUE(output::summarised_by_ops(named(t.record, "aten.convolution [conv depthwise]")));
+    EXPECT_TRUE(output::summarised_by_ops(named(t.record, "block (Block)")));
+    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "Net (model)")));
+    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "torchvision.nms [no formula]")));
+    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "decode")));
+}
+
+std::string rendered_cost(double op_time_s) {
+    auto t = three_calls();
+    for (auto& r : t.record.regions)
+        for (auto& c : r.measurement.counters)
+            if (c.name == "op_time_per_call_s") c.value = op_time_s;
+    std::ostringstream out;
+    output::render_op_summary(t.record, out);
+    return out.str();
+}
+
+TEST(OpSummary, SaysWhetherOpTimesAddUpToTheBareCall) {
+    // Bare call 6 ms, instrumented 10 ms: +67%, 4 ms over 3 op ranges.
+    const std::string within = rendered_cost(0.0063);
+    EXPECT_NE(within.find("instrumentation (Net (model)): call 10.0 ms instrumented vs 6.0 ms uninstrumented"),
+              std::string::npos)
+        << within;
+    EXPECT_NE(within.find("+67%"), std::string::npos) << within;
+    EXPECT_NE(within.find("includes its share"), std::string::npos) << within;
+    EXPECT_NE(rendered_cost(0.009).find("more, because"), std::string::npos);
+    EXPECT_NE(rendered_cost(0.003).find("less, because"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "agent/output/format.hpp"
+#include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
 
 namespace ceiling::output {
@@ -85,6 +86,7 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
     out << "\nDiagnosis\n";
     if (r.diagnosis) render_one_diagnosis(*r.diagnosis, out, "  ");
     for (const auto& v : r.region_diagnoses) {
+        if (const auto* reg = r.region(v.path); reg && diagnosis_summarised_by_ops(*reg)) continue;  // op summary
         out << "  region " << v.path << ": ";
         std::ostringstream one;
         render_one_diagnosis(v.diagnosis, one, "  ");
@@ -213,6 +215,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             .column("declared rate", TextTable::Align::right);
         for (const auto& [region, depth] : region_tree(r)) {
             const RecordedRegion& reg = *region;
+            if (summarised_by_ops(reg)) continue;  // in the op summary (op_summary.hpp)
             const double total = mean(reg.total_s_per_execution);
             const auto& d = reg.measurement.duration_s;
             std::string label(static_cast<std::size_t>(2 * depth), ' ');
@@ -241,6 +244,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "\nNo NVTX regions recorded (annotate with NVTX ranges to see where the time goes).\n";
     }
 
+    render_op_summary(r, out);
     render_diagnosis(r, out);
     render_budgets(r, out);
     for (const auto& note : r.notes) out << "note: " << note << "\n";

@@ -2,17 +2,16 @@
 // bf16, int8 weights, 16-byte loads), depthwise 3x3 convolution, bitmask-parallel NMS and
 // bilinear resize. Each is checked against reference_cpu.cpp on random data before timing.
 
-#include <cublas_v2.h>
 
 #include <cstdio>
 #include <memory>
 
+#include "kernels/gpu/cublas_loader.hpp"
 #include "kernels/gpu/gpu_common.cuh"
 #include "kernels/gpu/reference_cpu.hpp"
 
 namespace ceiling::kernels::gpu {
 
-void cublas_check(cublasStatus_t rc, const char* what);
 
 namespace {
 
@@ -123,12 +122,12 @@ public:
         c_ = DeviceArray<float>(static_cast<std::size_t>(s_.m) * s_.n);
         poison(c_.get(), c_.bytes());
         if (impl == GemmImpl::cublas) {
-            cublas_check(cublasCreate(&handle_), "cublasCreate");
-            cublas_check(cublasSetMathMode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+            cublas_check(cublas().create(&handle_), "cublasCreate");
+            cublas_check(cublas().set_math_mode(handle_, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
         }
     }
     ~Gemm() override {
-        if (handle_) cublasDestroy(handle_);
+        if (handle_) cublas().destroy(handle_);
     }
     void launch() override {
         switch (impl_) {
@@ -150,7 +149,7 @@ public:
                 const cudaDataType_t t = s_.bf16_inputs ? CUDA_R_16BF : CUDA_R_32F;
                 const void* a = s_.bf16_inputs ? static_cast<const void*>(a16_.get()) : a_.get();
                 const void* b = s_.bf16_inputs ? static_cast<const void*>(b16_.get()) : b_.get();
-                cublas_check(cublasGemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s_.n, s_.m, s_.k, &alpha, b, t, s_.n, a, t,
+                cublas_check(cublas().gemm_ex(handle_, CUBLAS_OP_N, CUBLAS_OP_N, s_.n, s_.m, s_.k, &alpha, b, t, s_.n, a, t,
                                           s_.k, &beta, c_.get(), CUDA_R_32F, s_.n, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                              "cublasGemmEx");
                 break;

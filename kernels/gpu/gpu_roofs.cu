@@ -2,20 +2,17 @@
 // roof), HBM and L2 bandwidth, host<->device copies, launch and synchronisation latency.
 // Each roof checks what it computed before it is timed.
 
-#include <cublas_v2.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <memory>
 #include <numeric>
 
+#include "kernels/gpu/cublas_loader.hpp"
 #include "kernels/gpu/gpu_common.cuh"
 #include "kernels/gpu/reference_cpu.hpp"
 
 namespace ceiling::kernels::gpu {
-
-void cublas_check(cublasStatus_t rc, const char* what);
 
 namespace {
 
@@ -225,15 +222,16 @@ GpuRoofResult cublas_roof(WorkPrecision p, const TimingPlan& plan) {
     }
     DeviceArray<float> c(count);
     cublasHandle_t handle;
-    cublas_check(cublasCreate(&handle), "cublasCreate");
-    std::unique_ptr<cublasContext, cublasStatus_t (*)(cublasHandle_t)> guard(handle, cublasDestroy);
+    const Cublas& api = cublas();
+    cublas_check(api.create(&handle), "cublasCreate");
+    std::unique_ptr<cublasContext, cublasStatus_t (*)(cublasHandle_t)> guard(handle, api.destroy);
     const float alpha = 1, beta = 0;
     const cudaDataType_t in_type = fp32_inputs ? CUDA_R_32F : p == WorkPrecision::bf16 ? CUDA_R_16BF : CUDA_R_16F;
     const cublasComputeType_t compute = fp32_inputs ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     const void* a = fp32_inputs ? static_cast<const void*>(a32.get()) : a16.get();
     const void* b = fp32_inputs ? static_cast<const void*>(b32.get()) : b16.get();
     auto launch = [&] {
-        cublas_check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, in_type, n, a, in_type, n, &beta,
+        cublas_check(api.gemm_ex(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, b, in_type, n, a, in_type, n, &beta,
                                   c.get(), CUDA_R_32F, n, compute, CUBLAS_GEMM_DEFAULT),
                      "cublasGemmEx");
     };
@@ -460,11 +458,6 @@ GpuRoofResult latency_roof(std::string_view level, const TimingPlan& plan) {
 }
 
 }  // namespace
-
-void cublas_check(cublasStatus_t rc, const char* what) {
-    if (rc != CUBLAS_STATUS_SUCCESS)
-        throw GpuError(std::string(what) + " failed: " + cublasGetStatusString(rc));
-}
 
 namespace {
 

@@ -80,9 +80,10 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
     const auto f = fields(trim(text.substr(close + 1)));
     if (f.size() < 22) return std::nullopt;
     auto num = [&](int field) { return parse_int(f[static_cast<std::size_t>(field - 3)]); };
-    auto minflt = num(10), majflt = num(12), utime = num(14), stime = num(15), threads = num(20),
-         rss = num(24);
-    if (!minflt || !majflt || !utime || !stime || !threads || !rss || f[0].size() != 1)
+    auto minflt = num(10), majflt = num(12), utime = num(14), stime = num(15), cutime = num(16),
+         cstime = num(17), threads = num(20), start = num(22), rss = num(24);
+    if (!minflt || !majflt || !utime || !stime || !cutime || !cstime || !threads || !start ||
+        !rss || f[0].size() != 1)
         return std::nullopt;
     ProcStat s;
     s.state = f[0][0];
@@ -90,7 +91,10 @@ std::optional<ProcStat> parse_proc_stat(std::string_view text) {
     s.major_faults = static_cast<double>(*majflt);
     s.utime_ticks = static_cast<double>(*utime);
     s.stime_ticks = static_cast<double>(*stime);
+    s.cutime_ticks = static_cast<double>(*cutime);
+    s.cstime_ticks = static_cast<double>(*cstime);
     s.num_threads = static_cast<double>(*threads);
+    s.start_ticks = static_cast<double>(*start);
     s.rss_pages = static_cast<double>(*rss);
     return s;
 }
@@ -148,6 +152,101 @@ std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view
 std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view pid) {
     return read_proc_usage(root, pid, static_cast<double>(sysconf(_SC_CLK_TCK)),
                            static_cast<double>(sysconf(_SC_PAGESIZE)));
+}
+
+ProcIo parse_proc_io(std::string_view text) {
+    struct Field {
+        std::string_view key;
+        std::optional<double> ProcIo::*member;
+    };
+    static constexpr Field io_fields[] = {
+        {"rchar", &ProcIo::read_call_bytes},
+        {"wchar", &ProcIo::write_call_bytes},
+        {"read_bytes", &ProcIo::storage_read_bytes},
+        {"write_bytes", &ProcIo::storage_write_bytes},
+    };
+    ProcIo io;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        const std::string_view line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        const auto colon = line.find(':');
+        if (colon == std::string_view::npos) continue;
+        const std::string_view key = line.substr(0, colon);
+        for (const auto& f : io_fields)
+            if (key == f.key)
+                // parse_int trims: the value follows ": " (std::from_chars alone refuses the
+                // space, which once read every I/O rate as 0).
+                if (const auto v = parse_int(line.substr(colon + 1)); v && *v >= 0)
+                    io.*f.member = static_cast<double>(*v);
+    }
+    return io;
+}
+
+std::optional<ProcIo> read_proc_io(const FsRoot& root, std::string_view pid) {
+    const auto text = root.read_text("/proc/" + std::string(pid) + "/io");
+    if (!text) return std::nullopt;
+    return parse_proc_io(*text);
+}
+
+ProcIo add(const ProcIo& a, const ProcIo& b) {
+    auto sum = [](std::optional<double> x, std::optional<double> y) -> std::optional<double> {
+        if (!x || !y) return std::nullopt;
+        return *x + *y;
+    };
+    return {sum(a.read_call_bytes, b.read_call_bytes), sum(a.write_call_bytes, b.write_call_bytes),
+            sum(a.storage_read_bytes, b.storage_read_bytes),
+            sum(a.storage_write_bytes, b.storage_write_bytes)};
+}
+
+Readings io_readings(const ProcIo& io) {
+    const std::pair<const char*, const std::optional<double>*> rows[] = {
+        {"read_call_bytes", &io.read_call_bytes},
+        {"write_call_bytes", &io.write_call_bytes},
+        {"storage_read_bytes", &io.storage_read_bytes},
+        {"storage_write_bytes", &io.storage_write_bytes},
+    };
+    Readings r;
+    for (const auto& [name, value] : rows)
+        if (*value) {
+            Reading reading;
+            reading.name = name;
+            reading.value = **value;
+            reading.unit = "bytes";
+            reading.source = ReadingSource::software;
+            r.values.push_back(std::move(reading));
+        }
+    return r;
+}
+
+std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat) {
+    // "cpu  user nice system idle iowait irq softirq steal guest guest_nice": the first line.
+    const auto nl = proc_stat.find('\n');
+    const std::string_view line = proc_stat.substr(0, nl);
+    if (line.substr(0, 4) != "cpu ") return std::nullopt;
+    const auto f = fields(line.substr(4));
+    // Kernels before 2.6.11 stop before steal; without it steal is unknown, not 0.
+    constexpr std::size_t steal_index = 7;
+    if (f.size() <= steal_index) return std::nullopt;
+    HostCpuTicks t;
+    for (std::size_t i = 0; i <= steal_index; ++i) {
+        const auto v = parse_int(f[i]);
+        if (!v || *v < 0) return std::nullopt;
+        t.total += static_cast<double>(*v);
+        if (i == steal_index) t.steal = static_cast<double>(*v);
+    }
+    return t;
+}
+
+std::optional<double> parse_loadavg_runnable(std::string_view loadavg) {
+    // "0.52 0.58 0.59 3/1041 12345"
+    const auto f = fields(trim(loadavg));
+    if (f.size() < 4) return std::nullopt;
+    const auto slash = f[3].find('/');
+    if (slash == std::string_view::npos) return std::nullopt;
+    const auto v = parse_int(f[3].substr(0, slash));
+    if (!v || *v < 0) return std::nullopt;
+    return static_cast<double>(*v);
 }
 
 Readings usage_readings(const ProcessUsage& u) {

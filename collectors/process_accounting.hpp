@@ -1,8 +1,10 @@
 #pragma once
 // Clock and process accounting, available everywhere: wall time, user and system CPU
-// time, peak RSS, minor/major faults, voluntary/involuntary context switches. From
+// time, peak RSS, minor/major faults, voluntary/involuntary context switches, I/O bytes,
+// and what the host's other work took from it (steal time, runnable threads). From
 // getrusage/wait4 for the calling process or a reaped child, from /proc/PID for a process
-// still running (sampling), both read through an injectable FsRoot.
+// still running (sampling) or exited but not yet reaped, both read through an injectable
+// FsRoot.
 
 #include <optional>
 #include <string_view>
@@ -36,7 +38,10 @@ struct ProcStat {
     double major_faults = 0;  // field 12
     double utime_ticks = 0;   // field 14, in clock ticks (sysconf(_SC_CLK_TCK))
     double stime_ticks = 0;   // field 15
+    double cutime_ticks = 0;  // field 16: children it waited for
+    double cstime_ticks = 0;  // field 17
     double num_threads = 0;   // field 20
+    double start_ticks = 0;   // field 22: with the pid, names a process (pids are reused)
     double rss_pages = 0;     // field 24
 };
 // The command name (field 2) may contain spaces and parentheses: fields are counted from
@@ -59,6 +64,42 @@ ProcStatus parse_proc_status(std::string_view text);
 std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view pid,
                                             double clock_ticks_per_s, double page_size_bytes);
 std::optional<ProcessUsage> read_proc_usage(const FsRoot& root, std::string_view pid);
+
+// /proc/PID/io (proc(5)). Of a thread group it sums every thread, live or exited, and every
+// child the process reaped; of a process that exited but is not reaped yet (a zombie) it is
+// therefore the final count of the process and its reaped descendants. Absent fields stay
+// nullopt (the file is missing without CONFIG_TASK_IO_ACCOUNTING: then I/O is unknown).
+struct ProcIo {
+    // rchar / wchar: bytes passed to read-like / write-like system calls, whatever served
+    // them (page cache, pipes, sockets, terminals).
+    std::optional<double> read_call_bytes;
+    std::optional<double> write_call_bytes;
+    // read_bytes / write_bytes: bytes fetched from / sent to storage (a block device).
+    // Writes count when a page of a block-backed file is dirtied, so a write counts at once
+    // (not at writeback); tmpfs and other memory-only filesystems count none.
+    std::optional<double> storage_read_bytes;
+    std::optional<double> storage_write_bytes;
+};
+// "rchar: 123" lines; a value that is not a whole number leaves its field absent.
+ProcIo parse_proc_io(std::string_view text);
+std::optional<ProcIo> read_proc_io(const FsRoot& root, std::string_view pid);
+// Field by field sum; a field absent on either side stays absent.
+ProcIo add(const ProcIo& a, const ProcIo& b);
+// Readings named read_call_bytes, write_call_bytes, storage_read_bytes,
+// storage_write_bytes; absent values are left out.
+Readings io_readings(const ProcIo& io);
+
+// The host's CPU time from /proc/stat's aggregate "cpu" line, in clock ticks, summed over
+// every CPU: all of it (user .. steal; guest time is already inside user and nice) and the
+// part the hypervisor gave to other guests (steal).
+struct HostCpuTicks {
+    double total = 0;
+    double steal = 0;
+};
+std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat);
+// Runnable threads on the host now: the first number of /proc/loadavg's "running/total"
+// (nr_running, the reader itself included).
+std::optional<double> parse_loadavg_runnable(std::string_view loadavg);
 
 // Readings named user_s, system_s, max_rss_bytes, minor_faults, major_faults,
 // voluntary_context_switches, involuntary_context_switches; absent values are left out.

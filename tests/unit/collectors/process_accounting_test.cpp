@@ -78,6 +78,57 @@ TEST(ProcessUsage, DeltaKeepsThePeakAndDifferencesTheRest) {
     EXPECT_EQ(r.find("user_s")->unit, "s");
 }
 
+const FsRoot run_root(CEILING_TEST_DATA "/fakeroot-run");
+
+TEST(ProcIo, ReadsEveryFieldDespiteTheSpaceAfterTheColon) {
+    // Recorded after a 50 MB write + fsync: "wchar: 50000000" once read as 0 (std::from_chars
+    // refuses the leading space).
+    const auto io = read_proc_io(run_root, "4100");
+    ASSERT_TRUE(io);
+    EXPECT_EQ(io->read_call_bytes, 1048576);
+    EXPECT_EQ(io->write_call_bytes, 50000000);
+    EXPECT_EQ(io->storage_read_bytes, 4096);
+    EXPECT_EQ(io->storage_write_bytes, 50016256);
+    EXPECT_FALSE(read_proc_io(run_root, "4201")) << "an unreadable io file is unknown, not 0";
+    const auto r = io_readings(*io);
+    ASSERT_TRUE(r.value("storage_write_bytes"));
+    EXPECT_EQ(*r.value("storage_write_bytes"), 50016256);
+    EXPECT_EQ(r.find("write_call_bytes")->unit, "bytes");
+}
+
+TEST(ProcIo, AFieldMissingOrMalformedStaysAbsentAndSumsStayUnknown) {
+    const auto io = parse_proc_io("rchar: 12\nwchar: twelve\nread_bytes:\t7\n");
+    EXPECT_EQ(io.read_call_bytes, 12);
+    EXPECT_FALSE(io.write_call_bytes);
+    EXPECT_EQ(io.storage_read_bytes, 7);
+    EXPECT_FALSE(io.storage_write_bytes);
+    const auto sum = add(io, parse_proc_io("rchar: 30\nwchar: 5\nread_bytes: 1\nwrite_bytes: 2\n"));
+    EXPECT_EQ(sum.read_call_bytes, 42);
+    EXPECT_FALSE(sum.write_call_bytes) << "unknown + 5 is unknown, never 5";
+    EXPECT_FALSE(io_readings(sum).find("write_call_bytes"));
+}
+
+TEST(HostLoad, StealAndRunnableFromRecordedFiles) {
+    const auto ticks = parse_host_cpu_ticks(*run_root.read_text("/proc/stat"));
+    ASSERT_TRUE(ticks);
+    // user nice system idle iowait irq softirq steal; guest time is inside user already.
+    EXPECT_EQ(ticks->total, 771950 + 125 + 103187 + 75775 + 772 + 0 + 321 + 1286);
+    EXPECT_EQ(ticks->steal, 1286);
+    EXPECT_FALSE(parse_host_cpu_ticks("cpu  1 2 3 4\n")) << "no steal column: unknown";
+    EXPECT_FALSE(parse_host_cpu_ticks("intr 1 2\n"));
+    EXPECT_EQ(parse_loadavg_runnable(*run_root.read_text("/proc/loadavg")), 11);
+    EXPECT_FALSE(parse_loadavg_runnable("0.52 0.58 0.59"));
+}
+
+TEST(ProcStat, ReadsStartTimeAndReapedChildrensTime) {
+    const auto s = parse_proc_stat(*run_root.read_text("/proc/4100/stat"));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->start_ticks, 476914);
+    EXPECT_EQ(s->cutime_ticks, 12);
+    EXPECT_EQ(s->cstime_ticks, 4);
+    EXPECT_EQ(s->rss_pages, 65536);
+}
+
 TEST(ProcessAccountingCollector, SeesFaultsOfNewlyTouchedMemory) {
     ProcessAccountingCollector c;
     ASSERT_TRUE(c.probe().available);

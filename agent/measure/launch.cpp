@@ -1,5 +1,6 @@
 #include "agent/measure/launch.hpp"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -13,7 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/measure/pmu_readings.hpp"
 #include "collectors/clock.hpp"
+#include "collectors/fs_root.hpp"
 
 extern char** environ;
 
@@ -108,7 +111,8 @@ void add_usage(rusage& total, const rusage& r) {
     };
     add(total.ru_utime, r.ru_utime);
     add(total.ru_stime, r.ru_stime);
-    // A peak over processes that ran at different times: the largest, never a sum.
+    // A peak over processes that ran at different times: the largest, never a sum. An
+    // orphan's copy of memory at its fork was the program's, never ceiling's.
     total.ru_maxrss = std::max(total.ru_maxrss, r.ru_maxrss);
     total.ru_minflt += r.ru_minflt;
     total.ru_majflt += r.ru_majflt;
@@ -131,6 +135,24 @@ std::vector<std::string> child_environment(const LaunchSpec& spec) {
     }
     for (const auto& [k, v] : spec.set_env) env.push_back(k + "=" + v);
     return env;
+}
+
+// Blocks until `pid` has exited, leaving it unreaped. False on an error other than EINTR.
+bool wait_exited(pid_t pid) {
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0)
+        if (errno != EINTR) return false;
+    return true;
+}
+
+// The I/O of an exited, unreaped process: final, with its reaped descendants'.
+std::optional<collectors::ProcIo> final_io(pid_t pid) {
+    auto io = collectors::read_proc_io(collectors::FsRoot::system(), std::to_string(pid));
+    // A field missing from the file (an old kernel) makes the total unknown, not smaller.
+    if (io && !(io->read_call_bytes && io->write_call_bytes && io->storage_read_bytes &&
+                io->storage_write_bytes))
+        io.reset();
+    return io;
 }
 
 std::vector<char*> pointers(std::vector<std::string>& strings) {
@@ -233,6 +255,11 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     if (spec.before_exec) spec.before_exec(pid);
     ChildResult result;
     result.pid = pid;
+    // The child holds fork's copy of ceiling's memory until exec; exec puts that copy's peak
+    // into the maxrss wait4 reports, so it is read now to tell it from the program's.
+    if (const auto usage =
+            collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
+        result.launch_rss_bytes = usage->max_rss_bytes;
     result.start_ns = collectors::now_ns();
     while (::write(go[1], "x", 1) < 0 && errno == EINTR) {
     }
@@ -254,14 +281,18 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     }
 
     if (on_started) on_started(pid);
+    // Waited for without reaping first: an exited, unreaped process still has its final
+    // /proc/PID/io (its own and its reaped descendants'), which reaping folds into ceiling's.
+    if (!wait_exited(pid)) throw std::runtime_error("waitid: " + errno_text(errno));
+    result.end_ns = collectors::now_ns();
+    forward_to = 0;
+    if (on_ended) on_ended();
+    result.io = final_io(pid);
     int status = 0;
     rusage ru{};
     while (::wait4(pid, &status, 0, &ru) < 0) {
         if (errno != EINTR) throw std::runtime_error("wait4: " + errno_text(errno));
     }
-    result.end_ns = collectors::now_ns();
-    forward_to = 0;
-    if (on_ended) on_ended();
     result.end = process_end_from_status(status);
     result.usage = ru;
 
@@ -269,10 +300,16 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     // finished are reaped and counted; those still running are not waited for (a daemon
     // would block ceiling forever) but counted as such.
     for (;;) {
+        siginfo_t exited{};
+        if (::waitid(P_ALL, 0, &exited, WEXITED | WNOHANG | WNOWAIT) != 0 || exited.si_pid == 0)
+            break;
+        const pid_t p = exited.si_pid;
+        const auto io = final_io(p);
+        result.io =
+            result.io && io ? std::optional(collectors::add(*result.io, *io)) : std::nullopt;
         rusage orphan{};
         int s = 0;
-        const pid_t p = ::wait4(-1, &s, WNOHANG, &orphan);
-        if (p <= 0) break;
+        if (::wait4(p, &s, WNOHANG, &orphan) <= 0) break;
         add_usage(result.usage, orphan);
         ++result.orphans_reaped;
     }
@@ -281,6 +318,68 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     siginfo_t info{};
     if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) result.orphans_running = 1;
     return result;
+}
+
+std::vector<CounterValue> process_counters(const ChildResult& child, const SampledPeaks* sampled,
+                                           std::vector<std::string>& notes) {
+    auto note = [&](const std::string& n) {
+        if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+    };
+    collectors::ProcessUsage usage = collectors::usage_from_rusage(child.usage);
+    const double ru_peak = usage.max_rss_bytes.value_or(0);
+    usage.max_rss_bytes.reset();  // at least ceiling's launch footprint: never recorded as is
+    std::vector<CounterValue> out = to_counter_values(collectors::usage_readings(usage));
+    auto add = [&](const char* name, std::optional<double> v, const char* unit,
+                   bool low_confidence = false) {
+        if (!v) return;
+        CounterValue c;
+        c.name = name;
+        c.value = *v;
+        c.unit = unit;
+        c.source = Source::software;
+        c.low_confidence = low_confidence;
+        out.push_back(std::move(c));
+    };
+    auto larger = [](std::optional<double> a, std::optional<double> b) -> std::optional<double> {
+        if (!a) return b;
+        if (!b) return a;
+        return std::max(*a, *b);
+    };
+    // Above the launch footprint (plus slack) ru_maxrss can only be a process of the program.
+    const std::optional<double> exact =
+        child.launch_rss_bytes && ru_peak > *child.launch_rss_bytes + launch_rss_slack_bytes
+            ? std::optional(ru_peak)
+            : std::nullopt;
+    const bool enough_samples = sampled && sampled->samples >= trusted_samples;
+    const bool trusted = exact || enough_samples;
+    const auto peak = larger(sampled ? sampled->process_hwm_bytes : std::nullopt, exact);
+    add("peak_rss_bytes", peak, "bytes", !trusted);
+    if (!peak)
+        note(
+            "peak memory not measured: the program was not sampled (--interval 0) or ended "
+            "before its first sample, and wait4's peak is ceiling's own");
+    else if (!trusted)
+        note("peak memory is a lower bound: the program ran for fewer than " +
+             std::to_string(trusted_samples) +
+             " sampling intervals, and growth after the last sample is not seen");
+    static const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
+    if (trusted)
+        if (const auto sum = larger(sampled ? sampled->process_hwm_sum_bytes : std::nullopt, exact))
+            add("peak_rss_pages", *sum / page_bytes, "pages");
+    if (sampled) {
+        add("peak_tree_rss_bytes", sampled->tree_rss_bytes, "bytes", !enough_samples);
+        add("peak_threads", sampled->threads, "count");
+        add("host_cpu_s", sampled->host_cpu_s, "s");
+        add("host_steal_s", sampled->host_steal_s, "s");
+        add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");
+    }
+    if (child.io) {
+        const auto io = to_counter_values(collectors::io_readings(*child.io));
+        out.insert(out.end(), io.begin(), io.end());
+    } else {
+        note("I/O not measured: /proc/PID/io of the program or a descendant could not be read");
+    }
+    return out;
 }
 
 }  // namespace ceiling::measure

@@ -1,7 +1,7 @@
 #pragma once
 // Launching a wrapped program the way a shell would, without a shell: PATH lookup with sh's
-// 127 / 126 conventions, the program's stdio untouched, signals forwarded, the exit status
-// and resource usage of everything it ran collected when it ends.
+// 127 / 126 conventions, the program's stdio untouched, signals forwarded, the exit status,
+// resource usage and I/O of everything it ran collected when it ends.
 
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +14,8 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include "agent/measure/sampler.hpp"
+#include "collectors/process_accounting.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -41,7 +43,16 @@ struct ChildResult {
     std::int64_t start_ns = 0;  // released to exec (CLOCK_MONOTONIC)
     std::int64_t end_ns = 0;    // reaped
     ProcessEnd end;
-    rusage usage{};           // the child and every descendant it or ceiling reaped
+    // The child and every descendant it or ceiling reaped. Its ru_maxrss is not the
+    // program's: at exec Linux keeps the replaced memory's peak (ceiling's, copied by fork)
+    // in the process's maxrss, so it reads at least `launch_rss_bytes`.
+    rusage usage{};
+    // The forked child's peak resident set just before exec: ceiling's memory that
+    // usage.ru_maxrss may report (absent when /proc could not tell).
+    std::optional<double> launch_rss_bytes;
+    // Final I/O of the child and every descendant reaped, read from /proc/PID/io while each
+    // was exited but not yet reaped; absent when one could not be read.
+    std::optional<collectors::ProcIo> io;
     int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
     int orphans_running = 0;  // descendants still running when the program ended
 };
@@ -71,6 +82,29 @@ class SignalForwarding {
     // The first forwarded-or-received signal, if any (SIGINT, SIGTERM, SIGHUP).
     std::optional<int> received() const;
 };
+
+// The counters of one execution, as the record keeps them: wait4's CPU time, faults and
+// context switches, the final I/O, the program's own peak memory and the host's load.
+// `sampled` (the execution's SampledPeaks, when it was sampled) supplies the peaks and the
+// host's load. Peak memory is never ceiling's:
+//  - peak_rss_bytes: the largest peak resident set of any one process of the program:
+//    its VmHWM (which exec starts afresh) at the last sample, or wait4's ru_maxrss where
+//    that exceeds the launch footprint by more than the slack (then it can only be the
+//    program's, and it is exact to the end). Otherwise it is a lower bound missing what a
+//    process gained after its last sample, at most one interval's growth; marked
+//    low_confidence when fewer than `trusted_samples` samples were taken;
+//  - peak_tree_rss_bytes: the highest sum of the tree's resident sets at a sample;
+//  - peak_rss_pages: each process's peak summed over the processes, in pages: the most
+//    page faults first touch can explain. Only where the peak is trusted (exact, or
+//    sampled over `trusted_samples` intervals: a steadily growing program then reads at
+//    least 90% of its peak), else absent.
+// Notes for what could not be measured are appended to `notes` once.
+inline constexpr int trusted_samples = 10;
+// Pages the held child may fault in between the launch footprint's reading and exec (libc
+// and ceiling code, fault-around maps 16 pages at a time), with room to spare.
+inline constexpr double launch_rss_slack_bytes = 4.0 * 1024 * 1024;
+std::vector<CounterValue> process_counters(const ChildResult& child, const SampledPeaks* sampled,
+                                           std::vector<std::string>& notes);
 
 // Makes ceiling the reaper of orphaned descendants (PR_SET_CHILD_SUBREAPER), so a program's
 // double-forked children are still counted. Returns false where the kernel refuses.

@@ -1,7 +1,6 @@
 #include "agent/measure/sampler.hpp"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cstdlib>
 #include <set>
@@ -11,6 +10,7 @@
 #include <unistd.h>
 
 #include "collectors/clock.hpp"
+#include "collectors/fs_root.hpp"
 
 namespace ceiling::measure {
 
@@ -35,48 +35,6 @@ bool read_small(const fs::path& path, std::string& out) {
     return used > 0;
 }
 
-double to_number(std::string_view s) {
-    double v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
-
-// proc(5) stat: the command name (field 2) may hold spaces and ')', so fields are counted
-// from the last ')'. Field 3 (state) is then token 0.
-struct StatFields {
-    double utime = 0, stime = 0, cutime = 0, cstime = 0, threads = 0, rss_pages = 0;
-};
-bool parse_stat(const std::string& text, StatFields& f) {
-    const auto close = text.rfind(')');
-    if (close == std::string::npos) return false;
-    std::vector<std::string_view> tokens;
-    std::string_view rest(text);
-    rest.remove_prefix(close + 1);
-    std::size_t i = 0;
-    while (i < rest.size()) {
-        while (i < rest.size() && rest[i] == ' ') ++i;
-        const std::size_t j = rest.find(' ', i);
-        const std::size_t e = j == std::string_view::npos ? rest.size() : j;
-        if (e > i) tokens.push_back(rest.substr(i, e - i));
-        i = e;
-    }
-    // Token k is field k + 3: utime 14, stime 15, cutime 16, cstime 17, num_threads 20, rss 24.
-    if (tokens.size() < 22) return false;
-    f.utime = to_number(tokens[11]);
-    f.stime = to_number(tokens[12]);
-    f.cutime = to_number(tokens[13]);
-    f.cstime = to_number(tokens[14]);
-    f.threads = to_number(tokens[17]);
-    f.rss_pages = to_number(tokens[21]);
-    return true;
-}
-
-double io_field(const std::string& text, std::string_view key) {
-    const auto at = text.find(key);
-    if (at == std::string::npos) return 0;
-    return to_number(std::string_view(text).substr(at + key.size()));
-}
-
 // Children of every thread of `pid` (a child belongs to the thread that forked it).
 void add_children(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf) {
     const fs::path task = proc / std::to_string(pid) / "task";
@@ -89,7 +47,8 @@ void add_children(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
         while (!s.empty()) {
             const auto sp = s.find(' ');
             const auto tok = s.substr(0, sp);
-            if (!tok.empty()) out.push_back(static_cast<pid_t>(to_number(tok)));
+            if (const auto child = collectors::parse_int(tok); child && *child > 0)
+                out.push_back(static_cast<pid_t>(*child));
             if (sp == std::string_view::npos) break;
             s.remove_prefix(sp + 1);
         }
@@ -104,6 +63,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
     static const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
     TreeSample s;
     s.t_ns = collectors::now_ns();
+    s.io = {0.0, 0.0, 0.0, 0.0};
     std::vector<pid_t> todo{root};
     std::set<pid_t> seen;
     std::string buf;
@@ -113,58 +73,155 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         todo.pop_back();
         if (!seen.insert(pid).second) continue;
         const fs::path dir = proc / std::to_string(pid);
-        StatFields f;
-        if (!read_small(dir / "stat", buf) || !parse_stat(buf, f)) continue;
+        if (!read_small(dir / "stat", buf)) continue;
+        const auto f = collectors::parse_proc_stat(buf);
+        if (!f) continue;
         if (pid == root) root_alive = true;
-        s.cpu_s += (f.utime + f.stime + f.cutime + f.cstime) * tick_s;
-        s.threads += f.threads;
-        s.rss_bytes += f.rss_pages * page_bytes;
+        s.cpu_s += (f->utime_ticks + f->stime_ticks + f->cutime_ticks + f->cstime_ticks) * tick_s;
+        s.threads += f->num_threads;
+        s.rss_bytes += f->rss_pages * page_bytes;
         s.processes += 1;
-        if (read_small(dir / "io", buf)) {
-            s.read_bytes += io_field(buf, "rchar:");
-            s.write_bytes += io_field(buf, "wchar:");
-        }
+        if (read_small(dir / "status", buf))
+            if (const auto hwm = collectors::parse_proc_status(buf).vm_hwm_bytes)
+                s.peaks.push_back({pid, f->start_ticks, *hwm});
+        // One unreadable io file (another user's setuid child) makes the tree's totals
+        // unknown for this sample, not smaller.
+        s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
+                                           : collectors::ProcIo{};
         add_children(proc, pid, todo, buf);
     }
     if (!root_alive) return std::nullopt;
+    if (read_small(proc / "loadavg", buf))
+        if (const auto running = collectors::parse_loadavg_runnable(buf))
+            s.host_runnable = std::max(0.0, *running - 1);
     return s;
 }
 
-Sampler::Sampler(pid_t root, double interval_s, CpuReader cpu_seconds)
-    : thread_([this, root, interval_s, cpu = std::move(cpu_seconds)] {
-          loop(root, interval_s, cpu);
-      }) {}
+void PeakAccumulator::add(const TreeSample& s) {
+    if (!s.probe) ++peaks_.samples;
+    auto raise = [](std::optional<double>& peak, double v) {
+        peak = std::max(peak.value_or(v), v);
+    };
+    // An exited, unreaped root has no memory left: no reading, never a peak of 0.
+    if (s.rss_bytes > 0) {
+        raise(peaks_.tree_rss_bytes, s.rss_bytes);
+        raise(peaks_.threads, s.threads);
+    }
+    for (const auto& p : s.peaks) {
+        raise(peaks_.process_hwm_bytes, p.hwm_bytes);
+        double& hwm = hwm_[{p.pid, p.start_ticks}];
+        hwm = std::max(hwm, p.hwm_bytes);
+    }
+    // The run queue holds its value until the next sample: a step function.
+    if (last_runnable_)
+        runnable_thread_s_ +=
+            last_runnable_->second * static_cast<double>(s.t_ns - last_runnable_->first) * 1e-9;
+    if (s.host_runnable) {
+        last_runnable_ = {s.t_ns, *s.host_runnable};
+        runnable_known_ = true;
+    } else {
+        last_runnable_.reset();
+    }
+}
+
+SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
+                                     std::optional<collectors::HostCpuTicks> host_start,
+                                     std::optional<collectors::HostCpuTicks> host_end,
+                                     double clock_ticks_per_s) const {
+    SampledPeaks p = peaks_;
+    if (!hwm_.empty()) {
+        double sum = 0;
+        for (const auto& [key, hwm] : hwm_) sum += hwm;
+        p.process_hwm_sum_bytes = sum;
+    }
+    // Within one clock tick the host's CPU time reads 0: unknown, not 0. The run queue is
+    // kept only beside it, since it is read per CPU as one over the other.
+    if (host_start && host_end && host_end->total > host_start->total && clock_ticks_per_s > 0) {
+        p.host_cpu_s = (host_end->total - host_start->total) / clock_ticks_per_s;
+        p.host_steal_s = std::max(0.0, host_end->steal - host_start->steal) / clock_ticks_per_s;
+        if (runnable_known_) {
+            double s = runnable_thread_s_;
+            if (last_runnable_ && end_ns > last_runnable_->first)
+                s += last_runnable_->second * static_cast<double>(end_ns - last_runnable_->first) *
+                     1e-9;
+            p.host_runnable_thread_s = s;
+        }
+    }
+    return p;
+}
+
+namespace {
+
+std::optional<collectors::HostCpuTicks> host_ticks(const fs::path& proc) {
+    std::string buf;
+    if (!read_small(proc / "stat", buf)) return std::nullopt;
+    return collectors::parse_host_cpu_ticks(buf);
+}
+
+}  // namespace
+
+Sampler::Sampler(pid_t root, double interval_s, CpuReader cpu_seconds, fs::path proc)
+    : proc_(std::move(proc)) {
+    // The program first: a shell utility may be gone within a millisecond.
+    take(root, cpu_seconds, false);
+    host_start_ = host_ticks(proc_);
+    thread_ = std::thread(
+        [this, root, interval_s, cpu = std::move(cpu_seconds)] { loop(root, interval_s, cpu); });
+}
 
 Sampler::~Sampler() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
 }
 
+void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
+    auto s = sample_tree(root, proc_);
+    if (!s) return;
+    s->probe = probe;
+    accumulator_.add(*s);
+    peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);
+    peak_threads_ = std::max(peak_threads_.load(), s->threads);
+    if (probe) return;
+    if (cpu_seconds)
+        if (const auto cpu = cpu_seconds()) s->cpu_s = *cpu;
+    s->peaks.clear();  // folded into the accumulator; an hour of samples need not keep them
+    samples_.push_back(std::move(*s));
+}
+
 void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) {
+    using clock = std::chrono::steady_clock;
     const auto interval = std::chrono::nanoseconds(static_cast<std::int64_t>(interval_s * 1e9));
-    auto next = std::chrono::steady_clock::now();
+    // Probes at 0.1, 0.2, 0.4 ... ms until the first interval: a program shorter than one
+    // interval (a shell utility runs for about 1 ms) would otherwise be seen once, as it
+    // starts.
+    const auto begin = clock::now();
+    auto probe_at = std::chrono::nanoseconds(100'000);
+    auto next_regular = begin + interval;
+    bool probing = true;
     while (!stop_.load()) {
-        if (auto s = sample_tree(root)) {
-            if (cpu_seconds)
-                if (const auto cpu = cpu_seconds()) s->cpu_s = *cpu;
-            samples_.push_back(*s);
-            peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);
-            peak_threads_ = std::max(peak_threads_.load(), s->threads);
-        }
-        // Absolute deadlines: the sampling cost does not stretch the interval.
-        next += interval;
-        const auto now = std::chrono::steady_clock::now();
-        if (next < now) next = now;
+        probing = probing && begin + probe_at < next_regular;
+        const auto next = probing ? begin + probe_at : next_regular;
         // Sleep in short slices so stop() returns promptly after the program ends.
-        while (!stop_.load() && std::chrono::steady_clock::now() < next)
+        while (!stop_.load() && clock::now() < next)
             std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-                next - std::chrono::steady_clock::now(), std::chrono::milliseconds(5)));
+                next - clock::now(), std::chrono::milliseconds(5)));
+        if (stop_.load()) break;
+        take(root, cpu_seconds, probing);
+        if (probing) {
+            probe_at *= 2;
+        } else {
+            // Absolute deadlines: the sampling cost does not stretch the interval.
+            next_regular += interval;
+            if (next_regular < clock::now()) next_regular = clock::now();
+        }
     }
 }
 
 std::vector<TreeSample> Sampler::stop() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
+    peaks_ = accumulator_.finish(collectors::now_ns(), host_start_, host_ticks(proc_),
+                                 static_cast<double>(::sysconf(_SC_CLK_TCK)));
     return std::move(samples_);
 }
 
@@ -180,11 +237,22 @@ std::vector<Series> series_from_samples(const std::vector<TreeSample>& samples,
     Series cpu = make("cpu_cores", "cores");
     Series rss = make("rss_bytes", "bytes");
     Series threads = make("threads", "count");
-    Series reads = make("read_bytes_per_s", "bytes/s");
-    Series writes = make("write_bytes_per_s", "bytes/s");
+    // Rates of the tree's I/O counters (collectors::ProcIo says what each counts).
+    using Io = std::optional<double> collectors::ProcIo::*;
+    const std::pair<const char*, Io> io_rates[] = {
+        {"read_call_bytes_per_s", &collectors::ProcIo::read_call_bytes},
+        {"write_call_bytes_per_s", &collectors::ProcIo::write_call_bytes},
+        {"storage_read_bytes_per_s", &collectors::ProcIo::storage_read_bytes},
+        {"storage_write_bytes_per_s", &collectors::ProcIo::storage_write_bytes},
+    };
+    std::vector<Series> io;
+    for (const auto& [name, member] : io_rates) io.push_back(make(name, "bytes/s"));
+    std::vector<const TreeSample*> regular;
+    for (const auto& s : samples)
+        if (!s.probe) regular.push_back(&s);
     std::size_t j = 0;  // start of the trailing window
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-        const auto& s = samples[i];
+    for (std::size_t i = 0; i < regular.size(); ++i) {
+        const auto& s = *regular[i];
         const double t = static_cast<double>(s.t_ns - start_ns) * 1e-9;
         rss.t_s.push_back(t);
         rss.values.push_back(s.rss_bytes);
@@ -192,21 +260,25 @@ std::vector<Series> series_from_samples(const std::vector<TreeSample>& samples,
         threads.values.push_back(s.threads);
         if (i == 0) continue;
         while (j + 1 < i &&
-               static_cast<double>(s.t_ns - samples[j + 1].t_ns) * 1e-9 >= min_window_s)
+               static_cast<double>(s.t_ns - regular[j + 1]->t_ns) * 1e-9 >= min_window_s)
             ++j;
-        const auto& b = samples[j];
+        const auto& b = *regular[j];
         const double dt = static_cast<double>(s.t_ns - b.t_ns) * 1e-9;
         if (dt <= 0) continue;
         // A child that exits before being reaped takes its CPU time out of the sum for a
         // moment: a rate is never negative.
         cpu.t_s.push_back(t);
         cpu.values.push_back(std::max(0.0, (s.cpu_s - b.cpu_s) / dt));
-        reads.t_s.push_back(t);
-        reads.values.push_back(std::max(0.0, (s.read_bytes - b.read_bytes) / dt));
-        writes.t_s.push_back(t);
-        writes.values.push_back(std::max(0.0, (s.write_bytes - b.write_bytes) / dt));
+        for (std::size_t k = 0; k < io.size(); ++k) {
+            const auto now = s.io.*io_rates[k].second, before = b.io.*io_rates[k].second;
+            if (!now || !before) continue;  // unknown, never 0
+            io[k].t_s.push_back(t);
+            io[k].values.push_back(std::max(0.0, (*now - *before) / dt));
+        }
     }
-    return {cpu, rss, threads, reads, writes};
+    std::vector<Series> out = {cpu, rss, threads};
+    out.insert(out.end(), io.begin(), io.end());
+    return out;
 }
 
 void decimate(std::vector<Series>& series, std::size_t max_points) {

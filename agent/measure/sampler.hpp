@@ -1,68 +1,133 @@
 #pragma once
 // Samples a running program and its descendants from /proc every interval, on a thread of
-// its own, into time series: CPU cores busy, resident memory, threads, bytes read and
-// written per second. Kept small and separate so that the collectors' perf_event sampling
-// (exact CPU time, hardware rates) can replace the /proc readings behind the same series.
+// its own, into time series (CPU cores busy, resident memory, threads, bytes read and
+// written per second) and into the peaks and host load of the execution (each process's
+// own peak memory, how many threads were runnable on the host, steal time). Kept small and
+// separate so that the collectors' perf_event sampling (exact CPU time, hardware rates) can
+// replace the /proc readings behind the same series.
 
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/types.h>
 
+#include "collectors/process_accounting.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
 
+// One process's own peak resident set so far: VmHWM of /proc/PID/status, which exec starts
+// afresh (so it is never ceiling's memory, unlike wait4's ru_maxrss; see launch.hpp).
+struct ProcessPeak {
+    pid_t pid = 0;
+    double start_ticks = 0;  // with the pid, names the process (pids are reused)
+    double hwm_bytes = 0;
+};
+
 // Totals over the process tree at one instant. CPU and I/O are cumulative (rates come from
-// differences), memory and threads are levels.
+// differences), memory and threads are levels. An I/O total is absent when some process's
+// /proc/PID/io could not be read (a partial sum would read as a drop).
 struct TreeSample {
     std::int64_t t_ns = 0;
     double cpu_s = 0;      // utime + stime + reaped children's, every process in the tree
     double rss_bytes = 0;  // sum of resident sets
     double threads = 0;
     double processes = 0;
-    double read_bytes = 0;   // rchar: bytes returned by read-like calls (page cache included)
-    double write_bytes = 0;  // wchar
+    collectors::ProcIo io;  // summed over the tree (collectors::ProcIo says what each counts)
+    // Threads runnable on the host besides the sampler's own (it is running while it reads).
+    std::optional<double> host_runnable;
+    std::vector<ProcessPeak> peaks;  // every process read
+    // Taken in the first interval, denser than the interval, only so that short programs
+    // get their peaks seen; left out of the series.
+    bool probe = false;
 };
 
 // One reading of the tree rooted at `root`, from the /proc tree at `proc` (injectable for
 // tests). nullopt when the root is gone.
 std::optional<TreeSample> sample_tree(pid_t root, const std::filesystem::path& proc = "/proc");
 
+// What the samples of one execution add up to. Peaks are lower bounds: a process's growth
+// after its last sample is not seen (wait4's rusage fills that in for a large one, see
+// launch.hpp's process_counters).
+struct SampledPeaks {
+    int samples = 0;                          // regular samples (probes not counted)
+    std::optional<double> tree_rss_bytes;     // highest sum of the tree's resident sets
+    std::optional<double> process_hwm_bytes;  // largest VmHWM of any one process
+    // Each process's VmHWM, summed over every process seen: the most resident pages first
+    // touch can explain the tree's page faults with.
+    std::optional<double> process_hwm_sum_bytes;
+    std::optional<double> threads;
+    // Over the sampled window, the host as a whole (from /proc/stat and /proc/loadavg):
+    std::optional<double> host_cpu_s;    // CPU time of every CPU that elapsed (window x CPUs)
+    std::optional<double> host_steal_s;  // of which the hypervisor gave to other guests
+    // Runnable threads (the sampler's excepted) integrated over the window: divided by
+    // host_cpu_s, the mean number of runnable threads per CPU.
+    std::optional<double> host_runnable_thread_s;
+};
+
+// Folds samples into SampledPeaks, oldest first; a pure step so tests can drive it with
+// recorded samples. `finish` closes the window at `end_ns` with the host's CPU ticks then.
+class PeakAccumulator {
+  public:
+    void add(const TreeSample& s);
+    SampledPeaks finish(std::int64_t end_ns, std::optional<collectors::HostCpuTicks> host_start,
+                        std::optional<collectors::HostCpuTicks> host_end,
+                        double clock_ticks_per_s) const;
+
+  private:
+    SampledPeaks peaks_;
+    std::map<std::pair<pid_t, double>, double> hwm_;                // (pid, start ticks) -> VmHWM
+    std::optional<std::pair<std::int64_t, double>> last_runnable_;  // (t_ns, runnable)
+    double runnable_thread_s_ = 0;
+    bool runnable_known_ = false;
+};
+
 class Sampler {
   public:
-    // Starts sampling `root` every `interval_s` on a thread of its own. `cpu_seconds`, when
-    // given and answering, replaces /proc's tick-granular CPU time (e.g. perf task-clock of
-    // the whole tree).
+    // Takes the first sample at once (so a program that ends before the thread starts is
+    // still seen), then samples `root` on a thread of its own: a few probes at 0.1, 0.2,
+    // 0.4 ... ms, then every `interval_s`. `cpu_seconds`, when given and answering,
+    // replaces /proc's tick-granular CPU time (e.g. perf task-clock of the whole tree).
     using CpuReader = std::function<std::optional<double>()>;
-    Sampler(pid_t root, double interval_s, CpuReader cpu_seconds = {});
+    Sampler(pid_t root, double interval_s, CpuReader cpu_seconds = {},
+            std::filesystem::path proc = "/proc");
     ~Sampler();
     Sampler(const Sampler&) = delete;
     Sampler& operator=(const Sampler&) = delete;
-    // Stops the thread; the samples taken, oldest first.
+    // Stops the thread; the regular samples taken, oldest first.
     std::vector<TreeSample> stop();
     // Highest tree-wide resident memory seen (0 before the first sample).
     double peak_rss_bytes() const { return peak_rss_bytes_.load(); }
     double peak_threads() const { return peak_threads_.load(); }
+    // After stop(): what the samples add up to over the window from construction to stop.
+    const SampledPeaks& peaks() const { return peaks_; }
 
   private:
+    void take(pid_t root, const CpuReader& cpu_seconds, bool probe);
     void loop(pid_t root, double interval_s, const CpuReader& cpu_seconds);
+    std::filesystem::path proc_;
     std::atomic<bool> stop_{false};
     std::atomic<double> peak_rss_bytes_{0};
     std::atomic<double> peak_threads_{0};
     std::vector<TreeSample> samples_;
+    PeakAccumulator accumulator_;
+    std::optional<collectors::HostCpuTicks> host_start_;
+    SampledPeaks peaks_;
     std::thread thread_;
 };
 
 // The series of a record from samples, times relative to `start_ns`. CPU/I-O rates use a
 // trailing window of at least `min_window_s` because /proc counts CPU time in clock ticks
-// (10 ms at USER_HZ 100): a 10 ms window would read 0 or 1 core, never 0.5.
+// (10 ms at USER_HZ 100): a 10 ms window would read 0 or 1 core, never 0.5. Probes are
+// left out.
 std::vector<Series> series_from_samples(const std::vector<TreeSample>& samples,
                                         std::int64_t start_ns, double min_window_s = 0.05);
 

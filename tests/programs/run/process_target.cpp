@@ -1,0 +1,114 @@
+// Programs whose process-level behaviour is known, for `ceiling run`'s accounting tests:
+//   process_target write DIR BYTES        writes BYTES to a new file in DIR, fsyncs, removes it
+//   process_target touch BYTES            touches BYTES of fresh memory once, then holds it
+//   process_target churn BYTES ROUNDS     ROUNDS times: map BYTES, touch every page, unmap
+//   process_target spin THREADS SECONDS   THREADS threads of pure arithmetic for SECONDS
+//   process_target nap COUNT SECONDS      COUNT sleeps of SECONDS each (blocked, not busy)
+// Memory is mapped with mmap, not malloc, so that no allocator keeps pages between rounds,
+// and transparent huge pages are refused so that faults count base pages.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace {
+
+std::size_t page_bytes() { return static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)); }
+
+char* map_fresh(std::size_t bytes) {
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        std::perror("mmap");
+        std::exit(1);
+    }
+    ::madvise(p, bytes, MADV_NOHUGEPAGE);
+    return static_cast<char*>(p);
+}
+
+void touch(char* p, std::size_t bytes) {
+    for (std::size_t i = 0; i < bytes; i += page_bytes()) p[i] = 1;
+}
+
+int write_file(const std::string& dir, long long bytes) {
+    const std::string path = dir + "/process_target.out";
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        std::perror(path.c_str());
+        return 1;
+    }
+    std::vector<char> block(1 << 20, 'x');
+    for (long long left = bytes; left > 0;) {
+        const auto n = static_cast<std::size_t>(std::min<long long>(left, block.size()));
+        const ssize_t w = ::write(fd, block.data(), n);
+        if (w <= 0) {
+            std::perror("write");
+            return 1;
+        }
+        left -= w;
+    }
+    const int synced = ::fsync(fd);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return synced == 0 ? 0 : 1;
+}
+
+volatile double sink = 0;
+
+void spin(int threads, double seconds) {
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t)
+        team.emplace_back([seconds] {
+            const auto end =
+                std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+            double x = 1.0;
+            while (std::chrono::steady_clock::now() < end)
+                for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
+            sink = x;
+        });
+    for (auto& t : team) t.join();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const std::string mode = argc > 1 ? argv[1] : "";
+    const char* a = argc > 2 ? argv[2] : "0";
+    const char* b = argc > 3 ? argv[3] : "0";
+    if (mode == "write") return write_file(a, std::atoll(b));
+    if (mode == "touch") {
+        const auto bytes = static_cast<std::size_t>(std::atoll(a));
+        touch(map_fresh(bytes), bytes);
+        // Held a moment, so that the last samples see the whole footprint.
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        return 0;
+    }
+    if (mode == "churn") {
+        const auto bytes = static_cast<std::size_t>(std::atoll(a));
+        for (int round = 0; round < std::atoi(b); ++round) {
+            char* p = map_fresh(bytes);
+            touch(p, bytes);
+            ::munmap(p, bytes);
+        }
+        return 0;
+    }
+    if (mode == "spin") {
+        spin(std::atoi(a), std::atof(b));
+        return 0;
+    }
+    if (mode == "nap") {
+        for (int i = 0; i < std::atoi(a); ++i)
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));
+        return 0;
+    }
+    std::fprintf(stderr,
+                 "usage: process_target write DIR BYTES | touch BYTES | churn BYTES ROUNDS "
+                 "| spin THREADS SECONDS | nap COUNT SECONDS\n");
+    return 64;
+}

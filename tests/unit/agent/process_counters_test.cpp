@@ -1,0 +1,216 @@
+// The per-execution process counters of `ceiling run`: the /proc sampler on a recorded tree
+// (I/O totals, each process's peak, the host's run queue), folding samples into peaks, and
+// turning wait4's rusage plus the samples into counters that never hold ceiling's memory.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "agent/measure/launch.hpp"
+#include "agent/measure/sampler.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+const std::filesystem::path fake_proc = CEILING_TEST_DATA "/fakeroot-run/proc";
+const double tick_s = 1.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
+constexpr double MiB = 1024.0 * 1024.0;
+
+const CounterValue* counter(const std::vector<CounterValue>& c, const std::string& name) {
+    const auto it =
+        std::find_if(c.begin(), c.end(), [&](const CounterValue& x) { return x.name == name; });
+    return it == c.end() ? nullptr : &*it;
+}
+
+TEST(SampleTree, SumsTheRecordedTreeIncludingItsIo) {
+    const auto s = sample_tree(4100, fake_proc);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->processes, 2);
+    EXPECT_EQ(s->threads, 4);
+    // utime + stime + reaped children's of both processes, in clock ticks.
+    EXPECT_NEAR(s->cpu_s, (250 + 30 + 12 + 4 + 10 + 5) * tick_s, 1e-9);
+    EXPECT_EQ(s->rss_bytes, (65536 + 407) * page_bytes);
+    // The recorded 50 MB write (read as 0 while " 50000000" went to std::from_chars).
+    EXPECT_EQ(s->io.write_call_bytes, 50000000);
+    EXPECT_EQ(s->io.storage_write_bytes, 50016256);
+    EXPECT_EQ(s->io.read_call_bytes, 1048576 + 4032);
+    EXPECT_EQ(s->host_runnable, 10) << "11 running, less the sampler reading";
+    ASSERT_EQ(s->peaks.size(), 2u);
+    const auto root = std::find_if(s->peaks.begin(), s->peaks.end(),
+                                   [](const ProcessPeak& p) { return p.pid == 4100; });
+    ASSERT_NE(root, s->peaks.end());
+    EXPECT_EQ(root->hwm_bytes, 300000 * 1024.0);
+    EXPECT_EQ(root->start_ticks, 476914);
+}
+
+TEST(SampleTree, OneUnreadableIoMakesTheTreesIoUnknownNotSmaller) {
+    const auto s = sample_tree(4200, fake_proc);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->processes, 2);
+    EXPECT_FALSE(s->io.write_call_bytes);
+    EXPECT_FALSE(s->io.storage_read_bytes);
+    EXPECT_FALSE(sample_tree(99999, fake_proc)) << "a gone root";
+}
+
+TreeSample at(double t_s, double rss, std::vector<ProcessPeak> peaks,
+              std::optional<double> runnable, bool probe = false) {
+    TreeSample s;
+    s.t_ns = static_cast<std::int64_t>(t_s * 1e9);
+    s.rss_bytes = rss;
+    s.threads = 1;
+    s.processes = 1;
+    s.peaks = std::move(peaks);
+    s.host_runnable = runnable;
+    s.probe = probe;
+    return s;
+}
+
+TEST(PeakAccumulator, EachProcessCountsOnceAtItsPeakAndProbesAreNotSamples) {
+    PeakAccumulator acc;
+    acc.add(at(0.000, 1 * MiB, {{10, 5, 1 * MiB}}, 3, true));
+    acc.add(at(0.010, 8 * MiB, {{10, 5, 8 * MiB}, {11, 6, 2 * MiB}}, 3));
+    acc.add(at(0.020, 4 * MiB, {{10, 5, 8 * MiB}, {11, 6, 4 * MiB}}, 1));
+    // pid 11 reused by another process (another start time): a process of its own.
+    acc.add(at(0.030, 0, {{11, 9, 3 * MiB}}, std::nullopt));
+    const auto p =
+        acc.finish(static_cast<std::int64_t>(0.040e9), collectors::HostCpuTicks{1000, 50},
+                   collectors::HostCpuTicks{1008, 52}, 100.0);
+    EXPECT_EQ(p.samples, 3);
+    EXPECT_EQ(p.tree_rss_bytes, 8 * MiB);
+    EXPECT_EQ(p.process_hwm_bytes, 8 * MiB);
+    EXPECT_EQ(p.process_hwm_sum_bytes, (8 + 4 + 3) * MiB);
+    // A step function: 3 runnable for 20 ms, 1 for 10 ms, then unknown (not extended).
+    ASSERT_TRUE(p.host_runnable_thread_s);
+    EXPECT_NEAR(*p.host_runnable_thread_s, 3 * 0.020 + 1 * 0.010, 1e-12);
+    EXPECT_DOUBLE_EQ(*p.host_cpu_s, 0.08);
+    EXPECT_DOUBLE_EQ(*p.host_steal_s, 0.02);
+}
+
+TEST(PeakAccumulator, NothingSeenIsUnknownNotZero) {
+    PeakAccumulator acc;
+    acc.add(at(0.0, 0, {}, std::nullopt));  // an exited, unreaped root: no memory left
+    const auto same = collectors::HostCpuTicks{1000, 50};
+    const auto p = acc.finish(1'000'000, same, same, 100.0);
+    EXPECT_FALSE(p.tree_rss_bytes);
+    EXPECT_FALSE(p.process_hwm_bytes);
+    EXPECT_FALSE(p.process_hwm_sum_bytes);
+    EXPECT_FALSE(p.host_cpu_s) << "no clock tick elapsed: unknown";
+    EXPECT_FALSE(p.host_steal_s);
+    EXPECT_FALSE(p.host_runnable_thread_s);
+}
+
+TEST(Sampler, TakesItsFirstSampleAtOnce) {
+    // Stopped before its thread could sample (a program that ends at once): still seen.
+    Sampler sampler(4100, 10.0, {}, fake_proc);
+    const auto samples = sampler.stop();
+    ASSERT_EQ(samples.size(), 1u);
+    EXPECT_FALSE(samples.front().probe);
+    const auto& p = sampler.peaks();
+    EXPECT_EQ(p.samples, static_cast<int>(samples.size()));
+    EXPECT_EQ(p.process_hwm_bytes, 300000 * 1024.0);
+    EXPECT_EQ(p.process_hwm_sum_bytes, (300000 + 1628) * 1024.0);
+    EXPECT_FALSE(p.host_cpu_s) << "the recorded /proc/stat does not move";
+}
+
+TEST(TimeSeries, IoRatesFromCumulativeCountsAndUnknownIsNoPoint) {
+    std::vector<TreeSample> s(4);
+    for (int i = 0; i < 4; ++i) {
+        s[i].t_ns = i * 100'000'000LL;  // 100 ms apart
+        s[i].io = {0.0, 25e6 * i, 0.0, 25e6 * i};
+    }
+    s[2].io.storage_write_bytes.reset();
+    const auto series = series_from_samples(s, 0, 0.05);
+    auto find = [&](const std::string& name) {
+        return *std::find_if(series.begin(), series.end(),
+                             [&](const Series& x) { return x.name == name; });
+    };
+    const Series w = find("write_call_bytes_per_s");
+    ASSERT_EQ(w.values.size(), 3u);
+    for (double v : w.values) EXPECT_DOUBLE_EQ(v, 250e6);
+    const Series storage = find("storage_write_bytes_per_s");
+    EXPECT_EQ(storage.values.size(), 1u) << "both points around the unknown sample are left out";
+}
+
+ChildResult child(double ru_maxrss_bytes, std::optional<double> launch_rss) {
+    ChildResult r;
+    r.usage.ru_maxrss = static_cast<long>(ru_maxrss_bytes / 1024);
+    r.usage.ru_minflt = 100;
+    r.usage.ru_nivcsw = 3;
+    r.launch_rss_bytes = launch_rss;
+    return r;
+}
+
+TEST(ProcessCounters, WaitsPeakAtCeilingsFootprintIsNeverRecorded) {
+    // /bin/true under a 100 MB ceiling: wait4 says 100 MB, the probes saw 1 MB.
+    SampledPeaks sampled;
+    sampled.samples = 1;
+    sampled.process_hwm_bytes = 1 * MiB;
+    sampled.process_hwm_sum_bytes = 1 * MiB;
+    sampled.tree_rss_bytes = 0.9 * MiB;
+    std::vector<std::string> notes;
+    const auto c = process_counters(child(100 * MiB, 100 * MiB), &sampled, notes);
+    EXPECT_FALSE(counter(c, "max_rss_bytes"));
+    ASSERT_TRUE(counter(c, "peak_rss_bytes"));
+    EXPECT_EQ(counter(c, "peak_rss_bytes")->value, 1 * MiB);
+    EXPECT_TRUE(counter(c, "peak_rss_bytes")->low_confidence) << "one sample: a lower bound";
+    EXPECT_FALSE(counter(c, "peak_rss_pages")) << "too few samples to judge faults by";
+    EXPECT_EQ(counter(c, "minor_faults")->value, 100);
+    EXPECT_NE(std::find_if(
+                  notes.begin(), notes.end(),
+                  [](const std::string& n) { return n.find("lower bound") != std::string::npos; }),
+              notes.end());
+    EXPECT_NE(std::find_if(notes.begin(), notes.end(),
+                           [](const std::string& n) {
+                               return n.find("I/O not measured") != std::string::npos;
+                           }),
+              notes.end());
+}
+
+TEST(ProcessCounters, WaitsPeakAboveTheLaunchFootprintIsTheProgramsAndExact) {
+    // The program grew to 1.5 GiB after its last sample: wait4 has it, beyond ceiling's 100 MB.
+    SampledPeaks sampled;
+    sampled.samples = 2;
+    sampled.process_hwm_bytes = 1024 * MiB;
+    sampled.process_hwm_sum_bytes = 1024 * MiB;
+    std::vector<std::string> notes;
+    auto r = child(1536 * MiB, 100 * MiB);
+    r.io = collectors::ProcIo{4096.0, 50e6, 0.0, 50016256.0};
+    const auto c = process_counters(r, &sampled, notes);
+    ASSERT_TRUE(counter(c, "peak_rss_bytes"));
+    EXPECT_EQ(counter(c, "peak_rss_bytes")->value, 1536 * MiB);
+    EXPECT_FALSE(counter(c, "peak_rss_bytes")->low_confidence);
+    ASSERT_TRUE(counter(c, "peak_rss_pages"));
+    EXPECT_DOUBLE_EQ(counter(c, "peak_rss_pages")->value, 1536 * MiB / page_bytes);
+    EXPECT_EQ(counter(c, "storage_write_bytes")->value, 50016256);
+    EXPECT_EQ(counter(c, "write_call_bytes")->value, 50e6);
+    EXPECT_TRUE(notes.empty()) << notes.front();
+
+    // Within the slack above the launch footprint wait4's figure may still be ceiling's.
+    const auto near =
+        process_counters(child(100 * MiB + launch_rss_slack_bytes / 2, 100 * MiB), nullptr, notes);
+    EXPECT_FALSE(counter(near, "peak_rss_bytes")) << "not sampled, and wait4 cannot tell";
+}
+
+TEST(ProcessCounters, ManySamplesAreTrustedAndCarryTheHostsLoad) {
+    SampledPeaks sampled;
+    sampled.samples = trusted_samples;
+    sampled.process_hwm_bytes = 64 * MiB;
+    sampled.process_hwm_sum_bytes = 66 * MiB;
+    sampled.threads = 2;
+    sampled.host_cpu_s = 2.0;
+    sampled.host_steal_s = 0.2;
+    sampled.host_runnable_thread_s = 3.0;
+    std::vector<std::string> notes;
+    const auto c = process_counters(child(100 * MiB, 100 * MiB), &sampled, notes);
+    EXPECT_FALSE(counter(c, "peak_rss_bytes")->low_confidence);
+    EXPECT_DOUBLE_EQ(counter(c, "peak_rss_pages")->value, 66 * MiB / page_bytes);
+    EXPECT_EQ(counter(c, "host_steal_s")->value, 0.2);
+    EXPECT_EQ(counter(c, "host_cpu_s")->value, 2.0);
+    EXPECT_EQ(counter(c, "host_runnable_thread_s")->value, 3.0);
+    EXPECT_EQ(counter(c, "peak_threads")->value, 2);
+    EXPECT_FALSE(counter(c, "peak_tree_rss_bytes")) << "not sampled: absent, never 0";
+}
+
+}  // namespace
+}  // namespace ceiling::measure

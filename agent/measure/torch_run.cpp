@@ -28,8 +28,9 @@ struct Ending {
     std::string_view role;
     bool instrumented;
 };
-constexpr std::array<Ending, 4> endings = {{{" (model, uninstrumented)", "model", false},
+constexpr std::array<Ending, 5> endings = {{{" (model, uninstrumented)", "model", false},
                                             {" (model)", "model", true},
+                                            {" (model step)", "model", true},
                                             {" (transform)", "transform", true},
                                             {"()", "call", true}}};
 
@@ -63,7 +64,7 @@ std::map<std::string, ModelCalls> model_calls(const ProgramRun& run) {
             const RegionInstance& r = inst[i];
             if (r.domain != torch_domain) continue;
             const TorchName n = parse_torch_name(r.name);
-            if (n.role != "model" || n.label == "backward") continue;
+            if (n.role != "model" || !n.alternates) continue;
             ModelCalls& c = calls[n.label];
             const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
             if (!n.instrumented) {
@@ -165,6 +166,7 @@ TorchName parse_torch_name(const std::string& name) {
         n.role = e.role;
         n.instrumented = e.instrumented;
         n.label = name.substr(0, name.size() - e.suffix.size());
+        n.alternates = e.suffix != " (model step)";
         if (e.role == "call") n.label = name;
         return n;
     }
@@ -245,6 +247,7 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record) {
         const TorchName n = parse_torch_name(r.name);
         if (!n.instrumented) continue;
         add_model_work(record, r, nullptr);
+        if (!n.alternates) continue;
         instrumented.emplace(n.label, &r);
         const auto c = calls.find(n.label);
         if (c == calls.end() || r.labels.count("cost")) continue;

@@ -18,7 +18,7 @@ namespace ceiling::measure {
 
 // The model regions of a torch run: outermost module calls and backward passes, and what
 // they enclose (a search over name or path, like --model-regions).
-inline constexpr const char* torch_model_regex = R"(^torch::[^/]* \(model(, uninstrumented)?\)(/|$))";
+inline constexpr const char* torch_model_regex = R"(^torch::[^/]* \(model(, uninstrumented| step)?\)(/|$))";
 
 // Region labels set by add_torch_to_record (RecordedRegion::labels).
 inline constexpr const char* torch_role_label = "torch";  // model, transform, module, op, call
@@ -31,6 +31,7 @@ struct TorchName {
     std::string label;          // model: "MobileNetV2"; module: "features.3.conv.1"; op: "aten.add.Tensor"
     std::string kind;           // op: its class ("conv depthwise", "no formula"); module: its class
     bool instrumented = true;   // model: false for the calls run without per-op ranges
+    bool alternates = false;    // model: a module call (backward passes and optimizer steps never run bare)
 };
 TorchName parse_torch_name(const std::string& name);
 

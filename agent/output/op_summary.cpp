@@ -123,13 +123,16 @@ void render_cost(const InstrumentationCost& c, std::ostream& out) {
             if (std::abs(ratio - 1) <= op_sum_tolerance)
                 out << " (each op's time includes its share of the instrumentation)\n";
             else if (ratio > 1)
-                out << ": more, because each op's range holds the dispatch mode's Python and NVTX calls ("
+                out << ", not within " << percent(op_sum_tolerance)
+                    << ": more, because each op's range also holds part of the instrumentation (the "
+                       "dispatch mode's Python and NVTX calls, at least "
                     << duration((*c.op_time_s - *c.uninstrumented_s) / std::max(1.0, c.op_ranges.value_or(1)))
-                    << " per op beyond the whole uninstrumented call); short ops are inflated most\n";
+                    << " per op) that the bare call does not pay; short ops are inflated most\n";
             else
-                out << ": less, because the call spends " << duration(*c.uninstrumented_s - *c.op_time_s)
-                    << " outside its ops (Python module code and the interpreter between ops, "
-                       "not an ATen operator)\n";
+                out << ", not within " << percent(op_sum_tolerance) << ": less, because the call spends "
+                    << duration(*c.uninstrumented_s - *c.op_time_s)
+                    << " outside its ops (the model's Python code and the interpreter between ops, "
+                       "no ATen operator)\n";
         }
         return;
     }

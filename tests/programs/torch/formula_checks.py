@@ -131,6 +131,21 @@ run(lambda: F.relu(x) * 2 + x.sigmoid())
 up = only(run(lambda: F.interpolate(x, size=(64, 64), mode="bilinear")), "aten.upsample_bilinear2d.vec")
 expect("bilinear ops", up[1], 2 * 4 * 2 * 16 * 64 * 64)
 
+# In place: the compulsory bytes read and write the tensor, its working set counts it once.
+y = torch.randn(4, 1000)
+w = only(run(lambda: y.relu_()), "aten.relu_")
+expect("in-place bytes", w[2], 2 * 4000 * 4)
+expect("in-place working set", w[3], 4000 * 4)
+
+# Training: convolution_backward costs the forward's multiply-adds twice (input and weight
+# gradients); the gradients of batch norm and activations have their own rows.
+xg, wg = torch.randn(2, 16, 32, 32, requires_grad=True), torch.randn(32, 16, 3, 3, requires_grad=True)
+calls = run(lambda: F.relu(F.conv2d(xg, wg, padding=1)).sum().backward())
+cb = only(calls, "aten.convolution_backward")
+expect("conv backward class", cb[0], "conv dense backward")
+expect("conv backward ops", cb[1], 2 * 2 * (2 * 32 * 32 * 32 * 16 * 9))
+expect("relu backward class", only(calls, "aten.threshold_backward")[0], "activation backward")
+
 # No formula: listed as such, never a number.
 calls = run(lambda: torch.nonzero(x > 0))
 expect("nonzero has no formula", [w for n, w in calls if n == "aten.nonzero"], [None])

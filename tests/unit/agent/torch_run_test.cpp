@@ -28,7 +28,8 @@ TEST(TorchName, ReadsEachKindOfRange) {
     const Case cases[] = {
         {"MobileNetV2 (model)", "model", "MobileNetV2", "", true},
         {"ResNet#2 (model, uninstrumented)", "model", "ResNet#2", "", false},
-        {"backward (model)", "model", "backward", "", true},
+        {"backward (model step)", "model", "backward", "", true},
+        {"SGD.step (model step)", "model", "SGD.step", "", true},
         {"Resize (transform)", "transform", "Resize", "", true},
         {"PIL.Image.Image.resize()", "call", "PIL.Image.Image.resize()", "", true},
         {"aten.convolution [conv depthwise]", "op", "aten.convolution", "conv depthwise", true},
@@ -44,6 +45,10 @@ TEST(TorchName, ReadsEachKindOfRange) {
         EXPECT_EQ(n.kind, c.kind) << c.name;
         EXPECT_EQ(n.instrumented, c.instrumented) << c.name;
     }
+    // Only module calls alternate instrumented and bare; training steps never run bare.
+    EXPECT_TRUE(parse_torch_name("Net (model)").alternates);
+    EXPECT_TRUE(parse_torch_name("Net (model, uninstrumented)").alternates);
+    EXPECT_FALSE(parse_torch_name("backward (model step)").alternates);
 }
 
 // A capture written the way ceiling_torch/modules.py opens its ranges, on one thread.

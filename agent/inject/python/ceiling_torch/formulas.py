@@ -49,11 +49,16 @@ OPS_PER_ELEMENT = {
     "relu": 1, "hardtanh": 2, "relu6": 2, "threshold": 1, "leaky_relu": 2, "prelu": 2,
     "elu": 4, "selu": 5, "celu": 4, "sigmoid": 3, "silu": 4, "hardsigmoid": 4,
     "hardswish": 5, "gelu": 5, "softplus": 3, "mish": 5, "glu": 4, "native_dropout": 2,
+    # activation gradients: grad_output masked or scaled by the saved input or output
+    "threshold_backward": 1, "hardtanh_backward": 2, "leaky_relu_backward": 2,
+    "sigmoid_backward": 3, "tanh_backward": 3, "silu_backward": 6, "gelu_backward": 8,
+    "hardswish_backward": 4, "hardsigmoid_backward": 2, "elu_backward": 3,
 }
 COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "isnan"}
 ACTIVATIONS = {"relu", "hardtanh", "relu6", "threshold", "leaky_relu", "prelu", "elu", "selu",
                "celu", "sigmoid", "silu", "hardsigmoid", "hardswish", "gelu", "softplus",
                "mish", "glu", "tanh"}
+ACTIVATION_GRADIENTS = {n for n in OPS_PER_ELEMENT if n.endswith("_backward")}
 # Per input element: sum 1; mean 1 (the division is per output); var/std: difference,
 # square-accumulate (2); norm: square-accumulate; logsumexp: max, sub, exp, sum.
 REDUCTION_OPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "argmax": 1,
@@ -170,13 +175,20 @@ def _linear(c):
 
 
 # Argument positions of the convolution ops' parameters.
+_FORWARD = {"input": 0, "weight": 1, "bias": 2}
 CONV_ARGS = {
-    "convolution": {"stride": 3, "padding": 4, "dilation": 5, "transposed": 6, "groups": 8},
-    "_convolution": {"stride": 3, "padding": 4, "dilation": 5, "transposed": 6, "groups": 8},
-    "conv1d": {"stride": 3, "padding": 4, "dilation": 5, "groups": 6},
-    "conv2d": {"stride": 3, "padding": 4, "dilation": 5, "groups": 6},
-    "conv3d": {"stride": 3, "padding": 4, "dilation": 5, "groups": 6},
-    "mkldnn_convolution": {"padding": 3, "stride": 4, "dilation": 5, "groups": 6},
+    "convolution": {**_FORWARD, "stride": 3, "padding": 4, "dilation": 5, "transposed": 6,
+                    "output_padding": 7, "groups": 8},
+    "_convolution": {**_FORWARD, "stride": 3, "padding": 4, "dilation": 5, "transposed": 6,
+                     "output_padding": 7, "groups": 8},
+    "conv1d": {**_FORWARD, "stride": 3, "padding": 4, "dilation": 5, "groups": 6},
+    "conv2d": {**_FORWARD, "stride": 3, "padding": 4, "dilation": 5, "groups": 6},
+    "conv3d": {**_FORWARD, "stride": 3, "padding": 4, "dilation": 5, "groups": 6},
+    "mkldnn_convolution": {**_FORWARD, "padding": 3, "stride": 4, "dilation": 5, "groups": 6},
+    # (grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed,
+    #  output_padding, groups, output_mask)
+    "convolution_backward": {"input": 1, "weight": 2, "stride": 4, "padding": 5, "dilation": 6,
+                             "transposed": 7, "output_padding": 8, "groups": 9, "mask": 10},
 }
 
 
@@ -184,8 +196,8 @@ def conv_geometry(base, args, kwargs):
     """Shapes of a convolution call: (x, w, bias, stride, padding, dilation, transposed,
     groups, output spatial sizes)."""
     pos = CONV_ARGS[base]
-    x, w = args[0], args[1]
-    bias = _arg(args, kwargs, 2, "bias")
+    x, w = args[pos["input"]], args[pos["weight"]]
+    bias = _arg(args, kwargs, pos["bias"], "bias") if "bias" in pos else None
     dims = w.dim() - 2
     stride = _as_list(_arg(args, kwargs, pos["stride"], "stride", 1), dims)
     padding = _arg(args, kwargs, pos["padding"], "padding", 0)
@@ -198,7 +210,7 @@ def conv_geometry(base, args, kwargs):
     spatial_in = list(x.shape[-dims:])
     k = list(w.shape[2:])
     if transposed:
-        out_pad = _as_list(_arg(args, kwargs, 7, "output_padding", 0), dims)
+        out_pad = _as_list(_arg(args, kwargs, pos["output_padding"], "output_padding", 0), dims)
         out = [(i - 1) * s - 2 * p + d * (kk - 1) + op + 1
                for i, s, p, d, kk, op in zip(spatial_in, stride, padding, dilation, k, out_pad)]
     else:
@@ -235,6 +247,14 @@ def _conv(c):
         c_out = w.shape[0]
         macs = batch * c_out * math.prod(out) * w.shape[1] * k
     out_elems = batch * c_out * math.prod(out)
+    if c.base == "convolution_backward":
+        # grad_input and grad_weight each cost the forward's multiply-adds; grad_bias sums
+        # grad_output. Reads grad_output, input, weight; writes the gradients asked for.
+        grad_input, grad_weight, grad_bias = (list(c.args[10]) + [True] * 3)[:3]
+        ops = 2 * macs * (int(grad_input) + int(grad_weight)) + (out_elems if grad_bias else 0)
+        written = (_nbytes(x) if grad_input else 0) + (_nbytes(w) if grad_weight else 0)
+        written += c_out * x.element_size() if grad_bias else 0
+        return ops, _nbytes(c.args[0]) + _nbytes(x) + _nbytes(w) + written
     ops = 2 * macs + (out_elems if bias is not None else 0)
     read = _nbytes(x) + _nbytes(w) + (_nbytes(bias) if bias is not None else 0)
     return ops, read + out_elems * x.element_size()
@@ -253,8 +273,32 @@ def _layer_norm(c):
     # Mean (1) and variance (2) per element, normalise (2), affine (2) when weighted.
     x = c.args[0]
     weight = c.args[1] if c.base == "native_group_norm" else _arg(c.args, c.kwargs, 2, "weight")
-    params = sum(_nbytes(t) for t in c.args[1:4] if _is_tensor(t))
+    params = sum(_nbytes(t) for t in list(c.args[1:4]) + [c.kwargs.get("weight"), c.kwargs.get("bias")]
+                 if _is_tensor(t))
     return x.numel() * (7 if weight is not None else 5), 2 * _nbytes(x) + params
+
+
+def _norm_backward(c):
+    # grad_input from grad_out and the saved statistics: two reductions over the batch
+    # (sum of grad_out, of grad_out * x_hat: 3 per element) and the elementwise update (5);
+    # in inference only the per-channel scale (1). Reads grad_out and input, writes grad_input.
+    grad_out, x = c.args[0], c.args[1]
+    training = bool(c.args[7]) if c.base == "native_batch_norm_backward" else True
+    return x.numel() * (8 if training else 1), _nbytes(grad_out) + 2 * _nbytes(x)
+
+
+def _pool_backward(c):
+    # Each grad_output element added to the input position its index names (max pooling).
+    grad_out, x = c.args[0], c.args[1]
+    indices = c.args[-1] if _is_tensor(c.args[-1]) and c.args[-1] is not x else None
+    return grad_out.numel(), _nbytes(grad_out) + (_nbytes(indices) if indices is not None else 0) + _nbytes(x)
+
+
+def _softmax_backward(c):
+    # softmax: y * (dy - sum(dy * y)); log_softmax: dy - exp(y) * sum(dy): 3 per element and
+    # a sum (1). Reads grad_output and the forward's output, writes grad_input.
+    grad_out = c.args[0]
+    return 4 * grad_out.numel(), 3 * _nbytes(grad_out)
 
 
 def _softmax(c):
@@ -397,13 +441,22 @@ def _item(c):
 # trailing "_") -> (family, class in the op summary).
 TABLE = {}
 for _name in OPS_PER_ELEMENT:
-    TABLE[_name] = (_pointwise, "activation" if _name in ACTIVATIONS else "elementwise")
+    TABLE[_name] = (_pointwise, "activation backward" if _name in ACTIVATION_GRADIENTS
+                    else "activation" if _name in ACTIVATIONS else "elementwise")
 TABLE.update({
     "mm": (_matmul, "matmul"), "bmm": (_matmul, "matmul"), "matmul": (_matmul, "matmul"),
     "mv": (_matmul, "matmul"), "dot": (_matmul, "matmul"), "vdot": (_matmul, "matmul"),
     "addmm": (_addmm, "linear"), "baddbmm": (_addmm, "matmul"), "addbmm": (_addmm, "matmul"),
     "addmv": (_addmm, "matmul"), "linear": (_linear, "linear"),
-    "native_batch_norm": (_batch_norm, "norm"),
+    "native_batch_norm": (_batch_norm, "norm"), "batch_norm": (_batch_norm, "norm"),
+    "layer_norm": (_layer_norm, "norm"), "group_norm": (_layer_norm, "norm"),
+    "native_batch_norm_backward": (_norm_backward, "norm backward"),
+    "native_layer_norm_backward": (_norm_backward, "norm backward"),
+    "native_group_norm_backward": (_norm_backward, "norm backward"),
+    "max_pool2d_with_indices_backward": (_pool_backward, "pooling backward"),
+    "max_pool3d_with_indices_backward": (_pool_backward, "pooling backward"),
+    "_softmax_backward_data": (_softmax_backward, "softmax backward"),
+    "_log_softmax_backward_data": (_softmax_backward, "softmax backward"),
     "native_layer_norm": (_layer_norm, "norm"), "native_group_norm": (_layer_norm, "norm"),
     "_softmax": (_softmax, "softmax"), "_log_softmax": (_softmax, "softmax"),
     "softmax": (_softmax, "softmax"), "log_softmax": (_softmax, "softmax"),
@@ -433,6 +486,11 @@ for _name in ALLOCATIONS:
     TABLE[_name] = (_nothing, "allocation (no data moved)")
 for _name in FILLS:
     TABLE[_name] = (_fill, "fill")
+# Ops outside aten, by their full name: the profiler's markers (optimizers' record_function)
+# do no work.
+OTHER_NAMESPACES = {n: (_nothing, "no work (profiler marker)")
+                    for n in ("profiler::_record_function_enter", "profiler::_record_function_enter_new",
+                              "profiler::_record_function_exit")}
 # Matrix products inside these modules are the module's linear layer, whatever ATen op
 # carries them (nn.Linear on a 3-D input runs aten.mm on a view).
 LINEAR_MODULES = {"Linear", "LazyLinear", "Bilinear", "NonDynamicallyQuantizableLinear"}
@@ -455,7 +513,8 @@ def lookup(func):
     """(base name, in place, family, class) of an op; family None without a formula."""
     namespace, _, base = func._schema.name.partition("::")
     if namespace != "aten":
-        return base, False, None, None
+        family, cls = OTHER_NAMESPACES.get(func._schema.name, (None, None))
+        return base, False, family, cls
     if base in TABLE:
         return base, False, TABLE[base][0], TABLE[base][1]
     if base.endswith("_") and base[:-1] in TABLE:
@@ -464,7 +523,9 @@ def lookup(func):
 
 
 def work(entry, args, kwargs, module_class=None):
-    """(class, ops, bytes, precision) of one call, or None when there is no formula."""
+    """(class, ops, bytes, working set, precision) of one call, or None when there is no
+    formula. The working set is the distinct bytes touched: an in-place op reads and writes
+    the same tensor, which its compulsory bytes count twice."""
     base, inplace, family, cls = entry
     if family is None:
         return None
@@ -477,11 +538,12 @@ def work(entry, args, kwargs, module_class=None):
     ts = _tensors(args, kwargs)
     if family is _conv:
         g = conv_geometry(base, args, kwargs)
-        cls = conv_class(g[0], g[1], g[3], g[4])
+        cls = conv_class(g[0], g[1], g[3], g[4]) + (" backward" if base == "convolution_backward" else "")
     elif cls == "matmul" and module_class in LINEAR_MODULES:
         cls = "linear"
     precision = PRECISION.get(ts[0].dtype) if ts else None
-    return cls, int(result[0]), int(result[1]), precision
+    working_set = result[1] - (_nbytes(ts[0]) if inplace and family is _pointwise else 0)
+    return cls, int(result[0]), int(result[1]), int(working_set), precision
 
 
 def describe(func, entry, args, kwargs, module_class=None):
@@ -490,7 +552,7 @@ def describe(func, entry, args, kwargs, module_class=None):
     w = work(entry, args, kwargs, module_class)
     if w is None:
         return f"{name} [no formula]"
-    cls, ops, nbytes, precision = w
+    cls, ops, nbytes, working_set, precision = w
     p = f" precision={precision}" if precision else ""
-    # Its own bytes are what one op touches: the working set that picks its memory level.
-    return f"{name} [{cls}] {{ops={ops} bytes={nbytes} working_set={nbytes}{p}}}"
+    # What one op touches picks its memory level (the roofline's working set).
+    return f"{name} [{cls}] {{ops={ops} bytes={nbytes} working_set={working_set}{p}}}"

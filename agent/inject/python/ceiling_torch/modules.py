@@ -7,7 +7,8 @@ Ranges (domain "torch"; names are what ceiling's C++ side reads, agent/measure/t
     features.3.conv.1 (Conv2d)               a module inside it, by its qualified name
     aten.convolution [conv depthwise] {...}  an operator with its declared work (formulas.py)
     Resize (transform)                       an outermost module that is pre-processing
-    backward (model)                         torch.autograd.backward
+    backward (model step)                    torch.autograd.backward
+    SGD.step (model step)                    an optimizer's step
 
 Operators come from a TorchDispatchMode (torch.utils._python_dispatch): it sees each ATen
 call below autograd, after composite ops (linear, conv2d) have been decomposed, with its
@@ -152,24 +153,41 @@ def _outermost(module, args, kwargs, t):
         nvtx.pop()
 
 
-_original_backward = torch.autograd.backward
-_BACKWARD = b"backward (model)"
+def _model_step(function, message):
+    """A training step's backward pass and optimizer step are the model's work too; their ops
+    run outside any module call. Never run uninstrumented: they change the model's state."""
+    def step(*args, **kwargs):
+        if nvtx.tls.quiet:
+            return function(*args, **kwargs)
+        if not _thread.mode_on:
+            _enter_mode()
+        nvtx.push(message)
+        try:
+            return function(*args, **kwargs)
+        finally:
+            nvtx.pop()
+    step.ceiling_step = True
+    return step
 
 
-def _backward(*args, **kwargs):
-    # The backward pass is the model's work too; its ops run outside any module call.
-    if not _thread.mode_on:
-        _enter_mode()
-    nvtx.push(_BACKWARD)
-    try:
-        return _original_backward(*args, **kwargs)
-    finally:
-        nvtx.pop()
+_original_hook_for_profile = getattr(torch.optim.Optimizer, "_hook_for_profile", None)
+
+
+def _hook_for_profile(self):
+    # torch wraps each optimizer class's step once, when the first instance is made; so do we.
+    _original_hook_for_profile(self)
+    cls = type(self)
+    if not getattr(cls.step, "ceiling_step", False):
+        hooked = getattr(cls.step, "hooked", None)
+        cls.step = _model_step(cls.step, f"{cls.__name__}.step (model step)".encode())
+        cls.step.hooked = hooked
 
 
 def install(torch_module=None):
     """Called once torch is imported (calls.when_imported)."""
     torch.nn.Module.__call__ = _call
-    torch.autograd.backward = _backward
+    torch.autograd.backward = _model_step(torch.autograd.backward, b"backward (model step)")
+    if _original_hook_for_profile is not None:  # torch 1.13's optimizers; others: no step range
+        torch.optim.Optimizer._hook_for_profile = _hook_for_profile
     _enter_mode()
     nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads".encode())

@@ -334,7 +334,9 @@ void to_json(nlohmann::json& j, const SystemSignal& s) {
          {"value", s.value},
          {"threshold", s.threshold},
          {"fired", s.fired},
-         {"meaning", s.meaning}};
+         {"meaning", s.meaning},
+         {"qualifier", s.qualifier},
+         {"qualifier_value", s.qualifier_value}};
 }
 void from_json(const nlohmann::json& j, SystemSignal& s) {
     j.at("name").get_to(s.name);
@@ -342,6 +344,8 @@ void from_json(const nlohmann::json& j, SystemSignal& s) {
     j.at("threshold").get_to(s.threshold);
     j.at("fired").get_to(s.fired);
     j.at("meaning").get_to(s.meaning);
+    get_optional(j, "qualifier", s.qualifier);
+    get_optional(j, "qualifier_value", s.qualifier_value);
 }
 
 void to_json(nlohmann::json& j, const LeverAdvice& l) {

@@ -43,9 +43,10 @@ enum class FindingKind {
     unstable,         // the distribution's relative spread exceeds the threshold
     no_roof,          // the profile lacks the roof this work needs
     assumption,       // a stated assumption (e.g. working set unknown: outermost level)
+    contention,       // other work competed for the CPUs: verdicts taken on a shared machine
 };
-inline constexpr std::array<std::string_view, 5> finding_kind_names = {
-    "above_roof", "unknown_counter", "unstable", "no_roof", "assumption"};
+inline constexpr std::array<std::string_view, 6> finding_kind_names = {
+    "above_roof", "unknown_counter", "unstable", "no_roof", "assumption", "contention"};
 
 struct Finding {
     FindingKind kind = FindingKind::assumption;
@@ -85,6 +86,10 @@ struct SystemSignal {
     double threshold = 0;
     bool fired = false;
     std::string meaning;  // what it suggests, in words
+    // The second metric that chose the meaning (e.g. the share of voluntary context switches
+    // says whether low CPU use is waiting or queueing), and its value; absent when none.
+    std::optional<std::string> qualifier;
+    std::optional<double> qualifier_value;
 };
 
 struct LeverAdvice {

@@ -8,68 +8,6 @@
 #include "diagnosis/json_support.hpp"
 
 namespace ceiling {
-namespace {
-
-using P = ProcessAccounting;
-using Opt = std::optional<double>;
-
-// Two parts of one count (voluntary + involuntary, minor + major). With one part unknown the
-// sum of the known one is a lower bound: enough to fire a rule, never a zero for the other.
-Opt per_wall_s(const P& p, Opt a, Opt b) {
-    if (!(p.wall_s > 0) || (!a && !b)) return std::nullopt;
-    return (a.value_or(0.0) + b.value_or(0.0)) / p.wall_s;
-}
-
-Opt cpu_utilisation(const P& p) {
-    if (!p.user_s || !p.system_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0))
-        return std::nullopt;
-    return (*p.user_s + *p.system_s) / (p.wall_s * *p.cores_used);
-}
-Opt system_time_share(const P& p) {
-    if (!p.user_s || !p.system_s || !(*p.user_s + *p.system_s > 0)) return std::nullopt;
-    return *p.system_s / (*p.user_s + *p.system_s);
-}
-Opt context_switches_per_s(const P& p) {
-    return per_wall_s(p, p.voluntary_context_switches, p.involuntary_context_switches);
-}
-Opt page_faults_per_s(const P& p) {
-    return per_wall_s(p, p.minor_page_faults, p.major_page_faults);
-}
-Opt major_page_faults_per_s(const P& p) {
-    if (!p.major_page_faults || !(p.wall_s > 0)) return std::nullopt;
-    return *p.major_page_faults / p.wall_s;
-}
-Opt device_wait_share(const P& p) {
-    if (!p.device_wait_s || !(p.wall_s > 0)) return std::nullopt;
-    return *p.device_wait_s / p.wall_s;
-}
-Opt device_copy_share(const P& p) {
-    if (!p.device_copy_s || !(p.wall_s > 0)) return std::nullopt;
-    return *p.device_copy_s / p.wall_s;
-}
-
-using T = Thresholds;
-const std::array<SystemRule, 7> rules = {{
-    {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
-     "CPU busy well below the cores used: the process waits (I/O, locks, sleep, queueing, a "
-     "device)"},
-    {"system_time_share", system_time_share, Comparison::at_least, &T::system_time_share,
-     "much CPU time in the kernel: system calls, copies, page faults"},
-    {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
-     &T::context_switches_per_s,
-     "frequent context switches: blocking, oversubscribed threads, contention"},
-    {"page_faults_per_s", page_faults_per_s, Comparison::at_least, &T::page_faults_per_s,
-     "frequent page faults: memory allocated and touched over and over"},
-    {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least,
-     &T::major_page_faults_per_s,
-     "page faults that read from disk: memory pressure or memory-mapped files paged in"},
-    {"device_wait_share", device_wait_share, Comparison::at_least, &T::device_wait_share,
-     "time waiting for the device: synchronisation, serialised launches"},
-    {"device_copy_share", device_copy_share, Comparison::at_least, &T::device_copy_share,
-     "time copying between host and device"},
-}};
-
-}  // namespace
 
 std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s,
                                       std::size_t top_n, const Coverage& coverage) {
@@ -147,23 +85,6 @@ int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logi
     return logical_cpus > 0 ? std::min(threads, logical_cpus) : threads;
 }
 
-std::span<const SystemRule> system_rules() { return rules; }
-
-std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t) {
-    std::vector<SystemSignal> out;
-    for (const auto& r : rules) {
-        SystemSignal s;
-        s.name = std::string(r.name);
-        s.value = r.metric(p);
-        s.threshold = t.*r.threshold;
-        s.fired = s.value && (r.comparison == Comparison::at_least ? *s.value >= s.threshold
-                                                                   : *s.value < s.threshold);
-        s.meaning = std::string(r.meaning);
-        out.push_back(std::move(s));
-    }
-    return out;
-}
-
 Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     Diagnosis d;
     if (in.model) {
@@ -205,6 +126,8 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     }
 
     d.system = system_evidence(in.process, t);
+    if (auto contended = contention_finding(in.process, d.system))
+        d.findings.push_back(std::move(*contended));
     conclude(d, t);
     return d;
 }
@@ -224,33 +147,6 @@ void from_json(const nlohmann::json& j, RegionTiming& r) {
     j.at("total_s").get_to(r.total_s);
     j.at("count").get_to(r.count);
     get_optional(j, "non_model_s", r.non_model_s);
-}
-
-void to_json(nlohmann::json& j, const ProcessAccounting& p) {
-    j = {{"wall_s", p.wall_s},
-         {"cores_used", p.cores_used},
-         {"user_s", p.user_s},
-         {"system_s", p.system_s},
-         {"voluntary_context_switches", p.voluntary_context_switches},
-         {"involuntary_context_switches", p.involuntary_context_switches},
-         {"minor_page_faults", p.minor_page_faults},
-         {"major_page_faults", p.major_page_faults},
-         {"device_wait_s", p.device_wait_s},
-         {"device_copy_s", p.device_copy_s},
-         {"peak_rss_bytes", p.peak_rss_bytes}};
-}
-void from_json(const nlohmann::json& j, ProcessAccounting& p) {
-    j.at("wall_s").get_to(p.wall_s);
-    get_optional(j, "cores_used", p.cores_used);
-    get_optional(j, "user_s", p.user_s);
-    get_optional(j, "system_s", p.system_s);
-    get_optional(j, "voluntary_context_switches", p.voluntary_context_switches);
-    get_optional(j, "involuntary_context_switches", p.involuntary_context_switches);
-    get_optional(j, "minor_page_faults", p.minor_page_faults);
-    get_optional(j, "major_page_faults", p.major_page_faults);
-    get_optional(j, "device_wait_s", p.device_wait_s);
-    get_optional(j, "device_copy_s", p.device_copy_s);
-    get_optional(j, "peak_rss_bytes", p.peak_rss_bytes);
 }
 
 }  // namespace ceiling

@@ -2,7 +2,8 @@
 // A run seen as a whole: the regions it was broken into (NVTX ranges, declared regions),
 // some of them the model, and the process's own accounting. From these: the share of wall
 // time in the model ("not the model" when it is small), the top non-model regions, and
-// system-bound evidence. `ceiling run` fills RunInputs; nothing here measures anything.
+// system-bound evidence (diagnosis/process_evidence.hpp). `ceiling run` fills RunInputs;
+// nothing here measures anything.
 
 #include <cstdint>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/process_evidence.hpp"
 #include "diagnosis/thresholds.hpp"
 
 namespace ceiling {
@@ -31,22 +33,6 @@ struct RegionTiming {
     // the innermost open region and no model region was open anywhere); absent when not
     // measured, then its self time (total - enclosed regions) stands in.
     std::optional<double> non_model_s;
-};
-
-// What the OS says about the process (rusage, procfs, perf software events) and what the
-// device side reports. Every field is absent when not measured.
-struct ProcessAccounting {
-    double wall_s = 0;
-    std::optional<double> cores_used;  // threads/cores the process was given or used at most
-    std::optional<double> user_s;
-    std::optional<double> system_s;
-    std::optional<double> voluntary_context_switches;
-    std::optional<double> involuntary_context_switches;
-    std::optional<double> minor_page_faults;
-    std::optional<double> major_page_faults;
-    std::optional<double> device_wait_s;  // blocked on an accelerator (synchronise, event wait)
-    std::optional<double> device_copy_s;  // host<->device copies
-    std::optional<double> peak_rss_bytes;
 };
 
 // Wall time covered by at least one model region, and by at least one region of any kind
@@ -77,19 +63,6 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
 // rounded down can never by itself put a region above the roof of the threads chosen.
 int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logical_cpus);
 
-// One rule of system-bound evidence: a metric of the accounting against a threshold.
-struct SystemRule {
-    std::string_view name;  // the metric, with its unit
-    std::optional<double> (*metric)(const ProcessAccounting&);
-    Comparison comparison;
-    double Thresholds::*threshold;
-    std::string_view meaning;
-};
-std::span<const SystemRule> system_rules();
-
-// Every rule evaluated (value absent when its inputs were not measured; absent never fires).
-std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t);
-
 struct RunInputs {
     ProcessAccounting process;
     std::vector<RegionTiming> regions;
@@ -110,7 +83,5 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t);
 
 void to_json(nlohmann::json& j, const RegionTiming& r);
 void from_json(const nlohmann::json& j, RegionTiming& r);
-void to_json(nlohmann::json& j, const ProcessAccounting& p);
-void from_json(const nlohmann::json& j, ProcessAccounting& p);
 
 }  // namespace ceiling

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 14> fields = {{
+const std::array<ThresholdField, 19> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -25,7 +25,20 @@ const std::array<ThresholdField, 14> fields = {{
      "share of wall time in model regions below which it is not the model"},
     {"capacity", &T::capacity, "footprint / capacity at or above which it is capacity bound"},
     {"cpu_utilisation", &T::cpu_utilisation,
-     "busy CPU / (wall x cores used) below which the process waits"},
+     "busy CPU / (wall x cores used) below which the cores are idle (waiting or queueing)"},
+    {"voluntary_switch_share", &T::voluntary_switch_share,
+     "voluntary / all context switches at or above which idle cores mean waiting, below which "
+     "queueing for a CPU"},
+    {"involuntary_switches_per_cpu_s", &T::involuntary_switches_per_cpu_s,
+     "involuntary context switches per second of its CPU time at or above which (most "
+     "switches being involuntary) it was preempted by other work (contention)"},
+    {"steal_share", &T::steal_share,
+     "share of the host's CPU time stolen by the hypervisor at or above which it is contention"},
+    {"run_queue_per_cpu", &T::run_queue_per_cpu,
+     "runnable threads per CPU on the host at or above which the CPUs were oversubscribed"},
+    {"fault_churn_ratio", &T::fault_churn_ratio,
+     "page faults per page of the peak footprint at or above which memory is touched afresh "
+     "over and over"},
     {"system_time_share", &T::system_time_share,
      "system / (user + system) CPU time at or above which the kernel dominates"},
     {"context_switches_per_s", &T::context_switches_per_s,
@@ -43,11 +56,12 @@ std::string num(double v) {
 }
 
 // Fields that are fractions of something and so lie in (0, 1].
-constexpr std::array<double T::*, 6> shares = {&T::model_share,       &T::capacity,
-                                               &T::cpu_utilisation,   &T::system_time_share,
-                                               &T::device_wait_share, &T::device_copy_share};
-constexpr std::array<double T::*, 3> rates = {&T::context_switches_per_s, &T::page_faults_per_s,
-                                              &T::major_page_faults_per_s};
+constexpr std::array<double T::*, 8> shares = {
+    &T::model_share,       &T::capacity,          &T::cpu_utilisation,        &T::system_time_share,
+    &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share};
+constexpr std::array<double T::*, 6> rates = {
+    &T::context_switches_per_s,         &T::page_faults_per_s, &T::major_page_faults_per_s,
+    &T::involuntary_switches_per_cpu_s, &T::run_queue_per_cpu, &T::fault_churn_ratio};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

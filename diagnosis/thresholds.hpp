@@ -29,8 +29,20 @@ struct Thresholds {
     double capacity = 0.90;
 
     // System-bound evidence (process accounting over the run's wall time).
-    double cpu_utilisation = 0.50;    // busy CPU time / (wall x cores used) below this: waiting
-    double system_time_share = 0.20;  // system / (user + system) at or above: syscalls, faults
+    double cpu_utilisation = 0.50;  // busy CPU time / (wall x cores used) below this: idle
+    // voluntary / all context switches at or above which idle cores mean waiting (blocked),
+    // below which queueing for a CPU (preempted).
+    double voluntary_switch_share = 0.50;
+    // Contention: involuntary switches per second of its CPU time (while most switches are
+    // involuntary), and the host's CPU time stolen by the hypervisor, at or above which
+    // other work competed for the CPUs.
+    double involuntary_switches_per_cpu_s = 20;
+    double steal_share = 0.05;
+    double run_queue_per_cpu = 1.25;  // runnable threads per CPU on the host: oversubscribed
+    // Page faults per resident page at the peak footprint at or above which memory was
+    // touched afresh over and over (first touch faults at most once per page).
+    double fault_churn_ratio = 2.0;
+    double system_time_share = 0.20;       // system / (user + system) at or above: syscalls, faults
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk

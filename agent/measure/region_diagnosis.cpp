@@ -51,6 +51,11 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.minor_page_faults = per_run(r, "minor_faults");
     p.major_page_faults = per_run(r, "major_faults");
     p.peak_rss_bytes = peak_memory_bytes(r);
+    // The footprint page faults are judged by, and the host's load (launch.hpp).
+    p.peak_rss_pages = peak(r, "peak_rss_pages");
+    p.host_cpu_s = per_run(r, "host_cpu_s");
+    p.host_steal_s = per_run(r, "host_steal_s");
+    p.host_runnable_thread_s = per_run(r, "host_runnable_thread_s");
     // Cores the program could keep busy: its most threads at once (sampled), at most the
     // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.
     if (const auto threads = peak(r, "peak_threads")) {
@@ -138,7 +143,8 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
 
 std::optional<double> peak_memory_bytes(const RunRecord& r) {
     if (auto tree = peak(r, "peak_tree_rss_bytes")) return tree;
-    return peak(r, "max_rss_bytes");
+    // Never max_rss_bytes (older records): wait4's peak includes ceiling's own memory.
+    return peak(r, "peak_rss_bytes");
 }
 
 std::optional<bool> budgets_met(const RunRecord& record) {
@@ -200,6 +206,9 @@ void judge_record(RunRecord& record) {
         record.diagnosis = diagnose_run(in, t);
         record.diagnosis->duration_s =
             record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
+        if (contention_of(*record.diagnosis))
+            for (auto& v : record.region_diagnoses)
+                v.diagnosis.findings.push_back(taken_under_contention());
     }
 
     record.budget_checks.clear();

@@ -130,26 +130,13 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     x.execution.pid = res.pid;
     x.execution.wall_s = static_cast<double>(res.end_ns - res.start_ns) * 1e-9;
     x.execution.end = res.end;
-    x.execution.counters =
-        to_counter_values(collectors::usage_readings(collectors::usage_from_rusage(res.usage)));
+    // rusage, final I/O, the program's own peak memory (never ceiling's) and the host's load.
+    x.execution.counters = process_counters(res, sampler ? &sampler->peaks() : nullptr, run.notes);
     if (counters) {
         const collectors::Readings readings = counters->read();
         const auto more = to_counter_values(readings);
         x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
         for (const auto& w : readings.warnings) add_note_once(run.notes, w);
-    }
-    if (sampler && sampler->peak_rss_bytes() > 0) {
-        // Sampled peaks of the whole process tree (rusage only knows the largest single
-        // process).
-        CounterValue peak;
-        peak.name = "peak_tree_rss_bytes";
-        peak.value = sampler->peak_rss_bytes();
-        peak.unit = "bytes";
-        x.execution.counters.push_back(peak);
-        peak.name = "peak_threads";
-        peak.value = sampler->peak_threads();
-        peak.unit = "count";
-        x.execution.counters.push_back(peak);
     }
     if (res.orphans_running)
         run.notes.push_back(

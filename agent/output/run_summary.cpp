@@ -11,6 +11,7 @@
 #include "agent/output/format.hpp"
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
+#include "diagnosis/process_evidence.hpp"
 
 namespace ceiling::output {
 
@@ -47,11 +48,14 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 std::string quantity(const std::string& name, double v) {
+    if (ends_with(name, "_per_cpu_s")) return si(v, "/s of CPU time");
     if (ends_with(name, "_per_s")) return si(v, "/s");
     if (name.size() > 2 && name.compare(name.size() - 2, 2, "_s") == 0) return duration(v);
     if (name.find("bytes") != std::string::npos) return bytes(v);
     if (name.find("share") != std::string::npos || name.find("utilisation") != std::string::npos) return percent(v);
-    return si(v, "", 3);
+    std::string plain = si(v, "", 3);  // no unit: no space after the number
+    while (!plain.empty() && plain.back() == ' ') plain.pop_back();
+    return plain;
 }
 
 void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::string& indent) {
@@ -76,20 +80,30 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     for (const auto& sig : d.system)
         if (sig.fired && sig.value)
             out << indent << "  " << sig.name << " " << quantity(sig.name, *sig.value) << " (threshold "
-                << quantity(sig.name, sig.threshold) << "): " << sig.meaning << "\n";
+                << quantity(sig.name, sig.threshold)
+                << (sig.qualifier && sig.qualifier_value
+                        ? "; " + *sig.qualifier + " " + quantity(*sig.qualifier, *sig.qualifier_value)
+                        : std::string())
+                << "): " << sig.meaning << "\n";
     if (d.bound && !d.first_move.empty()) out << indent << "  first move: " << d.first_move << "\n";
     for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
 }
 
 void render_diagnosis(const RunRecord& r, std::ostream& out) {
     if (!r.diagnosis && r.region_diagnoses.empty()) return;
-    out << "\nDiagnosis\n";
+    // Verdicts taken while other work competed for the CPUs say so once, in the heading; the
+    // run's note has the evidence, and the regions' copies of it are not repeated.
+    const bool contended = r.diagnosis && contention_of(*r.diagnosis);
+    out << "\nDiagnosis" << (contended ? " (taken under contention: see the contention note)" : "")
+        << "\n";
     if (r.diagnosis) render_one_diagnosis(*r.diagnosis, out, "  ");
     for (const auto& v : r.region_diagnoses) {
         if (const auto* reg = r.region(v.path); reg && diagnosis_summarised_by_ops(*reg)) continue;  // op summary
         out << "  region " << v.path << ": ";
         std::ostringstream one;
-        render_one_diagnosis(v.diagnosis, one, "  ");
+        Diagnosis d = v.diagnosis;
+        if (contended) std::erase_if(d.findings, [](const Finding& f) { return f.kind == FindingKind::contention; });
+        render_one_diagnosis(d, one, "  ");
         const std::string text = one.str();
         out << text.substr(2);  // the first line continues "region NAME: "
     }
@@ -187,9 +201,29 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
             << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average\n";
     }
-    if (const auto rss = counter_total(r, "peak_tree_rss_bytes").value_or(
-            counter_total(r, "max_rss_bytes").value_or(std::nan(""))); std::isfinite(rss))
-        out << "  memory: peak resident " << bytes(rss) << "\n";
+    // The program's own peak memory, never ceiling's (max_rss_bytes of older records is
+    // wait4's, which includes it): largest process, then the whole tree when it differs.
+    const auto own = counter_total(r, "peak_rss_bytes"), tree = counter_total(r, "peak_tree_rss_bytes");
+    if (own || tree) {
+        auto lower_bound = [&](const char* name) {
+            for (const Execution* e : timed)
+                for (const auto& c : e->counters)
+                    if (c.name == name && c.low_confidence) return std::string("at least ");
+            return std::string();
+        };
+        out << "  memory: peak resident ";
+        if (own) out << lower_bound("peak_rss_bytes") << bytes(*own) << " (largest process)";
+        if (tree && (!own || std::abs(*tree - *own) > 0.01 * *own))
+            out << (own ? ", " : "") << lower_bound("peak_tree_rss_bytes") << bytes(*tree) << " (process tree, sampled)";
+        out << "\n";
+    }
+    // Whole-run I/O per run: what storage saw, and what the read/write calls moved.
+    const auto storage_read = counter_total(r, "storage_read_bytes"), storage_write = counter_total(r, "storage_write_bytes");
+    const auto call_read = counter_total(r, "read_call_bytes"), call_write = counter_total(r, "write_call_bytes");
+    if (storage_read && storage_write && call_read && call_write)
+        out << "  I/O: storage " << bytes(*storage_write / n) << " written, " << bytes(*storage_read / n)
+            << " read; read/write calls " << bytes(*call_write / n) << " written, " << bytes(*call_read / n)
+            << " read (per run)\n";
     const auto vcs = counter_total(r, "voluntary_context_switches");
     const auto ics = counter_total(r, "involuntary_context_switches");
     const auto minf = counter_total(r, "minor_faults"), majf = counter_total(r, "major_faults");

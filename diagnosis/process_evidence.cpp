@@ -1,0 +1,262 @@
+#include "diagnosis/process_evidence.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <string>
+
+#include "diagnosis/json_support.hpp"
+
+namespace ceiling {
+namespace {
+
+using P = ProcessAccounting;
+using Opt = std::optional<double>;
+
+// Two parts of one count (voluntary + involuntary, minor + major). With one part unknown the
+// sum of the known one is a lower bound: enough to fire a rule, never a zero for the other.
+Opt per_wall_s(const P& p, Opt a, Opt b) {
+    if (!(p.wall_s > 0) || (!a && !b)) return std::nullopt;
+    return (a.value_or(0.0) + b.value_or(0.0)) / p.wall_s;
+}
+Opt ratio(Opt a, Opt b) {
+    if (!a || !b || !(*b > 0)) return std::nullopt;
+    return *a / *b;
+}
+
+Opt cpu_utilisation(const P& p) {
+    if (!p.user_s || !p.system_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0))
+        return std::nullopt;
+    return (*p.user_s + *p.system_s) / (p.wall_s * *p.cores_used);
+}
+// Blocking (voluntary) against preemption (involuntary): which of the two kept threads off
+// their cores. Needs both counts.
+Opt voluntary_switch_share(const P& p) {
+    if (!p.voluntary_context_switches || !p.involuntary_context_switches) return std::nullopt;
+    return ratio(p.voluntary_context_switches,
+                 *p.voluntary_context_switches + *p.involuntary_context_switches);
+}
+Opt system_time_share(const P& p) {
+    if (!p.user_s || !p.system_s) return std::nullopt;
+    return ratio(p.system_s, *p.user_s + *p.system_s);
+}
+Opt context_switches_per_s(const P& p) {
+    return per_wall_s(p, p.voluntary_context_switches, p.involuntary_context_switches);
+}
+// Per second of its CPU time: how often a running thread was preempted, whatever the share
+// of the CPU it got (per wall second that depends on the scheduler's tick and slice). A
+// program that mostly sleeps has few preemptions over very little CPU time, so the rule
+// also needs most switches to be involuntary.
+Opt involuntary_switches_per_cpu_s(const P& p) {
+    if (!p.user_s || !p.system_s) return std::nullopt;
+    return ratio(p.involuntary_context_switches, *p.user_s + *p.system_s);
+}
+Opt steal_share(const P& p) { return ratio(p.host_steal_s, p.host_cpu_s); }
+// Mean runnable threads per CPU: runnable thread-seconds over CPU-seconds of the same window.
+Opt run_queue_per_cpu(const P& p) { return ratio(p.host_runnable_thread_s, p.host_cpu_s); }
+Opt page_faults_per_s(const P& p) {
+    return per_wall_s(p, p.minor_page_faults, p.major_page_faults);
+}
+// First touch faults at most once per page it leaves resident (a huge page once for all
+// its pages, so huge pages only lower this); more means pages freed and touched afresh.
+Opt faults_per_peak_page(const P& p) {
+    if (!p.minor_page_faults && !p.major_page_faults) return std::nullopt;
+    return ratio(p.minor_page_faults.value_or(0.0) + p.major_page_faults.value_or(0.0),
+                 p.peak_rss_pages);
+}
+Opt major_page_faults_per_s(const P& p) {
+    if (!p.major_page_faults || !(p.wall_s > 0)) return std::nullopt;
+    return *p.major_page_faults / p.wall_s;
+}
+Opt device_wait_share(const P& p) {
+    if (!p.device_wait_s || !(p.wall_s > 0)) return std::nullopt;
+    return *p.device_wait_s / p.wall_s;
+}
+Opt device_copy_share(const P& p) {
+    if (!p.device_copy_s || !(p.wall_s > 0)) return std::nullopt;
+    return *p.device_copy_s / p.wall_s;
+}
+
+using T = Thresholds;
+constexpr Qualifier blocked = {"voluntary_switch_share", voluntary_switch_share,
+                               Comparison::at_least, &T::voluntary_switch_share};
+constexpr Qualifier preempted = {"voluntary_switch_share", voluntary_switch_share,
+                                 Comparison::below, &T::voluntary_switch_share};
+constexpr Qualifier churn = {"faults_per_peak_page", faults_per_peak_page, Comparison::at_least,
+                             &T::fault_churn_ratio};
+
+const std::array<SystemRule, 10> rules = {{
+    {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
+     "CPU busy well below the cores used, and most context switches voluntary: the process "
+     "waits (I/O, locks, sleep, a device)",
+     &blocked,
+     "CPU busy well below the cores used, but most context switches involuntary: its threads "
+     "were preempted and queued for a CPU behind other work, they did not wait",
+     "CPU busy well below the cores used: waiting or queued for a CPU (context switches not "
+     "measured)"},
+    {"system_time_share", system_time_share, Comparison::at_least, &T::system_time_share,
+     "much CPU time in the kernel: system calls, copies, page faults"},
+    {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
+     &T::context_switches_per_s,
+     "frequent context switches: blocking, oversubscribed threads, contention"},
+    {"involuntary_switches_per_cpu_s",
+     involuntary_switches_per_cpu_s,
+     Comparison::at_least,
+     &T::involuntary_switches_per_cpu_s,
+     "preempted often, and most context switches involuntary: more runnable threads than "
+     "CPUs, other work's or its own (contention)",
+     &preempted,
+     {},
+     {},
+     true},
+    {"steal_share",
+     steal_share,
+     Comparison::at_least,
+     &T::steal_share,
+     "the hypervisor gave these CPUs to other guests (steal time): a shared host",
+     nullptr,
+     {},
+     {},
+     true},
+    {"run_queue_per_cpu", run_queue_per_cpu, Comparison::at_least, &T::run_queue_per_cpu,
+     "more runnable threads than CPUs on the host, its own and other work's: the CPUs were "
+     "oversubscribed"},
+    {"page_faults_per_s", page_faults_per_s, Comparison::at_least, &T::page_faults_per_s,
+     "frequent page faults, several per page of the peak footprint: memory freed and touched "
+     "afresh over and over (allocation churn, or many short-lived processes)",
+     &churn,
+     "frequent page faults, about one per page of the peak footprint at most: first touch of "
+     "the memory it keeps (allocation), not churn",
+     "frequent page faults: first touch or churn (the peak footprint was not measured over "
+     "enough of the run to tell)"},
+    {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least,
+     &T::major_page_faults_per_s,
+     "page faults that read from disk: memory pressure or memory-mapped files paged in"},
+    {"device_wait_share", device_wait_share, Comparison::at_least, &T::device_wait_share,
+     "time waiting for the device: synchronisation, serialised launches"},
+    {"device_copy_share", device_copy_share, Comparison::at_least, &T::device_copy_share,
+     "time copying between host and device"},
+}};
+
+bool compares(Comparison c, double value, double threshold) {
+    return c == Comparison::at_least ? value >= threshold : value < threshold;
+}
+
+std::string g3(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
+// The numbers a contention finding quotes, each only when measured.
+struct Evidence {
+    Opt (*metric)(const P&);
+    std::string (*say)(double);
+};
+const std::array<Evidence, 4> contention_evidence = {{
+    {involuntary_switches_per_cpu_s,
+     [](double v) {
+         return "preempted " + g3(v) + " times per second of CPU time (involuntary switches)";
+     }},
+    {[](const P& p) { return per_wall_s(p, p.voluntary_context_switches, std::nullopt); },
+     [](double v) { return "blocked " + g3(v) + "/s (voluntary switches)"; }},
+    {steal_share, [](double v) { return "steal " + g3(v * 100) + "% of the host's CPU time"; }},
+    {run_queue_per_cpu, [](double v) { return g3(v) + " runnable threads per CPU on the host"; }},
+}};
+
+constexpr std::string_view contention_consequence =
+    "taken under contention: other work competed for the CPUs, so times and rates are those "
+    "of a shared machine; the roofline stays right but is not what limited this run: judge "
+    "the distribution (--repeat N) or measure on a quiet machine";
+
+}  // namespace
+
+std::span<const SystemRule> system_rules() { return rules; }
+
+std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t) {
+    std::vector<SystemSignal> out;
+    for (const auto& r : rules) {
+        SystemSignal s;
+        s.name = std::string(r.name);
+        s.value = r.metric(p);
+        s.threshold = t.*r.threshold;
+        std::string_view meaning = r.meaning;
+        if (r.qualifier) {
+            const auto& q = *r.qualifier;
+            s.qualifier = std::string(q.name);
+            s.qualifier_value = q.metric(p);
+            meaning = !s.qualifier_value ? r.meaning_unknown
+                      : compares(q.comparison, *s.qualifier_value, t.*q.threshold)
+                          ? r.meaning
+                          : r.meaning_otherwise;
+        }
+        s.fired = s.value && !meaning.empty() && compares(r.comparison, *s.value, s.threshold);
+        s.meaning = std::string(meaning.empty() ? r.meaning : meaning);
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::optional<Finding> contention_finding(const ProcessAccounting& p,
+                                          std::span<const SystemSignal> evidence) {
+    bool contended = false;
+    for (const auto& r : rules)
+        if (r.contention)
+            for (const auto& s : evidence) contended = contended || (s.name == r.name && s.fired);
+    if (!contended) return std::nullopt;
+    std::string numbers;
+    for (const auto& e : contention_evidence)
+        if (const auto v = e.metric(p)) numbers += (numbers.empty() ? "" : ", ") + e.say(*v);
+    return Finding{FindingKind::contention,
+                   "contention: " + numbers + ": verdicts " + std::string(contention_consequence)};
+}
+
+const Finding* contention_of(const Diagnosis& d) {
+    const auto it = std::find_if(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+        return f.kind == FindingKind::contention;
+    });
+    return it == d.findings.end() ? nullptr : &*it;
+}
+
+Finding taken_under_contention() {
+    return Finding{FindingKind::contention,
+                   "taken under contention: other work competed for the CPUs during this run "
+                   "(the run's diagnosis has the evidence)"};
+}
+
+void to_json(nlohmann::json& j, const ProcessAccounting& p) {
+    j = {{"wall_s", p.wall_s},
+         {"cores_used", p.cores_used},
+         {"user_s", p.user_s},
+         {"system_s", p.system_s},
+         {"voluntary_context_switches", p.voluntary_context_switches},
+         {"involuntary_context_switches", p.involuntary_context_switches},
+         {"minor_page_faults", p.minor_page_faults},
+         {"major_page_faults", p.major_page_faults},
+         {"device_wait_s", p.device_wait_s},
+         {"device_copy_s", p.device_copy_s},
+         {"peak_rss_bytes", p.peak_rss_bytes},
+         {"peak_rss_pages", p.peak_rss_pages},
+         {"host_cpu_s", p.host_cpu_s},
+         {"host_steal_s", p.host_steal_s},
+         {"host_runnable_thread_s", p.host_runnable_thread_s}};
+}
+void from_json(const nlohmann::json& j, ProcessAccounting& p) {
+    j.at("wall_s").get_to(p.wall_s);
+    get_optional(j, "cores_used", p.cores_used);
+    get_optional(j, "user_s", p.user_s);
+    get_optional(j, "system_s", p.system_s);
+    get_optional(j, "voluntary_context_switches", p.voluntary_context_switches);
+    get_optional(j, "involuntary_context_switches", p.involuntary_context_switches);
+    get_optional(j, "minor_page_faults", p.minor_page_faults);
+    get_optional(j, "major_page_faults", p.major_page_faults);
+    get_optional(j, "device_wait_s", p.device_wait_s);
+    get_optional(j, "device_copy_s", p.device_copy_s);
+    get_optional(j, "peak_rss_bytes", p.peak_rss_bytes);
+    get_optional(j, "peak_rss_pages", p.peak_rss_pages);
+    get_optional(j, "host_cpu_s", p.host_cpu_s);
+    get_optional(j, "host_steal_s", p.host_steal_s);
+    get_optional(j, "host_runnable_thread_s", p.host_runnable_thread_s);
+}
+
+}  // namespace ceiling

@@ -1,0 +1,85 @@
+#pragma once
+// What the OS says about a whole run (rusage, procfs, perf software events, the host's
+// /proc/stat and run queue) and what it means: system-bound evidence, each rule a metric
+// against a threshold, some read together with a second metric that decides the meaning
+// (idle cores: waiting or queueing; page faults: first touch or churn), and whether other
+// work competed for the CPUs, in which case the run's verdicts were taken under contention.
+// `ceiling run` fills ProcessAccounting; nothing here measures anything.
+
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "diagnosis/diagnosis.hpp"
+#include "diagnosis/thresholds.hpp"
+
+namespace ceiling {
+
+// Every field is absent when not measured; counts and times are per execution.
+struct ProcessAccounting {
+    double wall_s = 0;
+    std::optional<double> cores_used;  // threads/cores the process was given or used at most
+    std::optional<double> user_s;
+    std::optional<double> system_s;
+    std::optional<double> voluntary_context_switches;    // blocked: I/O, locks, sleep
+    std::optional<double> involuntary_context_switches;  // preempted
+    std::optional<double> minor_page_faults;
+    std::optional<double> major_page_faults;
+    std::optional<double> device_wait_s;  // blocked on an accelerator (synchronise, event wait)
+    std::optional<double> device_copy_s;  // host<->device copies
+    std::optional<double> peak_rss_bytes;
+    // Each process's peak resident set, summed over the processes, in pages: the most page
+    // faults first touch can explain (a huge page is one fault for many pages).
+    std::optional<double> peak_rss_pages;
+    // The host over the run: CPU time of all its CPUs that elapsed (wall x CPUs), the part
+    // the hypervisor stole, and runnable threads (ceiling's sampler excepted) integrated
+    // over time.
+    std::optional<double> host_cpu_s;
+    std::optional<double> host_steal_s;
+    std::optional<double> host_runnable_thread_s;
+};
+
+// A second metric read with a rule's own, choosing the rule's meaning.
+struct Qualifier {
+    std::string_view name;
+    std::optional<double> (*metric)(const ProcessAccounting&);
+    Comparison comparison;
+    double Thresholds::*threshold;
+};
+
+// One rule of system-bound evidence: a metric of the accounting against a threshold. With
+// a qualifier the rule says `meaning` when the qualifier holds, `meaning_otherwise` when it
+// does not and `meaning_unknown` when it was not measured; an empty meaning means the rule
+// does not fire in that case.
+struct SystemRule {
+    std::string_view name;  // the metric, with its unit
+    std::optional<double> (*metric)(const ProcessAccounting&);
+    Comparison comparison;
+    double Thresholds::*threshold;
+    std::string_view meaning;
+    const Qualifier* qualifier = nullptr;
+    std::string_view meaning_otherwise;
+    std::string_view meaning_unknown;
+    bool contention = false;  // firing means other work competed for the CPUs
+};
+std::span<const SystemRule> system_rules();
+
+// Every rule evaluated (value absent when its inputs were not measured; absent never fires).
+std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t);
+
+// When a contention rule fired: a finding with the evidence (involuntary and voluntary
+// switches, steal, run queue) saying the verdicts were taken under contention.
+std::optional<Finding> contention_finding(const ProcessAccounting& p,
+                                          std::span<const SystemSignal> evidence);
+// The contention finding of a diagnosis, if it has one.
+const Finding* contention_of(const Diagnosis& d);
+// What a region judged during such a run carries.
+Finding taken_under_contention();
+
+void to_json(nlohmann::json& j, const ProcessAccounting& p);
+void from_json(const nlohmann::json& j, ProcessAccounting& p);
+
+}  // namespace ceiling

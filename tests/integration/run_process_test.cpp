@@ -1,0 +1,224 @@
+// `ceiling run` on programs whose process behaviour is known (tests/programs/run/
+// process_target.cpp): peak memory is the program's and never ceiling's, whole-run I/O
+// counts a 50 MB write, idle cores read as waiting only for a program that blocks, a
+// program preempted by competing processes is reported as contention, and page faults
+// read as first touch unless memory is freed and touched again.
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "diagnosis/process_evidence.hpp"
+#include "tests/integration/run_support.hpp"
+
+namespace ceiling::testing {
+namespace {
+
+const std::string process_target = CEILING_PROCESS_TARGET;
+constexpr double MiB = 1024.0 * 1024.0;
+
+const CounterValue* counter(const Execution& e, const std::string& name) {
+    const auto it = std::find_if(e.counters.begin(), e.counters.end(),
+                                 [&](const CounterValue& c) { return c.name == name; });
+    return it == e.counters.end() ? nullptr : &*it;
+}
+
+const SystemSignal* signal(const RunRecord& r, const std::string& name) {
+    if (!r.diagnosis) return nullptr;
+    const auto& s = r.diagnosis->system;
+    const auto it =
+        std::find_if(s.begin(), s.end(), [&](const SystemSignal& x) { return x.name == name; });
+    return it == s.end() ? nullptr : &*it;
+}
+
+bool says(const std::string& text, const std::string& words) {
+    return text.find(words) != std::string::npos;
+}
+
+RunRecord run_ok(const TempDir& dir, const std::vector<std::string>& argv,
+                 std::string* err = nullptr) {
+    const auto r = ceiling_run(
+        dir / "r.json", err ? std::vector<std::string>{} : std::vector<std::string>{"-q"}, argv);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    if (err) *err = r.err;
+    return read_record(dir / "r.json");
+}
+
+TEST(RunProcess, PeakMemoryIsTheProgramsNeverCeilings) {
+    TempDir dir;
+    // ceiling's own memory (tens of MB) is what wait4's ru_maxrss would report for /bin/true.
+    // /bin/true ends within about a millisecond; on a loaded machine it may be gone before
+    // its first reading, and then its peak is unknown (with a note), never ceiling's.
+    int seen = 0;
+    for (int i = 0; i < 5; ++i) {
+        const RunRecord t = run_ok(dir, {"true"});
+        const Execution& e = t.executions.at(0);
+        EXPECT_EQ(counter(e, "max_rss_bytes"), nullptr)
+            << "wait4's peak, which holds ceiling's memory";
+        if (const CounterValue* peak = counter(e, "peak_rss_bytes")) {
+            ++seen;
+            EXPECT_GT(peak->value, 0);
+            EXPECT_LT(peak->value, 5 * MiB);
+        } else {
+            EXPECT_NE(std::find_if(
+                          t.notes.begin(), t.notes.end(),
+                          [](const std::string& n) { return says(n, "peak memory not measured"); }),
+                      t.notes.end());
+        }
+    }
+    EXPECT_GT(seen, 0) << "/bin/true was never seen in 5 runs";
+    // A program alive for 50 ms is always seen.
+    const RunRecord nap = run_ok(dir, {process_target, "nap", "1", "0.05"});
+    ASSERT_NE(counter(nap.executions.at(0), "peak_rss_bytes"), nullptr);
+    EXPECT_LT(counter(nap.executions.at(0), "peak_rss_bytes")->value, 5 * MiB);
+
+    // A program that keeps 256 MiB: its whole footprint, not a fraction or ceiling's.
+    std::string err;
+    const RunRecord big =
+        run_ok(dir, {process_target, "touch", std::to_string(256 * 1024 * 1024)}, &err);
+    const CounterValue* peak = counter(big.executions.at(0), "peak_rss_bytes");
+    ASSERT_NE(peak, nullptr);
+    EXPECT_GE(peak->value, 256 * MiB);
+    EXPECT_LT(peak->value, 256 * MiB + 32 * MiB);
+    EXPECT_FALSE(peak->low_confidence);
+    EXPECT_NE(err.find("memory: peak resident 2"), std::string::npos) << err;
+}
+
+// A directory whose filesystem counts storage writes: tmpfs keeps pages in memory and
+// counts none, so the build tree (on disk) stands in for a tmpfs /tmp.
+bool memory_filesystem(const std::filesystem::path& p) {
+    struct statfs fs {};
+    constexpr long tmpfs_magic = 0x01021994, ramfs_magic = 0x858458f6;
+    return statfs(p.c_str(), &fs) == 0 && (fs.f_type == tmpfs_magic || fs.f_type == ramfs_magic);
+}
+
+TEST(RunProcess, WholeRunIoCountsAFiftyMegabyteWrite) {
+    TempDir dir;
+    std::filesystem::path target = dir.path();
+    if (memory_filesystem(target)) {
+        target =
+            std::filesystem::path(CEILING_TEST_BINARY_DIR) / ("io-" + std::to_string(getpid()));
+        std::filesystem::create_directories(target);
+    }
+    std::string err;
+    const RunRecord r = run_ok(dir, {process_target, "write", target.string(), "50000000"}, &err);
+    if (target != dir.path()) std::filesystem::remove_all(target);
+    const Execution& e = r.executions.at(0);
+    ASSERT_NE(counter(e, "write_call_bytes"), nullptr);
+    EXPECT_NEAR(counter(e, "write_call_bytes")->value, 50e6, 0.05 * 50e6);
+    ASSERT_NE(counter(e, "storage_write_bytes"), nullptr);
+    if (memory_filesystem(target))
+        GTEST_SKIP() << target << " keeps files in memory: storage writes are not counted there";
+    EXPECT_NEAR(counter(e, "storage_write_bytes")->value, 50e6, 0.05 * 50e6);
+    EXPECT_NE(err.find("I/O: storage 4"), std::string::npos) << err;  // 47.7 MiB
+    // The sampled rate sees the write too (it read 0 in every sample while " 50000000"
+    // went to std::from_chars).
+    double fastest = 0;
+    for (const auto& s : e.time_series)
+        if (s.name == "write_call_bytes_per_s")
+            for (double v : s.values) fastest = std::max(fastest, v);
+    EXPECT_GT(fastest, 0) << "no sample saw the write";
+}
+
+TEST(RunProcess, FirstTouchIsNotChurn) {
+    TempDir dir;
+    const RunRecord r = run_ok(dir, {process_target, "touch", std::to_string(256 * 1024 * 1024)});
+    ASSERT_NE(counter(r.executions.at(0), "peak_rss_pages"), nullptr);
+    const SystemSignal* f = signal(r, "page_faults_per_s");
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(f->qualifier_value);
+    EXPECT_LT(*f->qualifier_value, 1.3) << "one fault per page, at most";
+    EXPECT_FALSE(says(f->meaning, "over and over")) << f->meaning;
+    if (f->fired) EXPECT_TRUE(says(f->meaning, "first touch")) << f->meaning;
+}
+
+TEST(RunProcess, MemoryFreedAndTouchedAgainIsChurn) {
+    TempDir dir;
+    const RunRecord r =
+        run_ok(dir, {process_target, "churn", std::to_string(32 * 1024 * 1024), "40"});
+    const SystemSignal* f = signal(r, "page_faults_per_s");
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(f->qualifier_value) << "peak footprint not trusted";
+    EXPECT_GT(*f->qualifier_value, 10);
+    EXPECT_TRUE(f->fired) << *f->value << " faults/s";
+    EXPECT_TRUE(says(f->meaning, "over and over")) << f->meaning;
+}
+
+// Spinning processes on the test's CPU, stopped when it goes out of scope.
+class Competitors {
+  public:
+    Competitors(int n, double seconds) {
+        for (int i = 0; i < n; ++i) {
+            const pid_t p = fork();
+            if (p == 0) {
+                const std::string s = std::to_string(seconds);
+                execl(process_target.c_str(), process_target.c_str(), "spin", "1", s.c_str(),
+                      nullptr);
+                _exit(127);
+            }
+            pids_.push_back(p);
+        }
+    }
+    ~Competitors() {
+        for (pid_t p : pids_) {
+            kill(p, SIGKILL);
+            waitpid(p, nullptr, 0);
+        }
+    }
+
+  private:
+    std::vector<pid_t> pids_;
+};
+
+TEST(RunProcess, PreemptedByCompetitorsIsContentionNotWaiting) {
+    // One CPU for the test, ceiling, the program's two threads and two competitors (all
+    // inherit the mask), whatever the machine's size.
+    cpu_set_t all, one;
+    ASSERT_EQ(sched_getaffinity(0, sizeof all, &all), 0);
+    int cpu = 0;
+    while (!CPU_ISSET(cpu, &all)) ++cpu;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    TempDir dir;
+    std::string err;
+    RunRecord r;
+    {
+        Competitors competitors(2, 30);
+        r = run_ok(dir, {process_target, "spin", "2", "1.5"}, &err);
+    }
+    sched_setaffinity(0, sizeof all, &all);
+    ASSERT_TRUE(r.diagnosis);
+    const SystemSignal* preempted = signal(r, "involuntary_switches_per_cpu_s");
+    ASSERT_NE(preempted, nullptr);
+    EXPECT_TRUE(preempted->fired) << preempted->value.value_or(-1) << "/s of CPU time";
+    const Finding* contention = contention_of(*r.diagnosis);
+    ASSERT_NE(contention, nullptr);
+    EXPECT_TRUE(says(contention->detail, "involuntary switches")) << contention->detail;
+    const SystemSignal* cpu_use = signal(r, "cpu_utilisation");
+    ASSERT_NE(cpu_use, nullptr);
+    EXPECT_FALSE(says(cpu_use->meaning, "waits")) << cpu_use->meaning;
+    EXPECT_NE(err.find("Diagnosis (taken under contention"), std::string::npos) << err;
+}
+
+TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
+    TempDir dir;
+    const RunRecord r = run_ok(dir, {process_target, "nap", "25", "0.02"});
+    const SystemSignal* cpu_use = signal(r, "cpu_utilisation");
+    ASSERT_NE(cpu_use, nullptr);
+    EXPECT_TRUE(cpu_use->fired);
+    EXPECT_TRUE(says(cpu_use->meaning, "the process waits")) << cpu_use->meaning;
+    const SystemSignal* preempted = signal(r, "involuntary_switches_per_cpu_s");
+    ASSERT_NE(preempted, nullptr);
+    EXPECT_FALSE(preempted->fired) << preempted->value.value_or(-1) << "/s of CPU time";
+    // A hypervisor stealing time is contention for any program; preemption is not claimed.
+    const SystemSignal* steal = signal(r, "steal_share");
+    if (!(steal && steal->fired)) EXPECT_EQ(contention_of(*r.diagnosis), nullptr);
+}
+
+}  // namespace
+}  // namespace ceiling::testing

@@ -1,0 +1,213 @@
+// What a run's process accounting means: idle cores read as waiting only when voluntary
+// switches say so, preemption and steal as contention (marked on the verdicts), and page
+// faults as first touch unless they clearly exceed the peak footprint's pages.
+#include "diagnosis/process_evidence.hpp"
+
+#include <algorithm>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/json_support.hpp"
+#include "diagnosis/regions.hpp"
+
+namespace ceiling {
+namespace {
+
+const Thresholds t;
+
+const SystemSignal& signal(const std::vector<SystemSignal>& s, const std::string& name) {
+    const auto it =
+        std::find_if(s.begin(), s.end(), [&](const SystemSignal& x) { return x.name == name; });
+    EXPECT_NE(it, s.end()) << name;
+    return *it;
+}
+
+bool says(const std::string& text, const std::string& words) {
+    return text.find(words) != std::string::npos;
+}
+
+// The reported case: 10 s of a 2-thread compute program beside a build on a 2-core VM.
+ProcessAccounting preempted_compute() {
+    ProcessAccounting p;
+    p.wall_s = 10;
+    p.cores_used = 2;
+    p.user_s = 9.4;
+    p.system_s = 0.2;                       // 0.48 of 2 cores
+    p.voluntary_context_switches = 6;       // 0.6/s
+    p.involuntary_context_switches = 3340;  // 334/s: 348 per second of CPU time
+    p.host_cpu_s = 20;
+    p.host_steal_s = 0.01;
+    p.host_runnable_thread_s = 42;  // 2.1 runnable threads per CPU
+    return p;
+}
+
+// A program that sleeps: 20 naps a second, hardly any CPU.
+ProcessAccounting sleeper() {
+    ProcessAccounting p;
+    p.wall_s = 10;
+    p.cores_used = 1;
+    p.user_s = 0.05;
+    p.system_s = 0.05;
+    p.voluntary_context_switches = 200;
+    p.involuntary_context_switches = 12;  // 1.2/s
+    return p;
+}
+
+TEST(IdleCores, PreemptedThreadsQueuedTheyDidNotWait) {
+    const auto s = system_evidence(preempted_compute(), t);
+    const auto& cpu = signal(s, "cpu_utilisation");
+    EXPECT_TRUE(cpu.fired);
+    EXPECT_NEAR(*cpu.value, 0.48, 1e-12);
+    EXPECT_EQ(cpu.qualifier, "voluntary_switch_share");
+    EXPECT_NEAR(*cpu.qualifier_value, 6.0 / 3346, 1e-12);
+    EXPECT_FALSE(says(cpu.meaning, "waits")) << cpu.meaning;
+    EXPECT_TRUE(says(cpu.meaning, "preempted")) << cpu.meaning;
+}
+
+TEST(IdleCores, BlockedThreadsWait) {
+    const auto& cpu = signal(system_evidence(sleeper(), t), "cpu_utilisation");
+    EXPECT_TRUE(cpu.fired);
+    EXPECT_TRUE(says(cpu.meaning, "the process waits")) << cpu.meaning;
+}
+
+TEST(IdleCores, WithoutBothSwitchCountsNeitherIsClaimed) {
+    auto p = sleeper();
+    p.involuntary_context_switches.reset();
+    const auto& cpu = signal(system_evidence(p, t), "cpu_utilisation");
+    EXPECT_TRUE(cpu.fired);
+    EXPECT_FALSE(cpu.qualifier_value);
+    EXPECT_TRUE(says(cpu.meaning, "waiting or queued")) << cpu.meaning;
+}
+
+TEST(Contention, PreemptionIsContentionWithItsEvidence) {
+    const auto p = preempted_compute();
+    const auto s = system_evidence(p, t);
+    EXPECT_TRUE(signal(s, "involuntary_switches_per_cpu_s").fired);
+    EXPECT_NEAR(*signal(s, "involuntary_switches_per_cpu_s").value, 3340 / 9.6, 1e-9);
+    EXPECT_FALSE(signal(s, "steal_share").fired);
+    EXPECT_NEAR(*signal(s, "run_queue_per_cpu").value, 2.1, 1e-12);
+    EXPECT_TRUE(signal(s, "run_queue_per_cpu").fired);
+    const auto f = contention_finding(p, s);
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->kind, FindingKind::contention);
+    for (const char* words :
+         {"preempted 348 times per second of CPU time", "blocked 0.6/s", "steal 0.05%",
+          "2.1 runnable threads per CPU", "taken under contention"})
+        EXPECT_TRUE(says(f->detail, words)) << words << " in: " << f->detail;
+}
+
+TEST(Contention, StealAloneIsContention) {
+    ProcessAccounting p;
+    p.wall_s = 10;
+    p.host_cpu_s = 20;
+    p.host_steal_s = 2;  // 10 % of the host's CPU time
+    const auto s = system_evidence(p, t);
+    EXPECT_TRUE(signal(s, "steal_share").fired);
+    const auto f = contention_finding(p, s);
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(says(f->detail, "steal 10%")) << f->detail;
+    EXPECT_FALSE(says(f->detail, "preempted")) << "unmeasured evidence is left out: " << f->detail;
+}
+
+TEST(Contention, ASleeperOrABusyHostAloneIsNot) {
+    auto p = sleeper();
+    p.host_cpu_s = 20;
+    p.host_steal_s = 0;
+    p.host_runnable_thread_s = 60;  // 3 runnable per CPU: the host is busy, this program naps
+    const auto s = system_evidence(p, t);
+    // 120 preemptions per second of its little CPU time, but most switches were naps.
+    EXPECT_NEAR(*signal(s, "involuntary_switches_per_cpu_s").value, 120, 1e-9);
+    EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
+    EXPECT_TRUE(signal(s, "run_queue_per_cpu").fired);
+    EXPECT_FALSE(contention_finding(p, s));
+    EXPECT_FALSE(contention_finding(ProcessAccounting{}, system_evidence(ProcessAccounting{}, t)))
+        << "nothing measured: no contention claimed";
+}
+
+TEST(Contention, AComputeProgramAloneIsNot) {
+    auto p = preempted_compute();
+    p.involuntary_context_switches = 48;  // 5 per second of CPU time: kernel housekeeping
+    p.host_runnable_thread_s = 20;        // 1 runnable per CPU: its own two threads
+    const auto s = system_evidence(p, t);
+    EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
+    EXPECT_FALSE(contention_finding(p, s));
+}
+
+TEST(Contention, TheRunsDiagnosisCarriesIt) {
+    RunInputs in;
+    in.process = preempted_compute();
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_NE(contention_of(d), nullptr);
+    EXPECT_EQ(contention_of(diagnose_run(RunInputs{sleeper()}, t)), nullptr);
+    // It survives a record: the kind by name, and the qualifier of each signal.
+    const Diagnosis back = nlohmann::json(d).get<Diagnosis>();
+    ASSERT_NE(contention_of(back), nullptr);
+    EXPECT_EQ(signal(back.system, "cpu_utilisation").qualifier, "voluntary_switch_share");
+    EXPECT_EQ(taken_under_contention().kind, FindingKind::contention);
+}
+
+// 1 s of wall time and the faults of `faults`, with `pages` resident at the peak.
+ProcessAccounting faulting(double faults, std::optional<double> pages) {
+    ProcessAccounting p;
+    p.wall_s = 1;
+    p.minor_page_faults = faults;
+    p.major_page_faults = 0;
+    p.peak_rss_pages = pages;
+    return p;
+}
+
+TEST(PageFaults, OneFirstTouchOfOnePointFiveGiBIsNotChurn) {
+    // 1.5 GiB of 4 KiB pages touched once: as many faults as resident pages, plus libraries.
+    const auto& f =
+        signal(system_evidence(faulting(393216 + 900, 393216 + 700), t), "page_faults_per_s");
+    EXPECT_TRUE(f.fired);
+    EXPECT_NEAR(*f.qualifier_value, 1.0, 0.01);
+    EXPECT_TRUE(says(f.meaning, "first touch")) << f.meaning;
+    EXPECT_FALSE(says(f.meaning, "over and over")) << f.meaning;
+}
+
+TEST(PageFaults, HugePagesFaultLessAndStayFirstTouch) {
+    // Transparent huge pages: one fault per 2 MiB, 768 faults for 393216 resident pages.
+    const auto& f = signal(system_evidence(faulting(20000, 393216), t), "page_faults_per_s");
+    EXPECT_TRUE(says(f.meaning, "first touch")) << f.meaning;
+}
+
+TEST(PageFaults, FaultsWellBeyondThePeakAreChurn) {
+    // 64 MiB mapped, touched and unmapped 40 times.
+    const auto& f =
+        signal(system_evidence(faulting(40 * 16384, 16384 + 600), t), "page_faults_per_s");
+    EXPECT_TRUE(f.fired);
+    EXPECT_GT(*f.qualifier_value, 30);
+    EXPECT_TRUE(says(f.meaning, "over and over")) << f.meaning;
+    // Just under the ratio is not yet churn.
+    const auto& edge =
+        signal(system_evidence(faulting(1.9 * 20000, 20000), t), "page_faults_per_s");
+    EXPECT_TRUE(says(edge.meaning, "first touch")) << edge.meaning;
+}
+
+TEST(PageFaults, WithoutATrustedPeakNeitherIsClaimed) {
+    const auto& f = signal(system_evidence(faulting(50000, std::nullopt), t), "page_faults_per_s");
+    EXPECT_TRUE(f.fired);
+    EXPECT_TRUE(says(f.meaning, "first touch or churn")) << f.meaning;
+    EXPECT_FALSE(signal(system_evidence(faulting(5000, 10), t), "page_faults_per_s").fired)
+        << "below the rate threshold nothing fires, whatever the ratio";
+}
+
+TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
+    const auto p = preempted_compute();
+    auto with_pages = p;
+    with_pages.peak_rss_pages = 1234;
+    const ProcessAccounting back = nlohmann::json(with_pages).get<ProcessAccounting>();
+    EXPECT_EQ(back.peak_rss_pages, 1234);
+    EXPECT_EQ(back.host_cpu_s, 20);
+    EXPECT_EQ(back.host_steal_s, 0.01);
+    EXPECT_EQ(back.host_runnable_thread_s, 42);
+    // An older record without them reads them as unknown.
+    auto old = nlohmann::json(p);
+    old.erase("host_cpu_s");
+    EXPECT_FALSE(old.get<ProcessAccounting>().host_cpu_s);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -147,6 +147,10 @@ std::string end_line(std::int64_t t_ns) { return dump({{"type", "end"}, {"t_ns",
 CudaActivityFile read_cuda_activity_file(const std::filesystem::path& path) {
     std::ifstream in(path);
     if (!in) throw std::invalid_argument("cannot open " + path.string());
+    return read_cuda_activity_file(in, path);
+}
+
+CudaActivityFile read_cuda_activity_file(std::istream& in, const std::filesystem::path& path) {
     CudaActivityFile f;
     f.path = path;
     bool header = false;

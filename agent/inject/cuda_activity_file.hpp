@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
@@ -72,6 +73,8 @@ struct CudaActivityFile {
 
 // Reads one file. Throws std::invalid_argument when it cannot be opened or has no header.
 CudaActivityFile read_cuda_activity_file(const std::filesystem::path& path);
+// The same from a stream (tests, fuzzing); `path` only names the file in errors.
+CudaActivityFile read_cuda_activity_file(std::istream& in, const std::filesystem::path& path);
 // Every *.cuda.jsonl of a directory, sorted by load time; empty when there is none.
 std::vector<CudaActivityFile> read_cuda_activity_dir(const std::filesystem::path& dir);
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "diagnosis/json_support.hpp"
+#include "diagnosis/quantity_domains.hpp"
 
 namespace ceiling {
 
@@ -237,9 +238,14 @@ RunRecord parse_run_record(const std::string& text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range: a number beyond double
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
+    if (j.is_object() && !j.contains("kind") && j.contains("compute_roofs"))
+        throw std::invalid_argument(
+            "this is a machine profile, not a run record (`ceiling machine --show --output FILE` "
+            "shows it; `run`, `suite` and `bound` take it with --profile)");
+    if (const auto bad = find_out_of_domain(j)) throw std::invalid_argument(*bad);
     return j.get<RunRecord>();
 }
 

@@ -90,7 +90,7 @@ Budgets parse_budgets(const std::string& json_text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(json_text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range: a number beyond double
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
     return j.get<Budgets>();

@@ -173,7 +173,7 @@ MachineProfile parse_machine_profile(const std::string& text) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range: a number beyond double
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
     if (j.is_object() && j.contains("kind") && j.contains("executions"))

@@ -142,7 +142,7 @@ Thresholds parse_thresholds(const std::string& json_text, const Thresholds& base
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(json_text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // also out_of_range: a number beyond double
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }
     Thresholds t = base;

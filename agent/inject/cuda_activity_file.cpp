@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 #include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -16,18 +18,29 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 json span(std::int64_t start, std::int64_t end) { return {{"start_ns", start}, {"end_ns", end}}; }
 
+// nlohmann casts a floating-point number to an integer type without a range check (undefined
+// beyond it): an integer field holding anything but an integer makes the line malformed.
+template <typename T>
+T integer(const json& v) {
+    if (!v.is_number_integer())
+        throw json::type_error::create(302, "an integer field holds a " + std::string(v.type_name()), &v);
+    return v.get<T>();
+}
+
 template <typename T>
 T get(const json& j, const char* key, T otherwise) {
     const auto it = j.find(key);
-    return it == j.end() || it->is_null() ? otherwise : it->get<T>();
+    if (it == j.end() || it->is_null()) return otherwise;
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return integer<T>(*it);
+    return it->get<T>();
 }
 
 void read_line(const json& j, CudaActivityFile& f) {
     const auto type = j.at("type").get<std::string>();
     const auto start = get<std::int64_t>(j, "start_ns", 0), end = get<std::int64_t>(j, "end_ns", 0);
     if (type == "header") {
-        f.pid = j.at("pid").get<int>();
-        f.load_ns = j.at("load_ns").get<std::uint64_t>();
+        f.pid = integer<int>(j.at("pid"));
+        f.load_ns = integer<std::uint64_t>(j.at("load_ns"));
         f.metrics_requested = get<bool>(j, "metrics", false);
     } else if (type == "kernel") {
         g::KernelActivity k;
@@ -38,8 +51,9 @@ void read_line(const json& j, CudaActivityFile& f) {
         k.correlation = get<std::uint32_t>(j, "correlation", 0);
         k.start_ns = start;
         k.end_ns = end;
-        if (j.contains("grid")) j.at("grid").get_to(k.grid);
-        if (j.contains("block")) j.at("block").get_to(k.block);
+        for (auto [key, dims] : {std::pair{"grid", &k.grid}, std::pair{"block", &k.block}})
+            if (j.contains(key))
+                for (std::size_t d = 0; d < dims->size(); ++d) (*dims)[d] = integer<std::int32_t>(j.at(key).at(d));
         k.registers_per_thread = get<int>(j, "registers", 0);
         k.shared_memory_bytes = get<std::int64_t>(j, "shared_bytes", 0);
         k.graph_id = get<std::uint32_t>(j, "graph", 0);
@@ -145,6 +159,11 @@ std::string error_line(const std::string& what, const std::string& reason, const
 std::string end_line(std::int64_t t_ns) { return dump({{"type", "end"}, {"t_ns", t_ns}}); }
 
 CudaActivityFile read_cuda_activity_file(const std::filesystem::path& path) {
+    // The program writes this directory: a FIFO would block the open and a link to a device
+    // never ends, so only a regular file (not through a link) is read.
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(path, ec)))
+        throw std::invalid_argument(path.string() + ": not a regular file");
     std::ifstream in(path);
     if (!in) throw std::invalid_argument("cannot open " + path.string());
     return read_cuda_activity_file(in, path);
@@ -160,9 +179,10 @@ CudaActivityFile read_cuda_activity_file(std::istream& in, const std::filesystem
         try {
             const auto j = json::parse(line);
             if (j.value("type", "") == "header") {
-                if (j.value("version", 0) != cuda_file_version)
+                const int version = get<int>(j, "version", 0);
+                if (version != cuda_file_version)
                     throw std::invalid_argument(path.string() + ": CUDA activity file version " +
-                                                std::to_string(j.value("version", 0)) + ", this ceiling reads " +
+                                                std::to_string(version) + ", this ceiling reads " +
                                                 std::to_string(cuda_file_version));
                 header = true;
             }

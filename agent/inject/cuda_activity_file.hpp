@@ -71,7 +71,8 @@ struct CudaActivityFile {
     std::size_t malformed_lines = 0;  // e.g. a last line cut off by a crash
 };
 
-// Reads one file. Throws std::invalid_argument when it cannot be opened or has no header.
+// Reads one file. Throws std::invalid_argument when it is not a regular file (a FIFO, a link),
+// cannot be opened or has no header.
 CudaActivityFile read_cuda_activity_file(const std::filesystem::path& path);
 // The same from a stream (tests, fuzzing); `path` only names the file in errors.
 CudaActivityFile read_cuda_activity_file(std::istream& in, const std::filesystem::path& path);

@@ -148,6 +148,15 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     std::map<std::pair<std::string, int>, std::vector<ChunkFile>> threads;  // (image, tid)
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
         const fs::path p = entry.path();
+        // The program writes this directory: a FIFO would block the open and a link to a device
+        // never ends, so only regular files (not through a link) are read.
+        std::error_code type_ec;
+        if ((p.extension() == ".str" || p.extension() == ".evt") &&
+            !fs::is_regular_file(entry.symlink_status(type_ec))) {
+            cap.warnings.push_back("ignored " + p.filename().string() +
+                                   " in the NVTX capture: not a regular file");
+            continue;
+        }
         if (p.extension() == ".str") {
             strings[p.stem().string()] = read_strings(p);
         } else if (p.extension() == ".evt") {
@@ -201,7 +210,12 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         for (const auto& c : chunks) {
             std::ifstream in(c.path, std::ios::binary);
             in.seekg(sizeof(EventFileHeader));
-            std::vector<Event> events(static_cast<std::size_t>(c.header.capacity));
+            // The capacity is the program's word; the file's size bounds what can be read, so
+            // a damaged or hostile header cannot size the allocation.
+            std::error_code size_ec;
+            const std::uintmax_t bytes = fs::file_size(c.path, size_ec);
+            const std::uint64_t fits = size_ec ? 0 : bytes / sizeof(Event);
+            std::vector<Event> events(static_cast<std::size_t>(std::min<std::uint64_t>(c.header.capacity, fits)));
             in.read(reinterpret_cast<char*>(events.data()),
                     static_cast<std::streamsize>(events.size() * sizeof(Event)));
             const auto got = static_cast<std::size_t>(in.gcount()) / sizeof(Event);

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "agent/measure/cumulative_timeline.hpp"
-#include "agent/measure/pmu_self_validation.hpp"
+#include "agent/measure/pmu_readings.hpp"
 #include "collectors/clock.hpp"
 
 namespace ceiling::measure {
@@ -45,13 +45,11 @@ void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& sa
     }
 }
 
-RegionCounting plan_region_counting(const collectors::PmuBackends& backends) {
+RegionCounting plan_region_counting(const collectors::PmuBackends& backends,
+                                    const PmuSelfValidationOptions& options) {
     RegionCounting out;
-    const PmuSelfValidation v = run_pmu_self_validation(backends);
-    if (!v.ran) {
-        out.why_not = "regions without declared work are not counted: " + v.not_run_reason;
-        return out;
-    }
+    const PmuSelfValidation v = run_pmu_self_validation(backends, options);
+    if (!v.ran) return out;
     auto trusted = [](const std::optional<collectors::Validation>& c) {
         return c && c->verdict == collectors::Verdict::trusted;
     };
@@ -70,7 +68,12 @@ RegionCounting plan_region_counting(const collectors::PmuBackends& backends) {
 RegionCounterSampler::RegionCounterSampler(pid_t child, double interval_s,
                                            const collectors::PmuBackends& backends)
     : pmu_(collectors::CountTarget::exec_child(child), {}, backends), interval_s_(interval_s) {
-    pmu_.start();
+    try {
+        pmu_.start();
+    } catch (const std::exception& e) {
+        failure_ = std::string("regions without declared work are not counted: ") + e.what();
+        return;
+    }
     // The child has not exec'd yet, so every count is 0 now: the first point of each.
     opened_ns_ = collectors::now_ns();
 }
@@ -90,6 +93,7 @@ void RegionCounterSampler::sample() {
 }
 
 void RegionCounterSampler::start() {
+    if (!failure_.empty()) return;
     sample();
     {
         const std::lock_guard lock(mutex_);
@@ -111,10 +115,26 @@ void RegionCounterSampler::start() {
 std::vector<CounterSample> RegionCounterSampler::stop() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
+    if (!failure_.empty() || samples_.empty()) return {};
     sample();
     pmu_.stop();
     const std::lock_guard lock(mutex_);
     return std::move(samples_);
+}
+
+void finish_region_counting(RegionCounterSampler& sampler, const RegionCounting& counting,
+                            NvtxCapture& capture, std::vector<CounterValue>& counters,
+                            std::vector<std::string>& notes) {
+    const std::vector<CounterSample> samples = sampler.stop();
+    if (!sampler.failure().empty() &&
+        std::find(notes.begin(), notes.end(), sampler.failure()) == notes.end())
+        notes.push_back(sampler.failure());
+    if (samples.empty()) return;
+    attribute_counts(capture, samples, counting);
+    for (const auto& q : quantities) {
+        const collectors::Reading* r = samples.back().readings.find(q.reading);
+        if (r && counting.*q.allowed) counters.push_back(to_counter_value(*r));
+    }
 }
 
 }  // namespace ceiling::measure

@@ -30,6 +30,7 @@
 
 #include <sys/types.h>
 
+#include "agent/measure/pmu_self_validation.hpp"
 #include "agent/measure/region.hpp"
 #include "collectors/pmu_collector.hpp"
 #include "collectors/reading.hpp"
@@ -56,14 +57,17 @@ void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& sa
                       const RegionCounting& counting);
 
 // Probes the CPU PMU and runs its self-validation once (a few hundred ms where a PMU exists,
-// nothing where none does). Seams as in run_pmu_self_validation.
-RegionCounting plan_region_counting(const collectors::PmuBackends& backends = {});
+// nothing where none does). Seams as in run_pmu_self_validation. why_not stays empty where
+// no PMU is usable at all: each region's unknown line says so.
+RegionCounting plan_region_counting(const collectors::PmuBackends& backends = {},
+                                    const PmuSelfValidationOptions& options = {});
+
 
 // Reads a PMU counting a child from its exec every interval on a thread of its own.
 class RegionCounterSampler {
   public:
-    // Opens the counters on a child blocked before exec (CountTarget::exec_child). Throws
-    // collectors::CollectorError when they cannot be opened.
+    // Opens the counters on a child blocked before exec (CountTarget::exec_child). When they
+    // cannot be opened, failure() says why and nothing is sampled.
     RegionCounterSampler(pid_t child, double interval_s, const collectors::PmuBackends& backends = {});
     ~RegionCounterSampler();
     RegionCounterSampler(const RegionCounterSampler&) = delete;
@@ -72,16 +76,24 @@ class RegionCounterSampler {
     void start();
     // A last read after the program ended, then the samples, oldest first.
     std::vector<CounterSample> stop();
+    const std::string& failure() const { return failure_; }
 
   private:
     collectors::PmuCollector pmu_;
     double interval_s_;
     std::int64_t opened_ns_ = 0;
+    std::string failure_;
     std::mutex mutex_;
     std::vector<CounterSample> samples_;
     std::atomic<bool> stop_{false};
     std::thread thread_;
     void sample();
 };
+
+// After an execution: the counts attributed to its capture's instances, and the totals added
+// to its counters (so the record shows the PMU counted); a failure to count becomes a note.
+void finish_region_counting(RegionCounterSampler& sampler, const RegionCounting& counting,
+                            NvtxCapture& capture, std::vector<CounterValue>& counters,
+                            std::vector<std::string>& notes);
 
 }  // namespace ceiling::measure

@@ -11,6 +11,7 @@
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/pmu_readings.hpp"
+#include "agent/measure/region_counters.hpp"
 #include "agent/measure/sampler.hpp"
 #include "collectors/perf_events.hpp"
 #include "collectors/process_accounting.hpp"
@@ -93,7 +94,7 @@ Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std:
 // One execution: launch, count, sample, read the capture.
 ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index,
                        const std::optional<fs::path>& inject, const fs::path& capture_base,
-                       ProgramRun& run) {
+                       ProgramRun& run, const RegionCounting& counting) {
     ExecutionData x;
     x.execution.index = index;
     x.execution.warmup = index < plan.warmup;
@@ -109,9 +110,11 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     // perf_event software events on the child from its exec, inherited by every thread and
     // process it starts: exact CPU time where /proc counts ticks.
     std::optional<collectors::PerfEventSet> counters;
+    std::optional<RegionCounterSampler> region_counts;  // PMU counts for regions (region_counters.hpp)
     spec.before_exec = [&](pid_t pid) {
         counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
                                                         collectors::software_counter_specs()));
+        if (counting.any()) region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
     };
     auto cpu_seconds = [&]() -> std::optional<double> {
         return counters ? counters->read().value("task_clock_s") : std::nullopt;
@@ -119,6 +122,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     const ChildResult res = run_child(
         spec,
         [&](pid_t pid) {
+            if (region_counts) region_counts->start();
             if (plan.interval_s > 0)
                 sampler = std::make_unique<Sampler>(pid, plan.interval_s, cpu_seconds);
         },
@@ -150,6 +154,9 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         fs::remove_all(capture_dir);
         for (const auto& w : x.capture.warnings) add_note_once(run.notes, w);
     }
+    if (region_counts) {
+        finish_region_counting(*region_counts, counting, x.capture, x.execution.counters, run.notes);
+    }
     return x;
 }
 
@@ -180,10 +187,12 @@ ProgramRun run_program(const RunPlan& plan) {
         run.notes.push_back("descendants that outlive their parent are not counted (no subreaper)");
 
     const int total = plan.warmup + plan.repeat;
+    const RegionCounting counting = plan_region_counting();
+    if (!counting.why_not.empty()) run.notes.push_back(counting.why_not);
     {
         SignalForwarding forwarding;
         for (int i = 0; i < total && !forwarding.received(); ++i) {
-            run.executions.push_back(run_once(plan, spec, i, inject, capture_base.dir, run));
+            run.executions.push_back(run_once(plan, spec, i, inject, capture_base.dir, run, counting));
             // A failing program is not run again: its record says how it ended.
             if (!run.executions.back().execution.end.succeeded()) break;
         }

@@ -4,12 +4,16 @@
 
 #include "agent/output/doctor_report.hpp"
 
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
 #include "agent/measure/pmu_readings.hpp"
 #include "agent/measure/pmu_self_validation.hpp"
+#include "agent/measure/region_counters.hpp"
+#include "collectors/clock.hpp"
 #include "agent/measure/pmu_survey.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 #include "tests/unit/collectors/fake_pfm_api.hpp"
@@ -232,6 +236,69 @@ TEST(PmuSelfValidation, NotRunWithoutAPmu) {
     EXPECT_FALSE(v.ran);
     EXPECT_NE(v.not_run_reason.find("no CPU PMU exposed"), std::string::npos) << v.not_run_reason;
     EXPECT_FALSE(v.trusted());
+}
+
+
+// Region counting (region_counters.hpp) uses what the self-validation trusted, per quantity.
+TEST(RegionCounting, OnlyTrustedQuantitiesAreGivenToRegions) {
+    if (!measure::flop_validation_kernel()) GTEST_SKIP() << "no FMA kernel runs on this CPU";
+    const auto o = small();
+    FakeSpr good(flops_of(o), 1.0, static_cast<double>(o.stream_bytes) * 2, 1.0);
+    const auto both = measure::plan_region_counting(good.backends(), o);
+    EXPECT_TRUE(both.flops && both.bytes);
+    EXPECT_TRUE(both.why_not.empty());
+    FakeSpr off(flops_of(o), 2.0, static_cast<double>(o.stream_bytes) * 2, 1.0);
+    const auto bytes_only = measure::plan_region_counting(off.backends(), o);
+    EXPECT_FALSE(bytes_only.flops);
+    EXPECT_TRUE(bytes_only.bytes);
+    FakeSpr zero(flops_of(o), 0.0, static_cast<double>(o.stream_bytes) * 2, 0.0);
+    const auto none = measure::plan_region_counting(zero.backends(), o);
+    EXPECT_FALSE(none.any());
+    EXPECT_NE(none.why_not.find("failed its self-validation"), std::string::npos) << none.why_not;
+}
+
+TEST(RegionCounting, NothingAndNoNoteWithoutAPmu) {
+    FakePfmApi pfm;
+    FakePerfEventApi perf;
+    perf.open_result = [](const perf_event_attr& a, pid_t, int) {
+        return a.type == PERF_TYPE_SOFTWARE ? 0 : -ENOENT;
+    };
+    collectors::PerfEnvironment env;
+    env.virtual_machine = true;
+    const collectors::FsRoot root(CEILING_TEST_DATA "/fakeroot-vm");
+    const auto c = measure::plan_region_counting({&pfm, &perf, &root, &env}, small());
+    EXPECT_FALSE(c.any());
+    EXPECT_TRUE(c.why_not.empty()) << "each region's unknown line says it: " << c.why_not;
+}
+
+// The sampler reads the PMU from its own thread from the child's launch on: a zero point
+// first, then cumulative counts, and the totals go to the execution's counters.
+TEST(RegionCounting, SamplerKeepsCumulativeReadsFromZero) {
+    FakeSpr spr(1e6, 1.0, 1e6, 1.0);
+    measure::RegionCounterSampler sampler(12345, 0.002, spr.backends());
+    ASSERT_TRUE(sampler.failure().empty()) << sampler.failure();
+    measure::NvtxCapture capture;
+    measure::RegionInstance before, r;
+    before.path = before.name = "before launch";
+    before.start_ns = 0;
+    before.end_ns = r.start_ns = collectors::now_ns();
+    sampler.start();
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    r.path = r.name = "gemm";
+    r.end_ns = collectors::now_ns();
+    capture.instances = {before, r};
+    std::vector<CounterValue> counters;
+    std::vector<std::string> notes;
+    measure::finish_region_counting(sampler, {true, true, {}}, capture, counters, notes);
+    EXPECT_TRUE(notes.empty());
+    ASSERT_EQ(counters.size(), 2u);
+    EXPECT_EQ(counters[0].name, "fp_ops");
+    EXPECT_EQ(counters[0].source, Source::pmu);
+    EXPECT_GT(counters[0].value, 0);
+    // Nothing bounds counts before the child was launched; after, the samples do.
+    EXPECT_FALSE(capture.instances[0].counted_ops);
+    ASSERT_TRUE(capture.instances[1].counted_ops);
+    EXPECT_LE(capture.instances[1].counted_ops->value, counters[0].value);
 }
 
 }  // namespace

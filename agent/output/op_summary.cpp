@@ -35,6 +35,7 @@ struct Group {
     OpTypeRow row;
     std::vector<double> per_execution;
     double busy_weighted = 0, busy_time = 0;
+    double typical_s = 0;  // per run: each region's median instance x its instances
     bool all_known = true;
     std::map<Precision, double> ops_by_precision;
     double longest_s = -1, working_set = 0;
@@ -45,6 +46,8 @@ void add(Group& g, const RecordedRegion& r, std::size_t runs) {
     const double total = sum(r.total_s_per_execution);
     g.row.calls += static_cast<double>(r.instances) / n;
     g.row.time_s += total / n;
+    const auto& d = r.measurement.duration_s;
+    g.typical_s += d.count > 0 ? d.median * static_cast<double>(r.instances) / n : total / n;
     g.per_execution.resize(std::max(g.per_execution.size(), r.total_s_per_execution.size()), 0.0);
     for (std::size_t i = 0; i < r.total_s_per_execution.size(); ++i)
         g.per_execution[i] += r.total_s_per_execution[i];
@@ -86,8 +89,10 @@ void judge(Group& g, const RunRecord& record) {
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     if (top != g.ops_by_precision.end()) w.precision = top->first;
     m.work = w;
-    m.durations_s = g.per_execution;
-    m.duration_s = summarize(g.per_execution);
+    // Rates from each op's median instance, as diagnose_kernel takes medians: one preempted
+    // instance on a shared machine does not make its whole type slow.
+    m.durations_s = {g.typical_s};
+    m.duration_s = summarize(m.durations_s);
     m.threads = roof_threads_for_busy_cores(g.row.busy_cores.value_or(1.0), record.thresholds,
                                             record.machine_profile->host.logical_cpus);
     g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds);

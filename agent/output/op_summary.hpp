@@ -23,7 +23,9 @@ struct OpTypeRow {
     std::optional<double> ops;  // declared, per run; absent: no formula
     std::optional<double> bytes;
     std::optional<double> busy_cores;  // time-weighted over its regions
-    std::optional<Diagnosis> judged;   // against the record's profile; absent without one
+    // Against the record's profile (absent without one), at the rate of each op's median
+    // instance; time_s stays what was spent.
+    std::optional<Diagnosis> judged;
 };
 
 // The instrumentation's cost for one model (the counters add_torch_to_record left).

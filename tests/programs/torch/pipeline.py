@@ -10,7 +10,7 @@ from PIL import Image
 
 frames = int(sys.argv[1]) if len(sys.argv) > 1 else 3
 rng = np.random.default_rng(0)
-frame = Image.fromarray(rng.integers(0, 255, (1080, 1920, 3), dtype=np.uint8))
+frame = Image.frombytes("RGB", (1920, 1080), rng.integers(0, 255, 1920 * 1080 * 3, dtype=np.uint8).tobytes())
 
 model = torch.nn.Sequential(
     torch.nn.Conv2d(3, 8, 3, stride=2, padding=1), torch.nn.ReLU(),

@@ -16,11 +16,12 @@ namespace {
 
 const Thresholds t;
 
-const SystemSignal& signal(const std::vector<SystemSignal>& s, const std::string& name) {
+// A copy: the evidence is often a temporary.
+SystemSignal signal(const std::vector<SystemSignal>& s, const std::string& name) {
     const auto it =
         std::find_if(s.begin(), s.end(), [&](const SystemSignal& x) { return x.name == name; });
     EXPECT_NE(it, s.end()) << name;
-    return *it;
+    return it == s.end() ? SystemSignal{} : *it;
 }
 
 bool says(const std::string& text, const std::string& words) {

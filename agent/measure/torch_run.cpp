@@ -231,6 +231,7 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record) {
         if (n.role == "op") {
             r.labels[torch_op_label] = n.label;
             r.labels[torch_op_class_label] = n.kind;
+            r.labels["time"] = "includes the instrumentation inside its range (its model's cost counters)";
             if (n.kind == "no formula") unformulated.insert(n.label);
         } else if (n.role == "module") {
             r.labels["module_class"] = n.kind;

@@ -155,6 +155,8 @@ TEST(TorchRecord, LabelsTorchRegionsOnly) {
     const auto t = three_calls();
     EXPECT_EQ(named(t.record, "aten.convolution [conv depthwise]").labels.at("op_class"), "conv depthwise");
     EXPECT_EQ(named(t.record, "aten.convolution [conv depthwise]").labels.at("op"), "aten.convolution");
+    EXPECT_NE(named(t.record, "aten.convolution [conv depthwise]").labels.at("time").find("instrumentation"),
+              std::string::npos);
     EXPECT_EQ(named(t.record, "block (Block)").labels.at("torch"), "module");
     EXPECT_EQ(named(t.record, "Net (model)").labels.at("torch"), "model");
     EXPECT_TRUE(named(t.record, "Net (model, uninstrumented)").labels.count("instrumented"));

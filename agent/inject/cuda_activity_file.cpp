@@ -79,6 +79,10 @@ void read_line(const json& j, CudaActivityFile& f) {
         f.log.syncs.push_back({g::parse_sync_kind(get<std::string>(j, "kind", "unknown")).value_or(g::SyncKind::unknown),
                                get<std::uint32_t>(j, "context", 0), get<std::uint32_t>(j, "stream", 0),
                                get<std::uint32_t>(j, "correlation", 0), start, end});
+    } else if (type == "launch") {
+        f.log.launches.push_back({get<std::uint32_t>(j, "correlation", 0),
+                                  get<std::uint32_t>(j, "pid", 0), get<std::uint32_t>(j, "tid", 0),
+                                  start, end});
     } else if (type == "overhead") {
         f.log.overheads.push_back({get<std::string>(j, "kind", "unknown"), start, end});
     } else if (type == "dropped") {
@@ -140,6 +144,14 @@ std::vector<std::string> activity_lines(const g::ActivityLog& log) {
     for (const auto& o : log.overheads) {
         json j = {{"type", "overhead"}, {"kind", o.kind}};
         j.update(span(o.start_ns, o.end_ns));
+        out.push_back(dump(j));
+    }
+    for (const auto& l : log.launches) {
+        json j = {{"type", "launch"},
+                  {"correlation", l.correlation},
+                  {"pid", l.process},
+                  {"tid", l.thread}};
+        j.update(span(l.start_ns, l.end_ns));
         out.push_back(dump(j));
     }
     if (log.dropped_records) out.push_back(dump({{"type", "dropped"}, {"records", log.dropped_records}}));

@@ -13,6 +13,8 @@
 //              context, stream, correlation, start_ns, end_ns}
 //   memset    {bytes, device, context, stream, correlation, start_ns, end_ns}
 //   sync      {kind, context, stream, correlation, start_ns, end_ns}   host waited on the GPU
+//   launch    {correlation, pid, tid, start_ns, end_ns}   the API call that enqueued the
+//             kernel, copy or memset of the same correlation, on thread tid (gettid)
 //   overhead  {kind, start_ns, end_ns}                                 CUPTI's own time
 //   dropped   {records}                                                CUPTI lost records
 //   metrics   {context, index, name, values: {metric: value}}   one per profiled kernel, in

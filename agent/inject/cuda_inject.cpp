@@ -1,7 +1,8 @@
 // libceiling_inject_cuda.so: loaded by the CUDA driver into a program through
 // CUDA_INJECTION64_PATH, it traces the program's GPU activity (kernels, copies, memsets,
-// synchronisation) and, when CEILING_CUDA_METRICS=1 and the counters are permitted, counts
-// each kernel's FLOPs and DRAM bytes with the range profiler. Everything goes to
+// synchronisation, and the API call that launched each of them) and, when
+// CEILING_CUDA_METRICS=1 and the counters are permitted, counts each kernel's FLOPs and DRAM
+// bytes with the range profiler. Everything goes to
 // $CEILING_CUDA_DIR/<pid>-<load ns>.cuda.jsonl (cuda_activity_file.hpp) for `ceiling run`.
 // No recompilation, no change to the program's behaviour beyond CUPTI's overhead; a failure
 // here is written to the file as an error line and never stops the program.
@@ -168,6 +169,13 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
                 std::lock_guard lock(st.mutex);
                 for (const auto& line : inject::activity_lines(log)) write_line_locked(st, line);
             });
+            // Which thread launched each kernel and copy, for nesting them under NVTX ranges.
+            try {
+                g::trace_launch_sites();
+            } catch (const ceiling::collectors::CollectorError& e) {
+                std::lock_guard lock(s.mutex);
+                write_error_locked(s, "launch sites", e.capability);
+            }
         } catch (const ceiling::collectors::CollectorError& e) {
             std::lock_guard lock(s.mutex);
             write_error_locked(s, "activity tracing", e.capability);

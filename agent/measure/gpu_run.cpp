@@ -2,51 +2,133 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
 
-#include <unistd.h>
+#include <cxxabi.h>
 
 #include "collectors/cupti/gpu_probe.hpp"
 
 namespace ceiling::measure {
 namespace {
 
+namespace fs = std::filesystem;
 namespace g = collectors::gpu;
-using nlohmann::json;
 
-constexpr int host_wait_pid = 1'000'000;  // a trace pid no real process uses
+// Host waits get a track of their own in the execution's process; CUPTI's synchronisation
+// records do not say which thread waited.
+constexpr int host_wait_tid = 1'900'000'000;
 
-double us(std::int64_t ns, std::int64_t t0) { return static_cast<double>(ns - t0) * 1e-3; }
+std::string demangled(const std::string& name) {
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> d(
+        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
+    return status == 0 && d ? std::string(d.get()) : name;
+}
+
+// The push/pop ranges of each thread with each one's enclosing instance, so "the innermost
+// range open on this thread at t" costs a binary search and a walk up the nesting (a range
+// that ended before t encloses nothing open at t, but its ancestors may).
+class RangeIndex {
+  public:
+    explicit RangeIndex(const NvtxCapture& capture) : capture_(capture) {
+        std::map<std::pair<int, int>, std::vector<std::size_t>> open;
+        for (std::size_t i = 0; i < capture.instances.size(); ++i) {
+            const auto& r = capture.instances[i];
+            if (!r.push_pop) continue;
+            auto& t = threads_[{r.pid, r.tid}];
+            auto& stack = open[{r.pid, r.tid}];
+            // Instances come sorted by (pid, tid, start, longest first): a stack of the ones
+            // still open at this start gives the enclosing one.
+            while (!stack.empty() && end(t, stack.back()) <= r.start_ns) stack.pop_back();
+            t.parent.push_back(stack.empty() ? none : stack.back());
+            stack.push_back(t.order.size());
+            t.order.push_back(i);
+        }
+    }
+
+    std::optional<std::size_t> innermost(int pid, int tid, std::int64_t t_ns) const {
+        const auto it = threads_.find({pid, tid});
+        if (it == threads_.end()) return std::nullopt;
+        const Thread& t = it->second;
+        const auto after = std::upper_bound(
+            t.order.begin(), t.order.end(), t_ns,
+            [&](std::int64_t v, std::size_t i) { return v < capture_.instances[i].start_ns; });
+        std::size_t k =
+            after == t.order.begin() ? none : static_cast<std::size_t>(after - t.order.begin()) - 1;
+        while (k != none && end(t, k) <= t_ns) k = t.parent[k];
+        if (k == none) return std::nullopt;
+        return t.order[k];
+    }
+
+  private:
+    static constexpr std::size_t none = std::numeric_limits<std::size_t>::max();
+    struct Thread {
+        std::vector<std::size_t> order;   // capture indices, by start
+        std::vector<std::size_t> parent;  // position in order of the enclosing one, or none
+    };
+    std::int64_t end(const Thread& t, std::size_t k) const {
+        return capture_.instances[t.order[k]].end_ns;
+    }
+    const NvtxCapture& capture_;
+    std::map<std::pair<int, int>, Thread> threads_;
+};
 
 }  // namespace
 
-std::filesystem::path default_cuda_inject_library() {
+std::optional<fs::path> find_cuda_inject_library() {
+    if (const char* e = std::getenv("CEILING_INJECT_CUDA"); e && *e) return fs::path(e);
     std::error_code ec;
-    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-    return (ec ? std::filesystem::path(".") : exe.parent_path()) / "libceiling_inject_cuda.so";
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec) return std::nullopt;
+    for (const fs::path& candidate :
+         {exe.parent_path() / "libceiling_inject_cuda.so",
+          exe.parent_path() / "../lib/ceiling/libceiling_inject_cuda.so"})
+        if (fs::exists(candidate, ec)) return fs::canonical(candidate, ec);
+    return std::nullopt;
 }
 
-CudaInjection cuda_injection_environment(const std::filesystem::path& dir, bool metrics,
-                                         std::optional<std::filesystem::path> library) {
+CudaInjection cuda_injection_environment(const fs::path& dir, bool metrics,
+                                         std::optional<fs::path> library) {
     CudaInjection c;
-    const auto lib = library.value_or(default_cuda_inject_library());
     if (!g::built_with_cupti()) {
-        c.unavailable = "not built with CUPTI: GPU activity is not collected";
+        c.unavailable =
+            "GPU activity not recorded: this ceiling was built without CUPTI (build it where the "
+            "CUDA toolkit with CUPTI is installed)";
         return c;
     }
-    if (!std::filesystem::exists(lib)) {
-        c.unavailable = "CUDA injection library not found at " + lib.string();
+    if (!library) library = find_cuda_inject_library();
+    std::error_code ec;
+    if (!library || !fs::exists(*library, ec)) {
+        c.unavailable =
+            "GPU activity not recorded: libceiling_inject_cuda.so not found " +
+            (library ? "at " + library->string() : std::string("beside the ceiling binary")) +
+            " (set CEILING_INJECT_CUDA)";
         return c;
     }
-    c.variables[inject::cuda_inject_env] = lib.string();
+    c.variables[inject::cuda_inject_env] = library->string();
     c.variables[inject::cuda_dir_env] = dir.string();
-    if (metrics) c.variables[inject::cuda_metrics_env] = "1";
+    c.variables[inject::cuda_metrics_env] = metrics ? "1" : "0";
     return c;
 }
 
-GpuRun read_gpu_run(const std::filesystem::path& dir, std::optional<g::Interval> window) {
+bool GpuRun::empty() const {
+    return std::all_of(processes.begin(), processes.end(),
+                       [](const GpuProcess& p) { return p.log.empty(); });
+}
+
+GpuRun read_gpu_run(const fs::path& dir, std::optional<g::Interval> window) {
     GpuRun r;
-    for (auto& f : inject::read_cuda_activity_dir(dir)) {
-        ++r.processes;
+    std::vector<inject::CudaActivityFile> files;
+    try {
+        files = inject::read_cuda_activity_dir(dir);
+    } catch (const std::exception& e) {
+        r.notes.push_back(std::string("GPU activity unreadable: ") + e.what());
+    }
+    g::ActivityLog all;
+    for (auto& f : files) {
         const auto who = "process " + std::to_string(f.pid);
         for (const auto& e : f.errors) r.notes.push_back("GPU (" + who + "): " + e);
         if (f.log.dropped_records)
@@ -57,26 +139,20 @@ GpuRun read_gpu_run(const std::filesystem::path& dir, std::optional<g::Interval>
             r.notes.push_back("GPU (" + who +
                               "): the program ended before the CUDA library could flush; activity "
                               "after its last completed buffer is missing");
-        r.log.append(std::move(f.log));
+        g::ActivityLog copy = f.log;
+        all.append(std::move(copy));
+        r.processes.push_back({f.pid, std::move(f.log)});
         r.metrics.insert(r.metrics.end(), f.metrics.begin(), f.metrics.end());
     }
     g::TimelineOptions o;
     o.window = window;
-    r.timeline = g::build_timeline(r.log, o);
+    r.timeline = g::build_timeline(all, o);
     return r;
-}
-
-void apply_gpu_accounting(const GpuRun& gpu, ProcessAccounting& a) {
-    if (gpu.log.empty()) return;
-    a.device_wait_s = gpu.timeline.host_sync_wait_s;
-    double copy = 0;
-    for (const auto& d : gpu.timeline.devices) copy += d.copy_s;
-    a.device_copy_s = copy;
 }
 
 std::vector<CounterValue> gpu_counters(const GpuRun& gpu) {
     std::vector<CounterValue> out;
-    if (gpu.log.empty()) return out;
+    if (gpu.empty()) return out;
     auto add = [&](std::string name, double v, std::string unit) {
         CounterValue c;
         c.name = std::move(name);
@@ -85,15 +161,17 @@ std::vector<CounterValue> gpu_counters(const GpuRun& gpu) {
         c.source = Source::cupti;
         out.push_back(std::move(c));
     };
-    double busy = 0, idle = 0, kernel = 0;
+    double busy = 0, idle = 0, kernel = 0, copy = 0;
     for (const auto& d : gpu.timeline.devices) {
         busy += d.busy_s;
         idle += d.idle_s;
         kernel += d.kernel_s;
+        copy += d.copy_s;
     }
     add("gpu_busy_s", busy, "s");
     add("gpu_idle_s", idle, "s");
     add("gpu_kernel_s", kernel, "s");
+    add("gpu_copy_s", copy, "s");
     add("gpu_kernels", static_cast<double>(gpu.timeline.kernel_count), "count");
     add("host_sync_wait_s", gpu.timeline.host_sync_wait_s, "s");
     for (const auto& [kind, t] : gpu.timeline.copies)
@@ -104,117 +182,88 @@ std::vector<CounterValue> gpu_counters(const GpuRun& gpu) {
     return out;
 }
 
-std::vector<Measurement> gpu_kernel_measurements(const GpuRun& gpu) {
-    std::map<std::string, std::vector<const inject::KernelMetrics*>> by_name;
-    for (const auto& m : gpu.metrics) by_name[m.name].push_back(&m);
-    std::vector<Measurement> out;
-    for (auto& [name, durations] : g::kernel_durations(gpu.log)) {
-        Measurement m;
-        m.name = name;
-        m.durations_s = durations;
-        m.duration_s = summarize(durations);
-        // Range names are kernel names (auto range); FLOPs and bytes per launch, averaged.
-        if (const auto it = by_name.find(name); it != by_name.end()) {
-            double ops = 0, bytes = 0;
-            std::size_t n_ops = 0, n_bytes = 0;
-            for (const auto* km : it->second) {
-                if (auto v = g::total_operations(km->values)) {
-                    ops += *v;
-                    ++n_ops;
-                }
-                if (auto v = g::evaluate(*g::find_derived_metric("dram_bytes"), km->values)) {
-                    bytes += *v;
-                    ++n_bytes;
-                }
+std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapture& capture) {
+    const RangeIndex ranges(capture);
+    std::vector<GpuOperation> all;
+    for (const auto& p : gpu.processes) {
+        std::unordered_map<std::uint32_t, const g::LaunchCall*> calls;
+        for (const auto& l : p.log.launches) calls.emplace(l.correlation, &l);
+        std::vector<GpuOperation> ops;
+        // One operation of any kind: what it is, where it ran, and who launched it.
+        auto add = [&](GpuOpKind kind, std::string name, const auto& r, std::uint64_t bytes,
+                       nlohmann::json args) {
+            GpuOperation op;
+            op.kind = kind;
+            op.pid = p.pid;
+            op.name = std::move(name);
+            op.device = r.device;
+            op.context = r.context;
+            op.stream = r.stream;
+            op.start_ns = r.start_ns;
+            op.end_ns = r.end_ns;
+            op.bytes = bytes;
+            op.args = std::move(args);
+            if (const auto it = calls.find(r.correlation); it != calls.end()) {
+                const g::LaunchCall& call = *it->second;
+                const int pid = static_cast<int>(call.process), tid = static_cast<int>(call.thread);
+                op.launched_by = std::pair{pid, tid};
+                op.range = ranges.innermost(pid, tid, call.start_ns);
             }
-            if (n_ops) {
-                m.measured_ops = ops / static_cast<double>(n_ops);
-                m.measured_ops_source = Source::cupti;
-            }
-            if (n_bytes) {
-                m.measured_bytes = bytes / static_cast<double>(n_bytes);
-                m.measured_bytes_source = Source::cupti;
-            }
-        }
-        out.push_back(std::move(m));
+            ops.push_back(std::move(op));
+        };
+        for (const auto& k : p.log.kernels)
+            add(GpuOpKind::kernel, demangled(k.name), k, 0,
+                {{"grid", k.grid},
+                 {"block", k.block},
+                 {"registers", k.registers_per_thread},
+                 {"shared_bytes", k.shared_memory_bytes}});
+        for (const auto& c : p.log.copies)
+            add(GpuOpKind::copy, "copy " + std::string(g::to_string(c.kind)), c, c.bytes,
+                {{"bytes", c.bytes},
+                 {"src", std::string(g::to_string(c.src))},
+                 {"dst", std::string(g::to_string(c.dst))}});
+        for (const auto& m : p.log.memsets)
+            add(GpuOpKind::memset, "memset", m, m.bytes, {{"bytes", m.bytes}});
+        std::stable_sort(ops.begin(), ops.end(), [](const GpuOperation& a, const GpuOperation& b) {
+            return a.start_ns < b.start_ns;
+        });
+        std::move(ops.begin(), ops.end(), std::back_inserter(all));
     }
-    return out;
+    return all;
 }
 
-json gpu_trace_events(const GpuRun& gpu, std::int64_t t0_ns) {
-    json events = json::array();
-    std::map<std::uint32_t, bool> devices;
-    std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, int> tids;
-    auto tid = [&](std::uint32_t dev, std::uint32_t ctx, std::uint32_t stream) {
-        devices[dev] = true;
-        const auto key = std::make_tuple(dev, ctx, stream);
-        auto it = tids.find(key);
-        if (it == tids.end()) {
-            it = tids.emplace(key, static_cast<int>(tids.size()) + 1).first;
-            events.push_back({{"ph", "M"},
-                              {"name", "thread_name"},
-                              {"pid", static_cast<int>(dev)},
-                              {"tid", it->second},
-                              {"args",
-                               {{"name", "stream " + std::to_string(stream) + " (context " +
-                                             std::to_string(ctx) + ")"}}}});
-        }
-        return it->second;
-    };
-    for (const auto& k : gpu.log.kernels)
-        events.push_back(
-            {{"ph", "X"},
-             {"cat", "kernel"},
-             {"name", k.name},
-             {"pid", static_cast<int>(k.device)},
-             {"tid", tid(k.device, k.context, k.stream)},
-             {"ts", us(k.start_ns, t0_ns)},
-             {"dur", us(k.end_ns, k.start_ns)},
-             {"args",
-              {{"grid", k.grid}, {"block", k.block}, {"registers", k.registers_per_thread}}}});
-    for (const auto& c : gpu.log.copies)
-        events.push_back({{"ph", "X"},
-                          {"cat", "copy"},
-                          {"name", "copy " + std::string(g::to_string(c.kind)) + " (" +
-                                       std::string(g::to_string(c.src)) + " -> " +
-                                       std::string(g::to_string(c.dst)) + ")"},
-                          {"pid", static_cast<int>(c.device)},
-                          {"tid", tid(c.device, c.context, c.stream)},
-                          {"ts", us(c.start_ns, t0_ns)},
-                          {"dur", us(c.end_ns, c.start_ns)},
-                          {"args", {{"bytes", c.bytes}}}});
-    for (const auto& m : gpu.log.memsets)
-        events.push_back({{"ph", "X"},
-                          {"cat", "memset"},
-                          {"name", "memset"},
-                          {"pid", static_cast<int>(m.device)},
-                          {"tid", tid(m.device, m.context, m.stream)},
-                          {"ts", us(m.start_ns, t0_ns)},
-                          {"dur", us(m.end_ns, m.start_ns)},
-                          {"args", {{"bytes", m.bytes}}}});
-    for (const auto& [dev, _] : devices)
-        events.push_back({{"ph", "M"},
-                          {"name", "process_name"},
-                          {"pid", static_cast<int>(dev)},
-                          {"args", {{"name", "GPU " + std::to_string(dev)}}}});
-    bool waits = false;
-    for (const auto& s : gpu.log.syncs) {
-        if (!g::sync_kind_blocks_host.at(static_cast<std::size_t>(s.kind))) continue;
-        waits = true;
-        events.push_back({{"ph", "X"},
-                          {"cat", "sync"},
-                          {"name", std::string(g::to_string(s.kind))},
-                          {"pid", host_wait_pid},
-                          {"tid", 1},
-                          {"ts", us(s.start_ns, t0_ns)},
-                          {"dur", us(s.end_ns, s.start_ns)}});
+void add_gpu_tracks(output::ChromeTrace& trace, const GpuRun& gpu,
+                    const std::vector<GpuOperation>& ops, const NvtxCapture& capture, int pid_base,
+                    const std::string& label, int host_pid, int& sort_index) {
+    constexpr std::string_view category[] = {"kernel", "copy", "memset"};
+    std::map<std::uint32_t, std::map<std::pair<std::uint32_t, std::uint32_t>, int>> tids;
+    for (const auto& op : ops) {
+        const int pid = pid_base + static_cast<int>(op.device);
+        auto& streams = tids[op.device];
+        if (streams.empty())
+            trace.process(pid, "GPU " + std::to_string(op.device) + " (" + label + ")",
+                          sort_index++);
+        auto [it, added] =
+            streams.try_emplace({op.context, op.stream}, static_cast<int>(streams.size()) + 1);
+        if (added)
+            trace.thread(pid, it->second,
+                         "stream " + std::to_string(op.stream) + " (context " +
+                             std::to_string(op.context) + ")");
+        nlohmann::json args = op.args;
+        if (op.range) args["path"] = capture.instances[*op.range].path;
+        trace.complete(pid, it->second, op.name,
+                       std::string(category[static_cast<std::size_t>(op.kind)]), op.start_ns,
+                       op.end_ns, std::move(args));
     }
-    if (waits)
-        events.push_back({{"ph", "M"},
-                          {"name", "process_name"},
-                          {"pid", host_wait_pid},
-                          {"args", {{"name", "host waits on GPU"}}}});
-    return events;
+    bool waits = false;
+    for (const auto& p : gpu.processes)
+        for (const auto& s : p.log.syncs) {
+            if (!g::sync_kind_blocks_host.at(static_cast<std::size_t>(s.kind))) continue;
+            waits = true;
+            trace.complete(host_pid, host_wait_tid, std::string(g::to_string(s.kind)), "sync",
+                           s.start_ns, s.end_ns);
+        }
+    if (waits) trace.thread(host_pid, host_wait_tid, "waits on the GPU");
 }
 
 }  // namespace ceiling::measure

@@ -1,32 +1,30 @@
 #pragma once
 // GPU side of `ceiling run`: the environment that loads the CUDA injection library into the
-// wrapped program, and what to do with the files it leaves: the GPU timeline (a track per
-// stream), per-kernel measurements, and the "not the model" evidence (GPU idle time, host
-// waits on the GPU, host<->device copies).
+// wrapped program, and what to do with the files it leaves: the GPU timeline, the "not the
+// model" evidence (host waits on the GPU, host<->device copies) as counters, and each
+// kernel, copy and memset placed under the NVTX range whose thread launched it (for the
+// record's regions, gpu_regions.*, and the trace's GPU tracks).
 //
-// Seam for `run` (agent/cli/run.cpp, being written beside this):
-//   1. before launching:  for (auto& [k, v] : cuda_injection_environment(dir, metrics).variables)
-//   setenv(k, v)
-//   2. after each execution:  auto gpu = read_gpu_run(dir, {start_ns, end_ns});
-//      apply_gpu_accounting(gpu, accounting);   // ProcessAccounting.device_wait_s / device_copy_s
-//      record.whole.counters += gpu_counters(gpu); record.notes += gpu.notes;
-//      trace["traceEvents"] += gpu_trace_events(gpu, t0_ns);  // pid per device, tid per stream
-//      kernels as regions: gpu_kernel_measurements(gpu)
-// The CUDA_INJECTION64_PATH variable and CEILING_NVTX_DIR (the NVTX library) coexist.
+// run_program (run_program.cpp) per execution: cuda_injection_environment -> launch ->
+// read_gpu_run -> gpu_counters into the execution's counters, place_gpu_operations against
+// the execution's NVTX capture. The CUDA_INJECTION64_PATH library and the NVTX library
+// (NVTX_INJECTION64_PATH) coexist; both write to the execution's capture directory.
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "agent/inject/cuda_activity_file.hpp"
+#include "agent/measure/region.hpp"
+#include "agent/output/chrome_trace.hpp"
 #include "collectors/cupti/gpu_activity.hpp"
 #include "diagnosis/measurement.hpp"
-#include "diagnosis/regions.hpp"
 
 namespace ceiling::measure {
 
@@ -35,42 +33,78 @@ struct CudaInjection {
     std::string unavailable;  // why GPU activity will not be collected; empty when it will
 };
 
-// `library`: the injection library; default: libceiling_inject_cuda.so beside the running
-// ceiling binary. metrics: also per-kernel counters (kernel replay: slower; use an extra
-// execution, not a timed one).
+// Where the injection library lives: $CEILING_INJECT_CUDA, else beside the ceiling binary
+// (build tree), else ../lib/ceiling/ (installed); nullopt when none exists.
+std::optional<std::filesystem::path> find_cuda_inject_library();
+
+// `library`: the injection library (default: find_cuda_inject_library()). metrics: also
+// per-kernel counters (kernel replay: durations are not real; use an extra execution, not a
+// timed one). Without metrics CEILING_CUDA_METRICS is set to 0, so a value inherited from
+// the user's environment cannot slow the timed executions down.
 CudaInjection cuda_injection_environment(
     const std::filesystem::path& dir, bool metrics,
     std::optional<std::filesystem::path> library = std::nullopt);
-std::filesystem::path default_cuda_inject_library();
+
+// What one process image of the program did on the GPU (one activity file). Correlation
+// ids are per process, so launch calls are matched within it.
+struct GpuProcess {
+    int pid = 0;
+    collectors::gpu::ActivityLog log;
+};
 
 struct GpuRun {
-    collectors::gpu::ActivityLog log;
-    collectors::gpu::GpuTimeline timeline;
+    std::vector<GpuProcess> processes;      // by load time
+    collectors::gpu::GpuTimeline timeline;  // over every process
     std::vector<inject::KernelMetrics> metrics;
     std::vector<std::string> notes;  // errors the library reported, dropped records, crashes
-    std::size_t processes = 0;       // files read
+
+    // No device activity and no host waits in any process.
+    bool empty() const;
 };
 
 // Reads every file of the directory; `window` (the execution's start and end, monotonic ns)
-// makes idle time before the first and after the last GPU operation count.
+// makes idle time before the first and after the last GPU operation count. A file that
+// cannot be read becomes a note.
 GpuRun read_gpu_run(const std::filesystem::path& dir,
                     std::optional<collectors::gpu::Interval> window = std::nullopt);
 
-// device_wait_s: host time blocked in synchronisation; device_copy_s: host<->device copy
-// time (union over the device timeline). Fields stay absent when no GPU activity was seen.
-void apply_gpu_accounting(const GpuRun& gpu, ProcessAccounting& accounting);
-
-// Totals as counters (source cupti): gpu_busy_s, gpu_idle_s, gpu_kernel_s, h2d_bytes,
-// d2h_bytes, d2d_bytes, pageable_copy_bytes, host_sync_wait_s, gpu_kernels.
+// Totals as counters (source cupti), absent when no GPU activity was seen: gpu_busy_s,
+// gpu_idle_s, gpu_kernel_s, gpu_copy_s (union of copies on each device's timeline),
+// host_sync_wait_s (host blocked in synchronisation), gpu_kernels, h2d_bytes, d2h_bytes,
+// d2d_bytes, ..., pageable_copy_bytes. host_sync_wait_s and gpu_copy_s are the engine's
+// device wait and copy time (ProcessAccounting::device_wait_s / device_copy_s).
 std::vector<CounterValue> gpu_counters(const GpuRun& gpu);
 
-// One Measurement per kernel name: durations from activity; measured ops and bytes per launch
-// from the metrics (mean over the profiled launches of that name) when they were counted.
-std::vector<Measurement> gpu_kernel_measurements(const GpuRun& gpu);
+enum class GpuOpKind { kernel, copy, memset };
 
-// Chrome trace events (complete events, microseconds relative to t0_ns): pid "GPU <device>",
-// one tid per (context, stream), kernels, copies and memsets; host waits on a "host waits on
-// GPU" track. Metadata events name the processes and threads.
-nlohmann::json gpu_trace_events(const GpuRun& gpu, std::int64_t t0_ns);
+// One kernel, copy or memset of an execution, with the host side that launched it.
+struct GpuOperation {
+    GpuOpKind kind = GpuOpKind::kernel;
+    int pid = 0;       // the process whose activity file it came from
+    std::string name;  // kernel: demangled name; copy: "copy h2d"; memset: "memset"
+    std::uint32_t device = 0;
+    std::uint32_t context = 0;
+    std::uint32_t stream = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+    std::uint64_t bytes = 0;  // copies and memsets
+    nlohmann::json args;      // facts for the trace: grid, block, registers; memory kinds
+    // The launching API call's process and thread; absent when it was not recorded.
+    std::optional<std::pair<int, int>> launched_by;
+    // The innermost push/pop NVTX range open on that thread when the call was made: its
+    // index in the capture's instances; absent when none was open (or the call is unknown).
+    std::optional<std::size_t> range;
+};
+
+// Every operation of the run, in start order per process, placed under the capture's ranges.
+std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapture& capture);
+
+// The GPU tracks of one execution in the run's trace: a process per device (pid `pid_base` +
+// device, named "GPU <device> (<label>)", sorted from `sort_index` on), a track per
+// (context, stream) with its kernels, copies and memsets (args: the launching range's path,
+// grid, block, bytes), and the host's waits on the GPU as a track of `host_pid`.
+void add_gpu_tracks(output::ChromeTrace& trace, const GpuRun& gpu,
+                    const std::vector<GpuOperation>& ops, const NvtxCapture& capture, int pid_base,
+                    const std::string& label, int host_pid, int& sort_index);
 
 }  // namespace ceiling::measure

@@ -56,6 +56,10 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.host_cpu_s = per_run(r, "host_cpu_s");
     p.host_steal_s = per_run(r, "host_steal_s");
     p.host_runnable_thread_s = per_run(r, "host_runnable_thread_s");
+    // Host blocked on the GPU and host<->device copy time, from the CUDA activity
+    // (gpu_run.hpp); absent when no GPU activity was seen.
+    p.device_wait_s = per_run(r, "host_sync_wait_s");
+    p.device_copy_s = per_run(r, "gpu_copy_s");
     // Cores the program could keep busy: its most threads at once (sampled), at most the
     // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.
     if (const auto threads = peak(r, "peak_threads")) {
@@ -165,9 +169,16 @@ void judge_record(RunRecord& record) {
 
     RunInputs in;
     in.process = accounting_of(record);
+    // A run's GPU operations (kernel regions) run on the device's timeline: their time is
+    // not host time in regions (the range that launched them holds that).
+    auto host_time = [&](const RecordedRegion& reg) {
+        return record.kind != RecordKind::run || reg.kind != RegionKind::kernel;
+    };
     std::map<std::string, std::size_t> index;
-    for (const auto& reg : record.regions) index[reg.path] = index.size();
+    for (const auto& reg : record.regions)
+        if (host_time(reg)) index[reg.path] = index.size();
     for (const auto& reg : record.regions) {
+        if (!host_time(reg)) continue;
         RegionTiming rt;
         rt.name = reg.path;
         if (const auto it = index.find(reg.parent); !reg.parent.empty() && it != index.end())

@@ -4,15 +4,18 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 
 #include <unistd.h>
 
 #include "agent/inject/nvtx_event_format.hpp"
+#include "agent/measure/gpu_regions.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/pmu_readings.hpp"
 #include "agent/measure/region_counters.hpp"
 #include "agent/measure/sampler.hpp"
+#include "collectors/cupti/gpu_probe.hpp"
 #include "collectors/perf_events.hpp"
 #include "collectors/process_accounting.hpp"
 #include "collectors/software_events.hpp"
@@ -37,8 +40,8 @@ std::optional<fs::path> find_inject_library() {
     return std::nullopt;
 }
 
-// Captures go to tmpfs when there is one: the injected program writes ~6 MB/s at 100k
-// ranges/s, which should not become disk I/O of the measured program.
+// Captures (NVTX and CUDA) go to tmpfs when there is one: the injected program writes
+// ~6 MB/s at 100k ranges/s, which should not become disk I/O of the measured program.
 fs::path make_capture_dir() {
     std::vector<fs::path> bases;
     if (const char* d = std::getenv("CEILING_TMPDIR"); d && *d) bases.emplace_back(d);
@@ -46,11 +49,12 @@ fs::path make_capture_dir() {
     if (const char* d = std::getenv("TMPDIR"); d && *d) bases.emplace_back(d);
     bases.emplace_back("/tmp");
     for (const auto& base : bases) {
-        std::string tmpl = (base / "ceiling-nvtx-XXXXXX").string();
+        std::string tmpl = (base / "ceiling-run-XXXXXX").string();
         if (::mkdtemp(tmpl.data())) return tmpl;
     }
     throw std::runtime_error(
-        "cannot create a temporary directory for NVTX regions (tried /dev/shm, $TMPDIR, /tmp)");
+        "cannot create a temporary directory for NVTX and CUDA captures (tried /dev/shm, $TMPDIR, "
+        "/tmp)");
 }
 
 // Removes the capture directory however the loop ends (a launch failure throws).
@@ -64,6 +68,38 @@ struct RemovedAtExit {
 
 void add_note_once(std::vector<std::string>& notes, const std::string& note) {
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
+}
+
+// Why a program under the CUDA injection library left no activity file.
+std::string no_gpu_activity_reason() {
+    const auto probe = collectors::gpu::probe_gpu();
+    const std::string prefix = "GPU activity: none recorded: ";
+    if (!probe.driver.available)
+        return prefix + "no usable CUDA driver here (" + probe.driver.reason + ")";
+    if (!probe.devices.available) return prefix + probe.devices.reason;
+    return prefix + "the program did not initialise CUDA";
+}
+
+// What the CUDA side of one execution left: its counters, notes, and operations placed
+// under the execution's NVTX ranges.
+// `absent`: why no activity was seen, asked of the driver once per run.
+void read_gpu_side(ExecutionData& x, const fs::path& cuda_dir, ProgramRun& run,
+                   std::optional<std::string>& absent) {
+    x.gpu = read_gpu_run(cuda_dir, collectors::gpu::Interval{x.start_ns, x.end_ns});
+    for (const auto& n : x.gpu.notes) add_note_once(run.notes, n);
+    if (x.gpu.processes.empty()) {
+        if (!absent) absent = no_gpu_activity_reason();
+        add_note_once(run.notes, *absent);
+    }
+    const auto counters = gpu_counters(x.gpu);
+    x.execution.counters.insert(x.execution.counters.end(), counters.begin(), counters.end());
+    x.gpu_ops = place_gpu_operations(x.gpu, x.capture);
+    const bool unplaced = std::any_of(x.gpu_ops.begin(), x.gpu_ops.end(),
+                                      [](const GpuOperation& op) { return !op.launched_by; });
+    if (unplaced && !x.capture.instances.empty())
+        add_note_once(run.notes,
+                      "some GPU operations are not nested under NVTX ranges: the API call that "
+                      "launched them was not recorded");
 }
 
 Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std::string& name) {
@@ -93,17 +129,25 @@ Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std:
 
 // One execution: launch, count, sample, read the capture.
 ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index,
-                       const std::optional<fs::path>& inject, const fs::path& capture_base,
-                       ProgramRun& run, const RegionCounting& counting) {
+                       const std::optional<fs::path>& inject, bool cuda,
+                       const fs::path& capture_base, ProgramRun& run,
+                       std::optional<std::string>& gpu_absent, const RegionCounting& counting) {
     ExecutionData x;
     x.execution.index = index;
     x.execution.warmup = index < plan.warmup;
-    fs::path capture_dir;
+    fs::path capture_dir, cuda_dir;
+    spec.set_env.clear();
     if (inject) {
         capture_dir = capture_base / ("exec-" + std::to_string(index));
         fs::create_directories(capture_dir);
         spec.set_env = {{"NVTX_INJECTION64_PATH", inject->string()},
                         {inject::nvtx_dir_env, capture_dir.string()}};
+    }
+    if (cuda) {
+        cuda_dir = capture_base / ("cuda-" + std::to_string(index));
+        fs::create_directories(cuda_dir);
+        for (const auto& kv : cuda_injection_environment(cuda_dir, false).variables)
+            spec.set_env.push_back(kv);
     }
     std::unique_ptr<Sampler> sampler;
     std::vector<TreeSample> samples;
@@ -157,6 +201,10 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     if (region_counts) {
         finish_region_counting(*region_counts, counting, x.capture, x.execution.counters, run.notes);
     }
+    if (cuda) {
+        read_gpu_side(x, cuda_dir, run, gpu_absent);
+        fs::remove_all(cuda_dir);
+    }
     return x;
 }
 
@@ -172,9 +220,12 @@ ProgramRun run_program(const RunPlan& plan) {
     spec.executable = plan.executable;
     spec.argv = plan.command;
     const auto inject = find_inject_library();
+    // GPU activity through the CUDA injection library, when this build has one; a program
+    // that never initialises CUDA never loads it.
+    const CudaInjection cuda = cuda_injection_environment("", false);
     RemovedAtExit capture_base;
+    if (inject || cuda.unavailable.empty()) capture_base.dir = make_capture_dir();
     if (inject) {
-        capture_base.dir = make_capture_dir();
         if (const char* existing = std::getenv("NVTX_INJECTION64_PATH"); existing && *existing)
             run.notes.push_back(std::string("NVTX_INJECTION64_PATH=") + existing +
                                 " was replaced by ceiling's for this run");
@@ -183,16 +234,24 @@ ProgramRun run_program(const RunPlan& plan) {
             "NVTX regions not recorded: libceiling_inject_nvtx.so not found beside "
             "the ceiling binary (set CEILING_INJECT_NVTX)");
     }
+    if (!cuda.unavailable.empty()) {
+        run.notes.push_back(cuda.unavailable);
+    } else if (const char* existing = std::getenv(inject::cuda_inject_env); existing && *existing) {
+        run.notes.push_back(std::string(inject::cuda_inject_env) + "=" + existing +
+                            " was replaced by ceiling's for this run");
+    }
     if (!become_subreaper())
         run.notes.push_back("descendants that outlive their parent are not counted (no subreaper)");
 
     const int total = plan.warmup + plan.repeat;
+    std::optional<std::string> gpu_absent;
     const RegionCounting counting = plan_region_counting();
     if (!counting.why_not.empty()) run.notes.push_back(counting.why_not);
     {
         SignalForwarding forwarding;
         for (int i = 0; i < total && !forwarding.received(); ++i) {
-            run.executions.push_back(run_once(plan, spec, i, inject, capture_base.dir, run, counting));
+            run.executions.push_back(run_once(plan, spec, i, inject, cuda.unavailable.empty(),
+                                              capture_base.dir, run, gpu_absent, counting));
             // A failing program is not run again: its record says how it ended.
             if (!run.executions.back().execution.end.succeeded()) break;
         }
@@ -233,6 +292,12 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
     }
     record.whole = whole_run(timed, program_name(plan));
     record.regions = aggregate_regions(captures, plan.model, plan.durations_kept);
+    std::set<std::string> range_paths;
+    std::vector<GpuExecution> gpu;
+    for (const auto& r : record.regions) range_paths.insert(r.path);
+    for (const auto* x : timed) gpu.push_back({&x->gpu_ops, &x->capture});
+    auto gpu_regions = aggregate_gpu_regions(gpu, plan.model, range_paths, plan.durations_kept);
+    for (auto& n : gpu_regions.notes) record.notes.push_back(std::move(n));
     if (!record.regions.empty()) {
         for (const auto* c : captures) {
             record.region_time_s_per_execution.push_back(
@@ -244,6 +309,8 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
                     }));
         }
     }
+    std::move(gpu_regions.regions.begin(), gpu_regions.regions.end(),
+              std::back_inserter(record.regions));
 }
 
 }  // namespace ceiling::measure

@@ -1,8 +1,9 @@
 #pragma once
 // The measuring loop of `ceiling run`: launch the program once per execution (warm-ups
-// first) with the software counters, the /proc sampler and the NVTX library attached, keep
-// what each execution left, then turn that into the measured part of a run record. The CLI
-// (agent/cli/run.cpp) only parses, fills the record's header, calls these and prints.
+// first) with the software counters, the /proc sampler, the NVTX library and the CUDA
+// injection library attached, keep what each execution left, then turn that into the
+// measured part of a run record. The CLI (agent/cli/run.cpp) only parses, fills the
+// record's header, calls these and prints.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -30,10 +32,13 @@ struct RunPlan {
     std::size_t series_points_kept = 20000;
 };
 
-// What one execution left: its record entry and its NVTX capture (for regions and trace).
+// What one execution left: its record entry, its NVTX capture and its GPU activity with
+// each operation placed under the range that launched it (for regions and trace).
 struct ExecutionData {
     Execution execution;
     NvtxCapture capture;
+    GpuRun gpu;
+    std::vector<GpuOperation> gpu_ops;
     std::int64_t start_ns = 0;  // CLOCK_MONOTONIC
     std::int64_t end_ns = 0;
 };
@@ -52,7 +57,8 @@ struct ProgramRun {
 ProgramRun run_program(const RunPlan& plan);
 
 // The measured part of the record: notes (appended), partial, end, executions, whole (timed
-// executions only), regions and the per-execution region and model times.
+// executions only), regions (NVTX ranges, then the GPU operations of gpu_regions.hpp) and
+// the per-execution region and model times (host time covered by NVTX ranges).
 void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record);
 
 // The program's name for people and file names: the last part of command[0].

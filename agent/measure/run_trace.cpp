@@ -46,6 +46,10 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
         for (const auto& [key, name] : x.capture.thread_names)
             trace.thread(key.first, key.second, name);
         output::add_time_series(trace, pid, x.start_ns, x.execution.time_series);
+        // GPU processes take pids no real process has (Linux pids stay below 2^22).
+        constexpr int gpu_pid_base = 1'500'000'000, devices_per_execution = 64;
+        add_gpu_tracks(trace, x.gpu, x.gpu_ops, x.capture,
+                       gpu_pid_base + x.execution.index * devices_per_execution, label, pid, sort);
     }
     return trace;
 }

@@ -121,13 +121,18 @@ void decode_overhead(const CUpti_ActivityOverhead3& r, ActivityLog& log) {
         {std::string(lookup(overhead_kinds, r.overheadKind, std::string_view("unknown"))), ns(r.start), ns(r.end)});
 }
 
+// Runtime and driver API records: only the calls trace_launch_sites enables arrive here.
+void decode_api(const CUpti_ActivityAPI& r, ActivityLog& log) {
+    log.launches.push_back({r.correlationId, r.processId, r.threadId, ns(r.start), ns(r.end)});
+}
+
 // One decoder per record kind (the record layout the kind implies in this CUPTI version).
 using Decoder = void (*)(const CUpti_Activity*, ActivityLog&);
 template <typename Record, void (*decode)(const Record&, ActivityLog&)>
 void as(const CUpti_Activity* a, ActivityLog& log) {
     decode(*reinterpret_cast<const Record*>(a), log);
 }
-constexpr std::array<std::pair<CUpti_ActivityKind, Decoder>, 7> decoders = {{
+constexpr std::array<std::pair<CUpti_ActivityKind, Decoder>, 9> decoders = {{
     {CUPTI_ACTIVITY_KIND_KERNEL, as<CUpti_ActivityKernel10, decode_kernel>},
     {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, as<CUpti_ActivityKernel10, decode_kernel>},
     {CUPTI_ACTIVITY_KIND_MEMCPY, as<CUpti_ActivityMemcpy6, decode_memcpy>},
@@ -135,6 +140,8 @@ constexpr std::array<std::pair<CUpti_ActivityKind, Decoder>, 7> decoders = {{
     {CUPTI_ACTIVITY_KIND_MEMSET, as<CUpti_ActivityMemset4, decode_memset>},
     {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, as<CUpti_ActivitySynchronization2, decode_sync>},
     {CUPTI_ACTIVITY_KIND_OVERHEAD, as<CUpti_ActivityOverhead3, decode_overhead>},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, as<CUpti_ActivityAPI, decode_api>},
+    {CUPTI_ACTIVITY_KIND_DRIVER, as<CUpti_ActivityAPI, decode_api>},
 }};
 
 }  // namespace

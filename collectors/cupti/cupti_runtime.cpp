@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <time.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +71,23 @@ constexpr std::array<CUpti_ActivityKind, 6> traced_kinds = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,          CUPTI_ACTIVITY_KIND_MEMCPY2,
     CUPTI_ACTIVITY_KIND_MEMSET,            CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
 };
+
+// API calls that enqueue GPU work, by name prefix per callback domain: a table of names
+// rather than callback ids, so versioned entry points (cuLaunchKernelEx, cudaMemcpyAsync_ptsz,
+// ...) of any CUDA release are covered. Only these are recorded: tracing every API call
+// would cost the program far more than its launches.
+struct LaunchApis {
+    CUpti_CallbackDomain domain;
+    std::uint32_t cbid_end;
+    CUptiResult (*enable)(CUpti_CallbackId, std::uint8_t);
+    std::array<std::string_view, 4> prefixes;
+};
+constexpr std::array<LaunchApis, 2> launch_apis = {{
+    {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, cuptiActivityEnableRuntimeApi,
+     {"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch"}},
+    {CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, cuptiActivityEnableDriverApi,
+     {"cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch"}},
+}};
 
 struct ActivityState {
     std::mutex mutex;
@@ -151,12 +169,33 @@ void start_activity_tracing(ActivitySink sink) {
     s.running = true;
 }
 
+void trace_launch_sites() {
+    // gettid(), as the NVTX files record threads (the default is pthread_self()).
+    check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "cuptiSetThreadIdType");
+    std::size_t enabled = 0;
+    for (const auto& apis : launch_apis) {
+        for (std::uint32_t cbid = 1; cbid < apis.cbid_end; ++cbid) {
+            const char* name = nullptr;
+            if (cuptiGetCallbackName(apis.domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+            const std::string_view n(name);
+            const bool launches = std::any_of(apis.prefixes.begin(), apis.prefixes.end(),
+                                              [&](std::string_view p) { return n.starts_with(p); });
+            if (launches && apis.enable(cbid, 1) == CUPTI_SUCCESS) ++enabled;
+        }
+    }
+    if (enabled == 0)
+        throw CollectorError(Capability::no("CUPTI recorded no launching API call",
+                                            "a CUPTI with cuptiActivityEnableRuntimeApi is needed"));
+}
+
 void flush_activity() { cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); }
 
 ActivityLog stop_activity_tracing() {
     auto& s = activity_state();
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (auto kind : traced_kinds) cuptiActivityDisable(kind);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_RUNTIME);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
     std::lock_guard lock(s.mutex);
     s.running = false;
     s.sink = {};

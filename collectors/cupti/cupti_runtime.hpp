@@ -28,6 +28,11 @@ using ActivitySink = std::function<void(ActivityLog&&)>;
 // CLOCK_MONOTONIC timestamps. Records go to `sink` as buffers complete, or are kept for
 // stop_activity_tracing() when sink is empty. Throws CollectorError with the reason and fix.
 void start_activity_tracing(ActivitySink sink = {});
+// Also records the runtime and driver API calls that enqueue GPU work (launches, copies,
+// memsets, graph launches: chosen by name, so new API versions are included) as
+// ActivityLog::launches, with the calling thread's kernel thread id. Call after
+// start_activity_tracing; throws CollectorError when CUPTI refuses.
+void trace_launch_sites();
 // Hands over every completed record now (forces partially filled buffers out).
 void flush_activity();
 // Flushes, disables the kinds and returns what was kept (empty when a sink was given).

@@ -41,6 +41,7 @@ void ActivityLog::append(ActivityLog&& other) {
     move_append(memsets, other.memsets);
     move_append(syncs, other.syncs);
     move_append(overheads, other.overheads);
+    move_append(launches, other.launches);
     dropped_records += other.dropped_records;
     for (const auto& [k, n] : other.ignored_kinds) ignored_kinds[k] += n;
 }

@@ -97,15 +97,29 @@ struct OverheadActivity {
     std::int64_t end_ns = 0;
 };
 
+// The host side of a kernel launch, copy or memset: the runtime or driver API call that
+// enqueued it (same correlation id), on which thread and when, so the operation can be placed
+// under the NVTX range open on that thread at that time. thread is the kernel's thread id
+// (gettid), as the NVTX files record it.
+struct LaunchCall {
+    std::uint32_t correlation = 0;
+    std::uint32_t process = 0;
+    std::uint32_t thread = 0;
+    std::int64_t start_ns = 0;
+    std::int64_t end_ns = 0;
+};
+
 struct ActivityLog {
     std::vector<KernelActivity> kernels;
     std::vector<CopyActivity> copies;
     std::vector<MemsetActivity> memsets;
     std::vector<SyncActivity> syncs;
     std::vector<OverheadActivity> overheads;
+    std::vector<LaunchCall> launches;  // API calls that enqueue work (trace_launch_sites)
     std::uint64_t dropped_records = 0;  // CUPTI ran out of buffer space: the log is incomplete
     std::map<std::string, std::uint64_t> ignored_kinds;  // record kinds seen but not decoded
 
+    // No device activity and no host waits (launch calls alone are not GPU activity).
     bool empty() const;
     void append(ActivityLog&& other);
 };

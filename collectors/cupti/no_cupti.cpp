@@ -14,6 +14,7 @@ bool built_with_cupti() { return false; }
 std::optional<unsigned> cupti_api_version() { return std::nullopt; }
 
 void start_activity_tracing(ActivitySink) { not_built(); }
+void trace_launch_sites() { not_built(); }
 void flush_activity() {}
 ActivityLog stop_activity_tracing() { return {}; }
 

@@ -1,16 +1,19 @@
 // The CUDA hand-off file (written by the injection library, read by `ceiling run`), what run
-// makes of it (accounting, counters, kernel measurements, trace events), the GPU theoretical
-// peaks and the GPU section of `ceiling machine`'s table. Recorded values, no GPU.
+// makes of it (counters, the device wait and copy evidence the decision table reads, trace
+// tracks), the GPU theoretical peaks and the GPU section of `ceiling machine`'s table.
+// Recorded values, no GPU.
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "agent/inject/cuda_activity_file.hpp"
 #include "agent/measure/gpu_machine.hpp"
 #include "agent/measure/gpu_run.hpp"
+#include "agent/measure/region_diagnosis.hpp"
 #include "agent/output/gpu_machine_table.hpp"
 #include "collectors/cupti/gpu_probe.hpp"
 
@@ -60,6 +63,7 @@ g::ActivityLog recorded_log() {
     log.syncs.push_back({g::SyncKind::stream_synchronize, 1, 7, 9, 2'000'000, 3'200'000});
     log.memsets.push_back({4096, 0, 1, 7, 3, 900'000, 910'000});
     log.overheads.push_back({"cupti_buffer_flush", 100, 200});
+    log.launches.push_back({3, 7, 8, 1'950'000, 1'960'000});  // the memset's call
     return log;
 }
 
@@ -98,6 +102,11 @@ TEST(CudaActivityFile, RoundTripsEveryRecordKind) {
     EXPECT_EQ(f.log.syncs[0].kind, g::SyncKind::stream_synchronize);
     EXPECT_EQ(f.log.memsets.size(), 1u);
     EXPECT_EQ(f.log.overheads.size(), 1u);
+    ASSERT_EQ(f.log.launches.size(), 1u);
+    EXPECT_EQ(f.log.launches[0].correlation, 3u);
+    EXPECT_EQ(f.log.launches[0].process, 7u);
+    EXPECT_EQ(f.log.launches[0].thread, 8u);
+    EXPECT_EQ(f.log.launches[0].start_ns, 1'950'000);
     ASSERT_EQ(f.metrics.size(), 1u);
     EXPECT_EQ(f.metrics[0].values.at("dram__bytes_read.sum"), 536870912);
     ASSERT_EQ(f.errors.size(), 1u);
@@ -111,8 +120,9 @@ TEST(CudaActivityFile, ACrashLeavesAReadableFileWithoutItsEnd) {
     lines.push_back(R"({"type":"kernel","name":"cut of)");  // the last line, cut by a crash
     write_file(dir.path() / "1-5.cuda.jsonl", lines);
     const auto run = measure::read_gpu_run(dir.path());
-    EXPECT_EQ(run.processes, 1u);
-    EXPECT_EQ(run.log.kernels.size(), 2u);
+    ASSERT_EQ(run.processes.size(), 1u);
+    EXPECT_EQ(run.processes[0].pid, 1);
+    EXPECT_EQ(run.processes[0].log.kernels.size(), 2u);
     ASSERT_FALSE(run.notes.empty());
     EXPECT_NE(run.notes.back().find("ended before"), std::string::npos);
 }
@@ -125,7 +135,13 @@ TEST(CudaActivityFile, RefusesFilesWithoutHeaderOrOfAnotherVersion) {
     EXPECT_THROW(inject::read_cuda_activity_file(dir.path() / "b.cuda.jsonl"), std::invalid_argument);
 }
 
-TEST(GpuRun, EvidenceForTheNotTheModelDiagnosis) {
+std::optional<double> counter(const std::vector<CounterValue>& counters, const std::string& name) {
+    for (const auto& c : counters)
+        if (c.name == name) return c.value;
+    return std::nullopt;
+}
+
+TEST(GpuRun, CountersCarryTheDeviceWaitAndCopyTime) {
     TempDir dir;
     std::vector<std::string> lines = {inject::header_line(7, 1, std::nullopt, false)};
     for (auto& l : inject::activity_lines(recorded_log())) lines.push_back(l);
@@ -137,71 +153,104 @@ TEST(GpuRun, EvidenceForTheNotTheModelDiagnosis) {
     EXPECT_NEAR(run.timeline.devices[0].busy_s, 1.13e-3, 1e-12);
     EXPECT_NEAR(run.timeline.devices[0].idle_s, 3.87e-3, 1e-12);
 
-    ProcessAccounting acc;
-    measure::apply_gpu_accounting(run, acc);
-    ASSERT_TRUE(acc.device_wait_s);
-    EXPECT_NEAR(*acc.device_wait_s, 1.2e-3, 1e-12);  // stream synchronize 2.0 -> 3.2 ms
-    ASSERT_TRUE(acc.device_copy_s);
-    EXPECT_NEAR(*acc.device_copy_s, 0.9e-3, 1e-12);
-
     const auto counters = measure::gpu_counters(run);
-    auto value = [&](const std::string& name) -> std::optional<double> {
-        for (const auto& c : counters)
-            if (c.name == name) return c.value;
-        return std::nullopt;
-    };
-    EXPECT_EQ(value("h2d_bytes"), double(64 << 20));
-    EXPECT_EQ(value("pageable_copy_bytes"), double(64 << 20));
-    EXPECT_FALSE(value("d2h_bytes"));  // no copy that way: absent, not 0
-    EXPECT_EQ(value("gpu_kernels"), 2.0);
+    EXPECT_NEAR(counter(counters, "host_sync_wait_s").value_or(-1), 1.2e-3, 1e-12);  // 2.0 -> 3.2 ms
+    EXPECT_NEAR(counter(counters, "gpu_copy_s").value_or(-1), 0.9e-3, 1e-12);
+    EXPECT_EQ(counter(counters, "h2d_bytes"), double(64 << 20));
+    EXPECT_EQ(counter(counters, "pageable_copy_bytes"), double(64 << 20));
+    EXPECT_FALSE(counter(counters, "d2h_bytes"));  // no copy that way: absent, not 0
+    EXPECT_EQ(counter(counters, "gpu_kernels"), 2.0);
     for (const auto& c : counters) EXPECT_EQ(c.source, Source::cupti);
 
-    ProcessAccounting untouched;
-    measure::apply_gpu_accounting(measure::GpuRun{}, untouched);
-    EXPECT_FALSE(untouched.device_wait_s);  // no GPU seen: unknown, not zero
+    EXPECT_TRUE(measure::gpu_counters(measure::GpuRun{}).empty());  // no GPU seen: unknown
 }
 
-TEST(GpuRun, KernelMeasurementsTakeWorkFromTheCounters) {
-    measure::GpuRun run;
-    run.log = recorded_log();
-    run.metrics.push_back({1, 0, "_Z4gemvPKfS0_Pf",
-                           {{"dram__bytes_read.sum", 536870912}, {"dram__bytes_write.sum", 65536},
-                            {"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 0},
-                            {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
-                            {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 134217728}}});
-    const auto ms = measure::gpu_kernel_measurements(run);
-    ASSERT_EQ(ms.size(), 1u);
-    EXPECT_EQ(ms[0].durations_s.size(), 2u);
-    EXPECT_NEAR(ms[0].duration_s.median, 110e-6, 1e-12);
-    ASSERT_TRUE(ms[0].measured_ops);
-    EXPECT_DOUBLE_EQ(*ms[0].measured_ops, 2.0 * 134217728);
-    EXPECT_DOUBLE_EQ(*ms[0].measured_bytes, 536870912.0 + 65536);
-    EXPECT_EQ(ms[0].measured_bytes_source, Source::cupti);
+// The counters of each execution reach the decision table's device rules through
+// judge_record: 1.2 ms of 5 ms waiting (24 % >= 20 %), 0.9 ms copying (18 % >= 10 %).
+TEST(GpuRun, DeviceWaitAndCopySharesReachTheDecisionTable) {
+    measure::GpuRun gpu;
+    gpu.processes.push_back({7, recorded_log()});
+    gpu.timeline = g::build_timeline(recorded_log(), {});
+    RunRecord record;
+    Execution e;
+    e.wall_s = 5e-3;
+    e.counters = measure::gpu_counters(gpu);
+    record.executions = {e};
+    record.whole.durations_s = {5e-3};
+    record.whole.duration_s = summarize(record.whole.durations_s);
+    measure::judge_record(record);
+    ASSERT_TRUE(record.diagnosis);
+    // The signal's value, or NaN when the rule is missing or its value unknown.
+    auto share = [&](const std::string& name) -> std::optional<double> {
+        for (const auto& s : record.diagnosis->system)
+            if (s.name == name) return s.value;
+        ADD_FAILURE() << "no rule " << name;
+        return std::nullopt;
+    };
+    auto fired = [&](const std::string& name) {
+        for (const auto& s : record.diagnosis->system)
+            if (s.name == name) return s.fired;
+        return false;
+    };
+    EXPECT_NEAR(share("device_wait_share").value_or(-1), 0.24, 1e-9);
+    EXPECT_TRUE(fired("device_wait_share"));
+    EXPECT_NEAR(share("device_copy_share").value_or(-1), 0.18, 1e-9);
+    EXPECT_TRUE(fired("device_copy_share"));
+
+    // Without GPU activity the shares are unknown, never 0.
+    record.executions[0].counters.clear();
+    measure::judge_record(record);
+    EXPECT_FALSE(share("device_wait_share"));
+    EXPECT_FALSE(share("device_copy_share"));
 }
 
-TEST(GpuRun, TraceHasATrackPerStreamAndHostWaits) {
+TEST(GpuRun, TraceHasAProcessPerDeviceATrackPerStreamAndHostWaits) {
     measure::GpuRun run;
-    run.log = recorded_log();
-    const auto events = measure::gpu_trace_events(run, 1'000'000);
-    int kernels = 0, copies = 0, waits = 0, names = 0;
+    run.processes.push_back({7, recorded_log()});
+    measure::NvtxCapture capture;
+    measure::RegionInstance range;
+    range.name = range.path = "step";
+    range.pid = 7;
+    range.tid = 8;
+    range.start_ns = 1'900'000;
+    range.end_ns = 2'000'000;
+    capture.instances.push_back(range);
+    const auto ops = measure::place_gpu_operations(run, capture);
+    output::ChromeTrace trace(1'000'000);
+    int sort = 0;
+    measure::add_gpu_tracks(trace, run, ops, capture, 5000, "run 1", 7, sort);
+    const auto events = trace.to_json()["traceEvents"];
+    int kernels = 0, copies = 0, waits = 0;
+    std::set<std::string> processes, threads;
     for (const auto& e : events) {
-        if (e["ph"] == "M") ++names;
+        if (e["ph"] == "M" && e["name"] == "process_name") processes.insert(e["args"]["name"]);
+        if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"]);
         if (e.value("cat", "") == "kernel") {
             ++kernels;
-            EXPECT_EQ(e["pid"], 0);
+            EXPECT_EQ(e["pid"], 5000);
             EXPECT_EQ(e["tid"], 1);
+            EXPECT_EQ(e["args"]["grid"][0], 2048);
         }
         if (e.value("cat", "") == "copy") {
             ++copies;
-            EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 0.0);  // relative to t0
+            EXPECT_DOUBLE_EQ(e["ts"].get<double>(), 0.0);     // relative to the origin
             EXPECT_DOUBLE_EQ(e["dur"].get<double>(), 900.0);  // microseconds
         }
-        if (e.value("cat", "") == "sync") ++waits;
+        if (e.value("cat", "") == "sync") {
+            ++waits;
+            EXPECT_EQ(e["pid"], 7);  // on the program's own process
+        }
+        if (e.value("cat", "") == "memset") {
+            // Launched at 1.95 ms on thread 8, inside "step": the trace says so.
+            EXPECT_EQ(e["args"]["path"], "step");
+        }
     }
     EXPECT_EQ(kernels, 2);
     EXPECT_EQ(copies, 1);
     EXPECT_EQ(waits, 1);
-    EXPECT_EQ(names, 3);  // stream track, "GPU 0", "host waits on GPU"
+    EXPECT_TRUE(processes.count("GPU 0 (run 1)"));
+    EXPECT_TRUE(threads.count("stream 7 (context 1)"));
+    EXPECT_TRUE(threads.count("waits on the GPU"));
 }
 
 TEST(GpuRun, InjectionEnvironment) {
@@ -210,15 +259,19 @@ TEST(GpuRun, InjectionEnvironment) {
     std::ofstream(lib) << "x";
     const auto env = measure::cuda_injection_environment(dir.path(), true, lib);
     if (!g::built_with_cupti()) {
-        EXPECT_NE(env.unavailable.find("not built with CUPTI"), std::string::npos);
+        EXPECT_NE(env.unavailable.find("built without CUPTI"), std::string::npos);
         return;
     }
     EXPECT_TRUE(env.unavailable.empty());
     EXPECT_EQ(env.variables.at("CUDA_INJECTION64_PATH"), lib.string());
     EXPECT_EQ(env.variables.at("CEILING_CUDA_DIR"), dir.path().string());
     EXPECT_EQ(env.variables.at("CEILING_CUDA_METRICS"), "1");
+    // Timed executions never replay kernels, whatever the user's environment says.
+    EXPECT_EQ(measure::cuda_injection_environment(dir.path(), false, lib).variables.at("CEILING_CUDA_METRICS"),
+              "0");
     const auto missing = measure::cuda_injection_environment(dir.path(), false, dir.path() / "nope.so");
     EXPECT_NE(missing.unavailable.find("not found"), std::string::npos);
+    EXPECT_TRUE(missing.variables.empty());
 }
 
 TEST(GpuTheoretical, HopperPeaksFromProperties) {

@@ -139,11 +139,35 @@ TEST(CuptiDecode, PeerCopyMemsetSyncAndOverhead) {
 
 TEST(CuptiDecode, OtherKindsAreCountedNotDropped) {
     CUpti_ActivityKernel10 r{};
-    r.kind = CUPTI_ACTIVITY_KIND_DRIVER;  // an API record: not decoded
+    r.kind = CUPTI_ACTIVITY_KIND_MARKER;  // NVTX through CUPTI: ours come from the NVTX library
     ActivityLog log;
     decode_activity(as_activity(&r), log);
     EXPECT_TRUE(log.empty());
     EXPECT_EQ(log.ignored_kinds.size(), 1u);
+}
+
+// Runtime and driver API records are the launch sites: which thread enqueued the work of
+// the same correlation id, and when.
+TEST(CuptiDecode, ApiRecordsBecomeLaunchCalls) {
+    for (const auto kind : {CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER}) {
+        CUpti_ActivityAPI r{};
+        r.kind = kind;
+        r.correlationId = 42;
+        r.processId = 1234;
+        r.threadId = 1240;
+        r.start = 5'000;
+        r.end = 9'000;
+        ActivityLog log;
+        decode_activity(as_activity(&r), log);
+        ASSERT_EQ(log.launches.size(), 1u);
+        EXPECT_EQ(log.launches[0].correlation, 42u);
+        EXPECT_EQ(log.launches[0].process, 1234u);
+        EXPECT_EQ(log.launches[0].thread, 1240u);
+        EXPECT_EQ(log.launches[0].start_ns, 5'000);
+        EXPECT_EQ(log.launches[0].end_ns, 9'000);
+        EXPECT_TRUE(log.empty());  // a launch call alone is no GPU activity
+        EXPECT_TRUE(log.ignored_kinds.empty());
+    }
 }
 
 }  // namespace

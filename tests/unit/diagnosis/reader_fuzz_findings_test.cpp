@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "diagnosis/budget.hpp"
 #include "diagnosis/machine_profile.hpp"
@@ -28,6 +31,42 @@ TEST(ReaderFuzzFindings, NumbersBeyondDoubleAreRefusedAsBadInput) {
                  std::invalid_argument);
     EXPECT_THROW(parse_run_record(R"({"schema_version": 1, "kind": "run", "whole": 8.8095664978e70243})"),
                  std::invalid_argument);
+}
+
+// nlohmann converts a float to an integer type with a bare cast, undefined beyond the type's
+// range (UBSan: "outside the range of representable values"; on x86 INT_MIN came out).
+// run_record-crash-97a9afe7: "pid": 46611111111111111111110, too large for any integer type,
+// is parsed as a float and was cast to int. Integer fields are checked against their type's
+// range before anything is converted.
+TEST(ReaderFuzzFindings, IntegerFieldsBeyondTheirTypeAreRefused) {
+    RunRecord r;
+    r.executions.emplace_back();
+    nlohmann::json j = r;
+    j["executions"][0]["pid"] = 4.6611111111111111e22;
+    EXPECT_THROW(parse_run_record(j.dump()), std::invalid_argument);
+    j["executions"][0]["pid"] = 4242;
+    EXPECT_NO_THROW(parse_run_record(j.dump()));
+    j["executions"][0]["index"] = 3e9;  // beyond int, within int64
+    EXPECT_THROW(parse_run_record(j.dump()), std::invalid_argument);
+
+    const MachineProfile p;
+    for (const auto& [key, value] : {std::pair{"threads_used", 1e30}, std::pair{"memory_bytes", 1e20}}) {
+        nlohmann::json pj = p;
+        pj["host"][key] = value;
+        EXPECT_THROW(parse_machine_profile(pj.dump()), std::invalid_argument) << key;
+    }
+}
+
+// Found by reading the domain walk rather than by the fuzzer (its inputs stay near the seeds'
+// size, ~15 KB): 20 000 nested brackets (40 KB) overflowed the stack in its recursion, and
+// `ceiling report FILE` ended with SIGSEGV.
+TEST(ReaderFuzzFindings, DeepNestingIsRefusedNotRecursedInto) {
+    const std::string deep = std::string(20000, '[') + std::string(20000, ']');
+    EXPECT_THROW(parse_run_record(deep), std::invalid_argument);
+    EXPECT_THROW(parse_machine_profile(deep), std::invalid_argument);
+    nlohmann::json j = RunRecord{};
+    j["notes"] = nlohmann::json::parse(deep);
+    EXPECT_THROW(parse_run_record(j.dump()), std::invalid_argument);
 }
 
 }  // namespace

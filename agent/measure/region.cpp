@@ -9,6 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/cumulative_timeline.hpp"
 
@@ -20,6 +22,14 @@ using inject::EventFileHeader;
 using inject::EventKind;
 
 namespace {
+
+// NVTX messages are the program's bytes, in any encoding: text that is not UTF-8 would make
+// the record and the trace (strict JSON) unwritable, so the JSON writer's own replacement
+// (U+FFFD for each invalid sequence) is applied once, where the strings come in.
+std::string valid_utf8(const std::string& s) {
+    const auto replaced = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return nlohmann::json::parse(replaced).get<std::string>();
+}
 
 std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -184,7 +194,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                                     : "(string " + std::to_string(id) + ")";
         auto [it, inserted] = declared.try_emplace(raw);
         if (inserted) {
-            it->second = parse_declared_work(raw);
+            it->second = parse_declared_work(valid_utf8(raw));
             if (!it->second.error.empty()) cap.warnings.push_back(it->second.error);
         }
         return it->second;

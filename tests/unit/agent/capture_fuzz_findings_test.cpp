@@ -15,10 +15,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/inject/cuda_activity_file.hpp"
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region.hpp"
+#include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
 namespace {
@@ -175,6 +178,27 @@ TEST(CaptureFuzzFindings, IntegerFieldsHoldingHugeFloatsMakeTheLineMalformed) {
     // version was converted the same way; such a header is no header.
     std::istringstream huge_version(R"({"type":"header","version":1e300,"pid":5,"load_ns":7})");
     EXPECT_THROW(inject::read_cuda_activity_file(huge_version, "x.cuda.jsonl"), std::invalid_argument);
+}
+
+TEST(CaptureFuzzFindings, NamesThatAreNotUtf8StillLetTheRecordBeWritten) {
+    // capture_dir-crash-e5bd622a: a range named in Latin-1 ("caf\xe9") reached the record's
+    // JSON, whose strict dump threw type_error 316, so run lost its record. Each invalid sequence
+    // reads as U+FFFD; the declared work after it still counts.
+    Dir dir;
+    write_events(dir.path() / "7-1-7-0.evt", header(4),
+                 {event(EventKind::push, 100, 1), event(EventKind::pop, 200)});
+    std::ofstream out(dir.path() / "7-1.str", std::ios::binary);
+    const std::string name = "caf\xe9 {ops=1k}";
+    const std::uint32_t id = 1, len = static_cast<std::uint32_t>(name.size());
+    out.write(reinterpret_cast<const char*>(&id), 4).write(reinterpret_cast<const char*>(&len), 4) << name;
+    out.close();
+    const NvtxCapture cap = read_nvtx_capture(dir.path(), 1000, 1);
+    ASSERT_EQ(cap.instances.size(), 1u);
+    EXPECT_EQ(cap.instances[0].name, "caf\xef\xbf\xbd");
+    ASSERT_TRUE(cap.instances[0].work.has_value());
+    EXPECT_EQ(cap.instances[0].work->ops, 1000);
+    const auto regions = aggregate_regions({&cap}, std::nullopt);
+    EXPECT_NO_THROW((void)nlohmann::json(regions).dump(1));
 }
 
 }  // namespace

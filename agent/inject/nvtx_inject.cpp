@@ -248,7 +248,8 @@ std::int64_t read_cpu_if_due(std::int64_t t) {
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
     const std::int64_t after = now_ns();
     emit(EventKind::cpu_time, t + (after - t) / 2, 0, 0,
-         static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<std::uint64_t>(ts.tv_nsec));
+         static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+             static_cast<std::uint64_t>(ts.tv_nsec));
     return after;
 }
 

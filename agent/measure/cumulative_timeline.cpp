@@ -7,8 +7,9 @@ namespace ceiling::measure {
 CumulativeTimeline::CumulativeTimeline(std::vector<TimelinePoint> points,
                                        std::optional<double> max_rate_per_s)
     : points_(std::move(points)) {
-    std::stable_sort(points_.begin(), points_.end(),
-                     [](const TimelinePoint& a, const TimelinePoint& b) { return a.t_ns < b.t_ns; });
+    std::stable_sort(
+        points_.begin(), points_.end(),
+        [](const TimelinePoint& a, const TimelinePoint& b) { return a.t_ns < b.t_ns; });
     for (std::size_t i = 1; i < points_.size(); ++i)
         points_[i].value = std::max(points_[i].value, points_[i - 1].value);
     if (max_rate_per_s) max_rate_per_ns_ = *max_rate_per_s * 1e-9;
@@ -16,9 +17,9 @@ CumulativeTimeline::CumulativeTimeline(std::vector<TimelinePoint> points,
 
 std::optional<Estimate> CumulativeTimeline::at(std::int64_t t) const {
     if (points_.empty()) return std::nullopt;
-    const auto after = std::lower_bound(
-        points_.begin(), points_.end(), t,
-        [](const TimelinePoint& p, std::int64_t x) { return p.t_ns < x; });
+    const auto after =
+        std::lower_bound(points_.begin(), points_.end(), t,
+                         [](const TimelinePoint& p, std::int64_t x) { return p.t_ns < x; });
     if (after != points_.end() && after->t_ns == t) return Estimate{after->value, 0.0};
     const double rate = max_rate_per_ns_.value_or(0.0);
     double lo = 0, hi = 0, v = 0;
@@ -61,7 +62,8 @@ std::optional<Estimate> CumulativeTimeline::at(std::int64_t t) const {
     return Estimate{v, std::max(hi - v, v - lo)};
 }
 
-std::optional<Estimate> CumulativeTimeline::between(std::int64_t begin_ns, std::int64_t end_ns) const {
+std::optional<Estimate> CumulativeTimeline::between(std::int64_t begin_ns,
+                                                    std::int64_t end_ns) const {
     const auto a = at(begin_ns);
     const auto b = at(end_ns);
     if (!a || !b) return std::nullopt;

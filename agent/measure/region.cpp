@@ -298,7 +298,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                             resolve(image, e.string).name;
                         break;
                     case EventKind::cpu_time:
-                        cpu_reads[image].push_back({e.t_ns, static_cast<double>(e.range_id) * 1e-9});
+                        cpu_reads[image].push_back(
+                            {e.t_ns, static_cast<double>(e.range_id) * 1e-9});
                         break;
                     default:
                         break;

@@ -49,7 +49,8 @@ std::vector<double> non_model_split(const NvtxCapture& c, const std::vector<std:
     for (const auto& b : bounds) {
         const auto held = open_lanes.size() + open_free.size();
         if (b.t > previous && open_model == 0 && held > 0) {
-            const double share = static_cast<double>(b.t - previous) * 1e-9 / static_cast<double>(held);
+            const double share =
+                static_cast<double>(b.t - previous) * 1e-9 / static_cast<double>(held);
             for (const std::size_t l : open_lanes) split[region_of[lanes[l].back()]] += share;
             for (const std::size_t i : open_free) split[region_of[i]] += share;
         }
@@ -216,7 +217,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         pending.pop_back();
         tree.push_back(a);
         const auto it = children.find(a->region.path);
-        if (it != children.end()) pending.insert(pending.end(), it->second.rbegin(), it->second.rend());
+        if (it != children.end())
+            pending.insert(pending.end(), it->second.rbegin(), it->second.rend());
     }
 
     std::vector<RecordedRegion> out;

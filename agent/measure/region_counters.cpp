@@ -59,8 +59,10 @@ RegionCounting plan_region_counting(const collectors::PmuBackends& backends,
         std::string why;
         for (const auto* c : {&v.flops, &v.bytes})
             if (*c) why += (why.empty() ? "" : "; ") + (*c)->explanation;
-        out.why_not = "regions without declared work are not counted: the CPU PMU failed its "
-                      "self-validation" + (why.empty() ? std::string() : " (" + why + ")");
+        out.why_not =
+            "regions without declared work are not counted: the CPU PMU failed its "
+            "self-validation" +
+            (why.empty() ? std::string() : " (" + why + ")");
     }
     return out;
 }

@@ -62,13 +62,13 @@ void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& sa
 RegionCounting plan_region_counting(const collectors::PmuBackends& backends = {},
                                     const PmuSelfValidationOptions& options = {});
 
-
 // Reads a PMU counting a child from its exec every interval on a thread of its own.
 class RegionCounterSampler {
   public:
     // Opens the counters on a child blocked before exec (CountTarget::exec_child). When they
     // cannot be opened, failure() says why and nothing is sampled.
-    RegionCounterSampler(pid_t child, double interval_s, const collectors::PmuBackends& backends = {});
+    RegionCounterSampler(pid_t child, double interval_s,
+                         const collectors::PmuBackends& backends = {});
     ~RegionCounterSampler();
     RegionCounterSampler(const RegionCounterSampler&) = delete;
     RegionCounterSampler& operator=(const RegionCounterSampler&) = delete;

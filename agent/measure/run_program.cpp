@@ -154,11 +154,13 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     // perf_event software events on the child from its exec, inherited by every thread and
     // process it starts: exact CPU time where /proc counts ticks.
     std::optional<collectors::PerfEventSet> counters;
-    std::optional<RegionCounterSampler> region_counts;  // PMU counts for regions (region_counters.hpp)
+    std::optional<RegionCounterSampler>
+        region_counts;  // PMU counts for regions (region_counters.hpp)
     spec.before_exec = [&](pid_t pid) {
         counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
                                                         collectors::software_counter_specs()));
-        if (counting.any()) region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
+        if (counting.any())
+            region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
     };
     auto cpu_seconds = [&]() -> std::optional<double> {
         return counters ? counters->read().value("task_clock_s") : std::nullopt;
@@ -199,7 +201,8 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         for (const auto& w : x.capture.warnings) add_note_once(run.notes, w);
     }
     if (region_counts) {
-        finish_region_counting(*region_counts, counting, x.capture, x.execution.counters, run.notes);
+        finish_region_counting(*region_counts, counting, x.capture, x.execution.counters,
+                               run.notes);
     }
     if (cuda) {
         read_gpu_side(x, cuda_dir, run, gpu_absent);

@@ -2,14 +2,14 @@
 // Writes NVTX capture directories in the injection library's format
 // (agent/inject/nvtx_event_format.hpp), so the reader is tested on recorded events.
 
-#include <stdlib.h>
-
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
 #include <vector>
+
+#include <stdlib.h>
 
 #include "agent/inject/nvtx_event_format.hpp"
 
@@ -18,7 +18,8 @@ namespace ceiling::testing {
 class CaptureFiles {
   public:
     CaptureFiles() {
-        std::string t = (std::filesystem::temp_directory_path() / "ceiling-capture-XXXXXX").string();
+        std::string t =
+            (std::filesystem::temp_directory_path() / "ceiling-capture-XXXXXX").string();
         path_ = mkdtemp(t.data());
     }
     ~CaptureFiles() { std::filesystem::remove_all(path_); }
@@ -32,7 +33,7 @@ class CaptureFiles {
         for (const auto& [id, text] : s) {
             const auto len = static_cast<std::uint32_t>(text.size());
             out.write(reinterpret_cast<const char*>(&id), 4)
-                .write(reinterpret_cast<const char*>(&len), 4)
+                    .write(reinterpret_cast<const char*>(&len), 4)
                 << text;
         }
     }

@@ -2,11 +2,11 @@
 // attributed from PMU samples, non-model time split among regions, the roof of the threads
 // really busy, an explicit unknown for regions with no work, and the region tree in output.
 // Everything is fed through recorded event files and synthetic counter readings.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <map>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "agent/measure/cumulative_timeline.hpp"
 #include "agent/measure/region.hpp"
@@ -48,7 +48,7 @@ TEST(CumulativeTimeline, InterpolatesWithinWhatMonotonicityAllows) {
     // At most 3 per ns (3 CPUs): tighter inside, and a bound beyond the ends.
     const CumulativeTimeline cpu({{0, 0}, {100, 100}, {200, 300}}, 3e9);
     EXPECT_DOUBLE_EQ(cpu.at(150)->value, 200);
-    EXPECT_DOUBLE_EQ(cpu.at(150)->error, 50);  // within [300 - 150, 100 + 150]
+    EXPECT_DOUBLE_EQ(cpu.at(150)->error, 50);   // within [300 - 150, 100 + 150]
     EXPECT_DOUBLE_EQ(cpu.at(250)->value, 400);  // the last segment's rate
     EXPECT_DOUBLE_EQ(cpu.at(250)->error, 100);  // within [300, 450]
     EXPECT_DOUBLE_EQ(cpu.at(-10)->value, 0);    // never below 0
@@ -90,11 +90,12 @@ TEST(BusyCores, ComeFromTheWholeProcessNotTheThreadThatRecorded) {
 TEST(RegionTree, ChildrenFollowTheirParentDepthFirst) {
     CaptureFiles d;
     d.strings(50, 1, {{1, "a"}, {2, "b"}, {3, "c"}, {4, "d"}});
-    d.events(50, 1, 50, 0,
-             {event(EventKind::push, 100, 1), event(EventKind::pop, 200), event(EventKind::push, 300, 2),
-              event(EventKind::push, 310, 3), event(EventKind::pop, 320), event(EventKind::pop, 400),
-              event(EventKind::push, 500, 1), event(EventKind::push, 510, 4), event(EventKind::pop, 520),
-              event(EventKind::pop, 600)});
+    d.events(
+        50, 1, 50, 0,
+        {event(EventKind::push, 100, 1), event(EventKind::pop, 200), event(EventKind::push, 300, 2),
+         event(EventKind::push, 310, 3), event(EventKind::pop, 320), event(EventKind::pop, 400),
+         event(EventKind::push, 500, 1), event(EventKind::push, 510, 4), event(EventKind::pop, 520),
+         event(EventKind::pop, 600)});
     const NvtxCapture c = read_nvtx_capture(d.path(), 1000);
     std::vector<std::string> paths;
     for (const auto& r : aggregate_regions({&c}, std::nullopt)) paths.push_back(r.path);
@@ -104,10 +105,11 @@ TEST(RegionTree, ChildrenFollowTheirParentDepthFirst) {
 // step{forward, backward, optimizer} on one thread, load on another; model forward|backward.
 NvtxCapture training_step(CaptureFiles& d) {
     d.strings(60, 1, {{1, "step"}, {2, "forward"}, {3, "backward"}, {4, "optimizer"}, {5, "load"}});
-    d.events(60, 1, 60, 0,
-             {event(EventKind::push, 0, 1), event(EventKind::push, 100, 2), event(EventKind::pop, 400),
-              event(EventKind::push, 400, 3), event(EventKind::pop, 570), event(EventKind::push, 600, 4),
-              event(EventKind::pop, 800), event(EventKind::pop, 1000)});
+    d.events(
+        60, 1, 60, 0,
+        {event(EventKind::push, 0, 1), event(EventKind::push, 100, 2), event(EventKind::pop, 400),
+         event(EventKind::push, 400, 3), event(EventKind::pop, 570), event(EventKind::push, 600, 4),
+         event(EventKind::pop, 800), event(EventKind::pop, 1000)});
     d.events(60, 1, 61, 0, {event(EventKind::push, 500, 5), event(EventKind::pop, 900)});
     return read_nvtx_capture(d.path(), 1000);
 }
@@ -144,8 +146,8 @@ TEST(NonModelTime, ListedSharesNeverExceedTheWallTime) {
     const NvtxCapture c = training_step(d);
     const std::regex model("forward|backward");
     RunRecord rec = record_of(aggregate_regions({&c}, model), 1000e-9);
-    rec.model_time_s_per_execution = {
-        covered_s(c, [&](const RegionInstance& i) { return is_model_region(model, i.name, i.path); })};
+    rec.model_time_s_per_execution = {covered_s(
+        c, [&](const RegionInstance& i) { return is_model_region(model, i.name, i.path); })};
     rec.region_time_s_per_execution = {covered_s(c, [](const RegionInstance&) { return true; })};
     judge_record(rec);
     ASSERT_TRUE(rec.diagnosis && rec.diagnosis->model_share);
@@ -273,8 +275,8 @@ std::vector<CounterSample> flop_samples(const std::vector<std::int64_t>& at) {
 NvtxCapture two_gemms(CaptureFiles& d) {
     d.strings(70, 1, {{1, "gemm"}});
     d.events(70, 1, 70, 0,
-             {event(EventKind::push, 1000, 1), event(EventKind::pop, 2000), event(EventKind::push, 3000, 1),
-              event(EventKind::pop, 4000)});
+             {event(EventKind::push, 1000, 1), event(EventKind::pop, 2000),
+              event(EventKind::push, 3000, 1), event(EventKind::pop, 4000)});
     return read_nvtx_capture(d.path(), 5000);
 }
 
@@ -360,7 +362,8 @@ TEST(RegionTree, TextAndHtmlShowEachRegionUnderItsParent) {
     ad.busy_cores = 1.96;
     RunRecord rec = record_of({a, b, bc, ad}, 1.0);
     std::vector<std::string> order;
-    for (const auto& row : output::region_tree(rec)) order.push_back(row.region->path + ":" + std::to_string(row.depth));
+    for (const auto& row : output::region_tree(rec))
+        order.push_back(row.region->path + ":" + std::to_string(row.depth));
     EXPECT_EQ(order, (std::vector<std::string>{"a:0", "a/d:1", "b:0", "b/c:1"}));
 
     std::ostringstream text;

@@ -1,0 +1,36 @@
+// Labelled program: compute bound. A range pushed on the main thread around an fp32 FMA
+// loop that runs on threads it starts, one per CPU (as a thread pool or intra-op threads
+// do): the thread that recorded the range does none of the work.
+// Prints "truth busy_cores=B": the work threads' CPU time over the range's wall time.
+#include <thread>
+#include <vector>
+
+#include "verdict_work.hpp"
+
+int main() {
+    using namespace verdicts;
+    const int threads = cpus();
+    const std::int64_t iterations = fma_iterations_for(0.25);
+    const double ops = fma_ops_per_iteration() * static_cast<double>(iterations) * threads;
+    std::vector<double> cpu(static_cast<std::size_t>(threads), 0.0);
+    std::vector<float> keep(static_cast<std::size_t>(threads), 0.0f);
+
+    nvtxRangePushA(declared("fma", ops, 0).c_str());
+    const double t0 = now_s();
+    std::vector<std::thread> team;
+    for (int i = 0; i < threads; ++i)
+        team.emplace_back([&, i] {
+            const double c0 = thread_cpu_s();
+            keep[static_cast<std::size_t>(i)] = fma_loop(iterations, static_cast<float>(i));
+            cpu[static_cast<std::size_t>(i)] = thread_cpu_s() - c0;
+        });
+    for (auto& t : team) t.join();
+    const double wall = now_s() - t0;
+    nvtxRangePop();
+
+    double busy = 0, sum = 0;
+    for (int i = 0; i < threads; ++i)
+        busy += cpu[static_cast<std::size_t>(i)], sum += keep[static_cast<std::size_t>(i)];
+    std::printf("truth busy_cores=%.4f threads=%d checksum=%g\n", busy / wall, threads, sum);
+    return 0;
+}

@@ -1,0 +1,59 @@
+// Labelled program: bandwidth bound. a[i] = b[i] + s * c[i] on one thread per CPU over three
+// arrays, each twice the last-level cache, so every pass streams from DRAM. Each thread
+// touches its own slice first (outside the range), as a parallel initialisation does.
+#include <algorithm>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "verdict_work.hpp"
+
+namespace {
+
+void for_slices(int threads, std::size_t n, const auto& body) {
+    std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t)
+        team.emplace_back([&, t] {
+            const std::size_t begin =
+                n * static_cast<std::size_t>(t) / static_cast<std::size_t>(threads);
+            const std::size_t end =
+                n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(threads);
+            body(begin, end);
+        });
+    for (auto& th : team) th.join();
+}
+
+}  // namespace
+
+int main() {
+    using namespace verdicts;
+    const int threads = cpus();
+    const std::size_t n =
+        std::max<std::size_t>(2 * llc_bytes(), std::size_t{64} << 20) / sizeof(float);
+    std::unique_ptr<float[]> a(new float[n]), b(new float[n]), c(new float[n]);
+    for_slices(threads, n, [&](std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) a[i] = 0, b[i] = 1, c[i] = 2;
+    });
+    const float s = 0.5f;
+    auto pass = [&] {
+        for_slices(threads, n, [&](std::size_t begin, std::size_t end) {
+            float* __restrict x = a.get();
+            const float* __restrict y = b.get();
+            const float* __restrict z = c.get();
+            for (std::size_t i = begin; i < end; ++i) x[i] = y[i] + s * z[i];
+        });
+    };
+    // Passes for ~0.25 s here, from one timed pass.
+    const double t0 = now_s();
+    pass();
+    const int passes = std::clamp(static_cast<int>(0.25 / std::max(now_s() - t0, 1e-6)), 3, 200);
+
+    const double elements = static_cast<double>(n) * passes;
+    // Per element: two loads and a store of 4 bytes, a multiply and an add.
+    nvtxRangePushA(
+        declared("triad", 2 * elements, 12 * elements, 12.0 * static_cast<double>(n)).c_str());
+    for (int p = 0; p < passes; ++p) pass();
+    nvtxRangePop();
+    std::printf("threads=%d passes=%d check=%g\n", threads, passes, static_cast<double>(a[n / 2]));
+    return a[n / 2] == 2.0f ? 0 : 1;
+}

@@ -199,6 +199,15 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         }
         return it->second;
     };
+    // A range never ends before it starts, and its nested time stays within it and within the
+    // window, however a hostile capture overlaps its children.
+    auto add_child = [&](RegionInstance& parent, const RegionInstance& child) {
+        parent.child_ns = std::min(parent.child_ns + (child.end_ns - child.start_ns), std::max<std::int64_t>(end_ns, 0));
+    };
+    auto close = [](RegionInstance& r, std::int64_t t) {
+        r.end_ns = std::max(t, r.start_ns);
+        r.child_ns = std::min(r.child_ns, r.end_ns - r.start_ns);
+    };
     auto domain_name = [&](const std::string& image, std::uint32_t id) -> std::string {
         return id == 0 ? std::string() : resolve(image, id).name;
     };
@@ -230,7 +239,10 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                     static_cast<std::streamsize>(events.size() * sizeof(Event)));
             const auto got = static_cast<std::size_t>(in.gcount()) / sizeof(Event);
             for (std::size_t i = 0; i < got; ++i) {
-                const Event& e = events[i];
+                // Times are the program's word: outside [0, its end] they are corrupt or late
+                // (an orphan's), and unbounded ones overflow every duration taken from them.
+                Event e = events[i];
+                e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(end_ns, 0));
                 const auto kind = static_cast<EventKind>(e.kind);
                 if (kind == EventKind::none) break;
                 switch (kind) {
@@ -260,8 +272,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                         }
                         RegionInstance r = std::move(stack.back());
                         stack.pop_back();
-                        r.end_ns = e.t_ns;
-                        if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
+                        close(r, e.t_ns);
+                        if (!stack.empty()) add_child(stack.back(), r);
                         cap.instances.push_back(std::move(r));
                         instance_image.push_back(&image);
                         break;
@@ -311,9 +323,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             while (!stack.empty()) {
                 RegionInstance r = std::move(stack.back());
                 stack.pop_back();
-                r.end_ns = std::max(end_ns, r.start_ns);
+                close(r, end_ns);
                 r.unclosed = true;
-                if (!stack.empty()) stack.back().child_ns += r.end_ns - r.start_ns;
+                if (!stack.empty()) add_child(stack.back(), r);
                 cap.instances.push_back(std::move(r));
                 instance_image.push_back(&image);
             }
@@ -324,7 +336,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         for (const auto& [id, t] : ends) {
             auto it = open.find(id);
             if (it == open.end()) continue;  // started before a fork, in the parent image
-            it->second.end_ns = t;
+            it->second.end_ns = std::max(t, it->second.start_ns);
             cap.instances.push_back(std::move(it->second));
             instance_image.push_back(&image);
             open.erase(it);

@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -21,6 +22,7 @@
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region.hpp"
+#include "diagnosis/quantity_domains.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -199,6 +201,31 @@ TEST(CaptureFuzzFindings, NamesThatAreNotUtf8StillLetTheRecordBeWritten) {
     EXPECT_EQ(cap.instances[0].work->ops, 1000);
     const auto regions = aggregate_regions({&cap}, std::nullopt);
     EXPECT_NO_THROW((void)nlohmann::json(regions).dump(1));
+}
+
+TEST(CaptureFuzzFindings, TimesOutsideTheExecutionAreHeldToIt) {
+    // capture_dir-crash-9558d28e: a pop at t = -9223365211662292295 after a push at
+    // 6825309165962 overflowed end - start (undefined), and a duration came out negative:
+    // a record `ceiling report` then refuses. Times lie in [0, the program's end], a range
+    // never ends before it starts, and nested time never exceeds the window.
+    constexpr std::int64_t end = 10'000'000'000'000;
+    Dir dir;
+    write_events(dir.path() / "7-1-7-0.evt", header(16),
+                 {event(EventKind::push, 6825309165962), event(EventKind::pop, -9223365211662292295),
+                  event(EventKind::push, std::numeric_limits<std::int64_t>::min()),
+                  event(EventKind::push, 100), event(EventKind::pop, std::numeric_limits<std::int64_t>::max()),
+                  event(EventKind::push, 0), event(EventKind::pop, end), event(EventKind::pop, 50)});
+    const NvtxCapture cap = read_nvtx_capture(dir.path(), end, 1);
+    ASSERT_EQ(cap.instances.size(), 4u);
+    for (const auto& r : cap.instances) {
+        EXPECT_GE(r.start_ns, 0);
+        EXPECT_LE(r.end_ns, end);
+        EXPECT_GE(r.end_ns, r.start_ns);
+        EXPECT_GE(r.child_ns, 0);
+        EXPECT_LE(r.child_ns, end);
+    }
+    const auto regions = aggregate_regions({&cap}, std::nullopt);
+    EXPECT_EQ(find_out_of_domain(nlohmann::json(regions)), std::nullopt);
 }
 
 }  // namespace

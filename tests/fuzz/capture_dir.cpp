@@ -4,7 +4,8 @@
 // is unpacked into a fresh directory, which then goes through what run_program does with it:
 // read the NVTX capture and the CUDA activity files, count and place the GPU operations,
 // aggregate the regions, serialise them as the record and the trace are written, and remove
-// the directory. A finding: a crash, a hang, any exception, or a change outside the directory.
+// the directory. A finding: a crash, a hang, any exception, a change outside the directory, or
+// a region `ceiling report` would refuse to read back.
 //
 // Input: entries of {u8 kind, u16 length (little-endian), `length` bytes}. The kind picks a
 // suffix and what to create from the tables below: a file holding the bytes, or something a
@@ -31,6 +32,7 @@
 #include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region.hpp"
 #include "agent/output/chrome_trace.hpp"
+#include "diagnosis/quantity_domains.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 namespace {
@@ -147,8 +149,12 @@ void read_like_run(const fs::path& dir) {
     static const std::optional<std::regex> model{std::regex("model|forward")};
     const auto regions = measure::aggregate_regions({&capture}, model, 100);
     (void)measure::covered_s(capture, [](const measure::RegionInstance&) { return true; });
-    // The record and the trace are written with nlohmann's default (strict) dump.
-    (void)nlohmann::json(regions).dump(1);
+    // The record and the trace are written with nlohmann's default (strict) dump, and what run
+    // writes, report must read back: no quantity outside its domain.
+    const nlohmann::json written = regions;
+    (void)written.dump(1);
+    if (const auto bad = find_out_of_domain(written))
+        fuzz::finding("run would write a region report refuses: " + *bad);
     output::ChromeTrace trace(start_ns);
     int sort_index = 0;
     measure::add_gpu_tracks(trace, gpu, ops, capture, 1000, "run 1", 1, sort_index);

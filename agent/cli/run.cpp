@@ -14,6 +14,7 @@
 #include <spdlog/spdlog.h>
 
 #include "agent/cli/command.hpp"
+#include "agent/cli/shared_options.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region_diagnosis.hpp"
@@ -53,12 +54,10 @@ struct RunArgs {
 std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     Budgets b;
     if (!a.budget_file.empty()) {
-        std::ifstream in(a.budget_file);
-        if (!in) throw UsageError("--budget " + a.budget_file + ": no such file or not readable");
-        std::ostringstream text;
-        text << in.rdbuf();
+        // Read like every file the user names: a FIFO or a device is refused, never waited on.
+        const std::string text = read_text(a.budget_file, "budget file");
         try {
-            b = parse_budgets(text.str());
+            b = parse_budgets(text);
         } catch (const std::exception& e) {
             throw UsageError("--budget " + a.budget_file + ": " + e.what());
         }

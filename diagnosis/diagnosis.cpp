@@ -112,7 +112,7 @@ void conclude(Diagnosis& d, const Thresholds& t) {
 }
 
 Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
-                          const Thresholds& t) {
+                          const Thresholds& t, std::optional<double> busy_cores) {
     Diagnosis d;
     d.subject = m.name;
     const bool analytic = m.work.has_value();
@@ -132,7 +132,8 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
                     "on a machine with the GPU");
     const Roofline roofline =
         !on_gpu
-            ? make_roofline(profile, precision, engine, m.threads)
+            ? (busy_cores ? make_busy_roofline(profile, precision, engine, *busy_cores)
+                          : make_roofline(profile, precision, engine, m.threads))
             : (profile.gpus.empty() ? Roofline{}
                                     : make_gpu_roofline(profile.gpus.front(), precision, engine));
 

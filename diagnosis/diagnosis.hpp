@@ -134,7 +134,10 @@ void conclude(Diagnosis& d, const Thresholds& t);
 // roof of its precision and engine and the bandwidth roof of its working set's level;
 // without, counter-measured operations and bytes are used, the bytes compared with the
 // outermost level (memory counters count memory traffic). Anything unmeasured stays unknown.
-Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t);
+// `busy_cores`, when measured (NVTX regions), chooses the host roofs (make_busy_roofline)
+// instead of m.threads.
+Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t,
+                          std::optional<double> busy_cores = std::nullopt);
 
 void to_json(nlohmann::json& j, FindingKind k);
 void from_json(const nlohmann::json& j, FindingKind& k);

@@ -75,16 +75,6 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
     return m;
 }
 
-int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logical_cpus) {
-    int threads = 1;
-    if (std::isfinite(busy_cores) && busy_cores > 0) {
-        // 1e-9: 2.1 busy cores at a 5 % tolerance is exactly 2 threads, not 3 by rounding.
-        const double k = std::ceil(busy_cores / (1 + t.above_roof_tolerance) - 1e-9);
-        threads = static_cast<int>(std::clamp(k, 1.0, 1e6));
-    }
-    return logical_cpus > 0 ? std::min(threads, logical_cpus) : threads;
-}
-
 Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     Diagnosis d;
     if (in.model) {

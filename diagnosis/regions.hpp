@@ -55,14 +55,6 @@ struct Coverage {
 std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, double wall_s,
                                       std::size_t top_n = 3, const Coverage& coverage = {});
 
-// The thread count whose roofs judge a region that kept `busy_cores` cores busy (process CPU
-// time / wall): the fewest threads k with busy_cores <= k x (1 + above_roof_tolerance), at
-// least 1 and at most `logical_cpus` (when positive). Threads, not busy core-seconds: a region
-// that waits half the time must read as far from its roof (latency bound), not be given a
-// roof half as high. The tolerance is the one that decides "above the roof", so a busy count
-// rounded down can never by itself put a region above the roof of the threads chosen.
-int roof_threads_for_busy_cores(double busy_cores, const Thresholds& t, int logical_cpus);
-
 struct RunInputs {
     ProcessAccounting process;
     std::vector<RegionTiming> regions;

@@ -196,6 +196,32 @@ Roofline make_roofline(const MachineProfile& p, Precision precision, Engine engi
     return r;
 }
 
+Roofline make_busy_roofline(const MachineProfile& p, Precision precision, Engine engine,
+                            double busy_cores) {
+    const double cores = std::isfinite(busy_cores) ? std::max(1.0, busy_cores) : 1.0;
+    // 1e-9: 2.0 busy cores are 2 threads, not 3 by rounding.
+    const int threads = static_cast<int>(std::min(std::ceil(cores - 1e-9), 1e6));
+    Roofline r = make_roofline(p, precision, engine, threads);
+    const Roofline one = make_roofline(p, precision, engine, 1);
+    if (r.compute && one.compute && cores * one.compute->ops_per_s < r.compute->ops_per_s) {
+        r.compute->ops_per_s = cores * one.compute->ops_per_s;
+        r.compute->measured_threads = 1;
+        r.compute->basis = RoofBasis::scaled;
+        r.compute->theoretical_ops_per_s.reset();
+    }
+    for (auto& level : r.levels) {
+        auto& b = level.bandwidth;
+        if (const LevelRoof* o = one.level(b.level);
+            o && cores * o->bandwidth.bytes_per_s < b.bytes_per_s) {
+            b.bytes_per_s = cores * o->bandwidth.bytes_per_s;
+            b.measured_threads = 1;
+            b.basis = RoofBasis::scaled;
+        }
+        if (r.compute) level.ridge_ops_per_byte = ridge_ops_per_byte(r.compute->ops_per_s, b.bytes_per_s);
+    }
+    return r;
+}
+
 Roofline make_gpu_roofline(const GpuProfile& gpu, Precision precision, Engine engine) {
     Roofline r;
     r.precision = precision;

@@ -84,6 +84,17 @@ struct Roofline {
 Roofline make_roofline(const MachineProfile& profile, Precision precision, Engine engine,
                        int threads);
 
+// Roofs for work that kept `busy_cores` cores busy on average (CPU time / wall time, as
+// measured for NVTX regions): each ceiling is max(1, busy_cores) x its 1-thread value, at most
+// its value at ceil(busy_cores) threads (make_roofline: measured there or derived). Linear in
+// the cores really used, because CPU time a piece of work did not get (its threads were
+// preempted, or only some of them worked) cannot have produced anything; never below the
+// 1-thread roof, because one core is always there to be used: time a region waits or sleeps
+// reads as distance from that roof (latency bound), not as a lower roof. Ceilings lowered by
+// the scaling are marked `scaled`, measured_threads 1.
+Roofline make_busy_roofline(const MachineProfile& profile, Precision precision, Engine engine,
+                            double busy_cores);
+
 // The roofline of one GPU: its best compute roof of the precision and engine, L2 (holding up
 // to the device's L2 size) and HBM (outermost), each from our own kernels. A library's figure
 // (cuBLAS) is never the roof: the suite's library cases run that same call, and judged against

@@ -1,6 +1,7 @@
 #include "agent/measure/region_diagnosis.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <thread>
@@ -107,9 +108,9 @@ std::string fixed2(double v) {
     return buf;
 }
 
-// A region is judged against the roofs of the threads that were really busy while it was
-// open (roof_threads_for_busy_cores), not of the threads that recorded it: a range pushed
-// on the main thread around work on threads it starts was recorded by one thread.
+// A region is judged against the roofs of the cores its process really kept busy while it
+// was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
+// main thread around work on threads it starts was recorded by one thread.
 std::optional<Diagnosis> judge_region(const MachineProfile& profile, const RecordedRegion& reg,
                                       const Thresholds& t, bool counted) {
     const Measurement& given = reg.measurement;
@@ -125,18 +126,24 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     Measurement m = given;
     std::string why;
     if (reg.busy_cores) {
-        m.threads = roof_threads_for_busy_cores(*reg.busy_cores, t, profile.host.logical_cpus);
-        why = "judged against the " + std::to_string(m.threads) + "-thread roof: " +
-              fixed2(*reg.busy_cores) + " cores busy";
-        if (reg.busy_cores_error && *reg.busy_cores_error >= 0.005)
-            why += " (+-" + fixed2(*reg.busy_cores_error) + ")";
-        why += " (CPU time of the whole process / wall time while it was open)";
+        const double busy = *reg.busy_cores;
+        m.threads = static_cast<int>(std::ceil(std::max(1.0, busy) - 1e-9));
+        const std::string cores =
+            fixed2(busy) +
+            (reg.busy_cores_error && *reg.busy_cores_error >= 0.005
+                 ? " (+-" + fixed2(*reg.busy_cores_error) + ")"
+                 : std::string()) +
+            " cores busy (CPU time of the whole process / wall time while it was open)";
+        why = busy <= 1 ? "judged against the 1-thread roof: " + cores
+                        : "judged against the roof of " + cores + ": " + fixed2(busy) +
+                              " x the 1-thread roof, at most the " + std::to_string(m.threads) +
+                              "-thread roof";
     } else {
         m.threads = std::max(1, reg.threads);
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
               "-thread roof of the threads that recorded it";
     }
-    Diagnosis d = diagnose_kernel(profile, m, t);
+    Diagnosis d = diagnose_kernel(profile, m, t, reg.busy_cores);
     // First among the findings: it says which roof every fraction is of.
     d.findings.push_back(Finding{FindingKind::assumption, why});
     std::rotate(d.findings.rbegin(), d.findings.rbegin() + 1, d.findings.rend());

@@ -72,7 +72,7 @@ void add(Group& g, const RecordedRegion& r, std::size_t runs) {
 }
 
 // One op type as one piece of work, judged like a region: against the roofs of the cores
-// its ops kept busy (regions.hpp, roof_threads_for_busy_cores).
+// its ops kept busy (roofline.hpp, make_busy_roofline).
 void judge(Group& g, const RunRecord& record) {
     if (g.busy_time > 0) g.row.busy_cores = g.busy_weighted / g.busy_time;
     if (!g.all_known) g.row.ops = g.row.bytes = std::nullopt;
@@ -93,9 +93,8 @@ void judge(Group& g, const RunRecord& record) {
     // instance on a shared machine does not make its whole type slow.
     m.durations_s = {g.typical_s};
     m.duration_s = summarize(m.durations_s);
-    m.threads = roof_threads_for_busy_cores(g.row.busy_cores.value_or(1.0), record.thresholds,
-                                            record.machine_profile->host.logical_cpus);
-    g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds);
+    g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds,
+                                   g.row.busy_cores.value_or(1.0));
 }
 
 std::optional<double> roof_fraction(const OpTypeRow& row, RoofKind kind) {

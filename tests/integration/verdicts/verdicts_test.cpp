@@ -6,6 +6,7 @@
 // verdicts_profile ctest fixture (once per test run); run directly, this measures one itself. Runs
 // that shared the machine with other work (other processes busy, or CPU stolen by the hypervisor)
 // are repeated: they test the neighbours, not the method.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -20,7 +21,6 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "diagnosis/regions.hpp"
 #include "diagnosis/run_record.hpp"
 #include "tests/integration/process.hpp"
 
@@ -167,10 +167,13 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         for (const auto& v : rec.region_diagnoses) {
             EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof) << v.path << " in run " << run;
             const RecordedRegion* g = rec.region(v.path);
-            if (!g || !g->busy_cores) continue;
-            const int threads = roof_threads_for_busy_cores(*g->busy_cores, rec.thresholds,
-                                                            rec.machine_profile->host.logical_cpus);
+            if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;
+            // The roof of the cores in use: the threads that many busy cores need.
+            const int threads = static_cast<int>(std::ceil(std::max(1.0, *g->busy_cores) - 1e-9));
             for (const auto& roof : v.diagnosis.roofs) EXPECT_EQ(roof.threads, threads) << v.path;
+            ASSERT_FALSE(v.diagnosis.findings.empty());
+            EXPECT_NE(v.diagnosis.findings.front().detail.find("cores busy"), std::string::npos)
+                << v.path << ": " << v.diagnosis.findings.front().detail;
         }
     }
     EXPECT_EQ(hits, runs) << c.program << " is labelled " << to_string(c.bound) << ":" << seen;

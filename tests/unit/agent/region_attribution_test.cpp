@@ -189,20 +189,25 @@ const Diagnosis& verdict(const RunRecord& rec, const std::string& path) {
     throw std::runtime_error("no verdict for " + path);
 }
 
-// Synthetic profile: fp32 vector 35.9 GFLOP/s at 1 thread, 143.7 at 4 (2 threads: 71.8,
-// scaled). A region doing 71.8 GFLOP/s kept ~2 cores busy.
-TEST(RoofOfTheCoresInUse, TwoBusyCoresAreJudgedAgainstTheTwoThreadRoof) {
-    auto two = timed_region("fma", fp32(71.8e9, 1e6), 1.0);
+// Synthetic profile: fp32 vector 35.9 GFLOP/s at 1 thread, 143.7 at 4. The roof of c busy
+// cores is c x 35.9 (at least 35.9, at most the roof of ceil(c) threads).
+TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
+    // Two threads doing 70 GFLOP/s kept 1.96 cores busy.
+    auto two = timed_region("fma", fp32(70e9, 1e6), 1.0);
     two.busy_cores = 1.96;
     two.busy_cores_error = 0.001;
     auto unmeasured = two;
     unmeasured.path = unmeasured.name = "fma unmeasured";
     unmeasured.busy_cores.reset();
     unmeasured.busy_cores_error.reset();
+    // Two threads that got 1.1 cores of CPU time (preempted by other work): at the roof of
+    // what they got, not at half the 2-thread roof.
+    auto starved = timed_region("starved", fp32(1.1 * 35.9e9, 1e6), 1.0);
+    starved.busy_cores = 1.1;
     // Waiting most of the time: a third of a core busy, 0.3 x the 1-thread roof.
     auto waiting = timed_region("waits", fp32(0.3 * 35.9e9, 1e6), 1.0);
     waiting.busy_cores = 0.3;
-    RunRecord rec = record_of({two, unmeasured, waiting}, 5.0);
+    RunRecord rec = record_of({two, unmeasured, starved, waiting}, 5.0);
     judge_record(rec);
 
     const Diagnosis& d = verdict(rec, "fma");
@@ -210,22 +215,30 @@ TEST(RoofOfTheCoresInUse, TwoBusyCoresAreJudgedAgainstTheTwoThreadRoof) {
     EXPECT_EQ(*d.bound, Bound::compute);
     EXPECT_NE(d.verdict, Verdict::above_roof);
     EXPECT_EQ(d.roofs.front().threads, 2);
-    EXPECT_NEAR(*d.roofs.front().fraction, 1.0, 0.01);
+    EXPECT_NEAR(*d.roofs.front().fraction, 70 / (1.96 * 35.9), 1e-9);
     ASSERT_FALSE(d.findings.empty());
-    EXPECT_NE(d.findings.front().detail.find("judged against the 2-thread roof: 1.96 cores busy"),
+    EXPECT_NE(d.findings.front().detail.find("judged against the roof of 1.96 cores busy"),
               std::string::npos)
         << d.findings.front().detail;
+    EXPECT_NE(d.findings.front().detail.find("at most the 2-thread roof"), std::string::npos);
 
     // Without busy cores the thread that recorded it decides: above the 1-thread roof.
     const Diagnosis& u = verdict(rec, "fma unmeasured");
     EXPECT_EQ(u.verdict, Verdict::above_roof);
     EXPECT_NE(u.findings.front().detail.find("busy cores not measured"), std::string::npos);
 
+    const Diagnosis& s = verdict(rec, "starved");
+    ASSERT_TRUE(s.bound) << s.observation;
+    EXPECT_EQ(*s.bound, Bound::compute);
+    EXPECT_NEAR(*s.roofs.front().fraction, 1.0, 1e-9);
+
     // Idle time shows as distance from the 1-thread roof, not as a roof a third as high.
     const Diagnosis& w = verdict(rec, "waits");
     ASSERT_TRUE(w.bound);
     EXPECT_EQ(*w.bound, Bound::latency);
     EXPECT_EQ(w.roofs.front().threads, 1);
+    EXPECT_NE(w.findings.front().detail.find("judged against the 1-thread roof: 0.30 cores busy"),
+              std::string::npos);
 }
 
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
@@ -314,8 +327,11 @@ TEST(CountedWork, DenseSamplesReachTheDecisionTable) {
     EXPECT_NEAR(*m.measured_ops, 1500, 15);  // (1000 + 2000) / 2 instances
     EXPECT_EQ(m.measured_ops_source, Source::pmu);
     EXPECT_FALSE(m.measured_bytes);
-    for (const auto& v : m.counters)
-        if (v.name == "fp_ops") EXPECT_FALSE(v.low_confidence);
+    for (const auto& v : m.counters) {
+        if (v.name == "fp_ops") {
+            EXPECT_FALSE(v.low_confidence);
+        }
+    }
 
     // With counted bytes too, an undeclared region is judged by the decision table.
     attribute_counts(c, flop_samples(every_10ns), RegionCounting{true, true, {}});

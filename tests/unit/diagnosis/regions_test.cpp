@@ -3,7 +3,6 @@
 #include "diagnosis/regions.hpp"
 
 #include <algorithm>
-#include <cmath>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -84,23 +83,6 @@ TEST(ModelShare, MeasuredCoverageAndSplitAddUpToTheWallTime) {
     EXPECT_DOUBLE_EQ(m->top_non_model[0].share, 0.2);
     EXPECT_DOUBLE_EQ(m->outside_regions_s, 2);
     EXPECT_NEAR(listed_share(*m), 1.0, 1e-12);
-}
-
-TEST(RoofThreads, FewestThreadsWhoseRoofHoldsTheBusyCores) {
-    struct Case {
-        double busy;
-        int cpus;
-        int threads;
-    };
-    // 5 % above_roof_tolerance: k threads hold up to 1.05 k busy cores.
-    for (const Case& c : {Case{0.0, 4, 1}, Case{0.3, 4, 1}, Case{1.0, 4, 1}, Case{1.05, 4, 1},
-                          Case{1.06, 4, 2}, Case{1.96, 4, 2}, Case{2.1, 4, 2}, Case{2.11, 4, 3},
-                          Case{7.9, 4, 4}, Case{7.9, 0, 8}, Case{std::nan(""), 4, 1}})
-        EXPECT_EQ(roof_threads_for_busy_cores(c.busy, t, c.cpus), c.threads)
-            << c.busy << " busy cores, " << c.cpus << " CPUs";
-    Thresholds loose = t;
-    loose.above_roof_tolerance = 0.2;
-    EXPECT_EQ(roof_threads_for_busy_cores(1.15, loose, 4), 1);
 }
 
 TEST(ModelShare, NestedModelRegionsAreNotCountedTwice) {

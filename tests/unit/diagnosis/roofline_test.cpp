@@ -2,6 +2,8 @@
 // DRAM triad 125.1 GB/s at 4 threads), engine selection, memory levels and thread counts.
 #include "diagnosis/roofline.hpp"
 
+#include <cmath>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -166,6 +168,40 @@ TEST_F(RooflineTest, UnmeasuredThreadCountsScaleAtMostLinearly) {
     EXPECT_DOUBLE_EQ(two.level("DRAM")->bandwidth.bytes_per_s, 60e9);
     const Roofline three = make_roofline(profile, Precision::bf16, Engine::matrix, 3);
     EXPECT_DOUBLE_EQ(three.compute->ops_per_s, 750e9);
+}
+
+// Regions are judged at the cores their process really kept busy (issue 11): linear in the
+// busy cores above one, at most the roof of the threads that many cores need, and never
+// below the 1-thread roof. Synthetic fp32 vector: 35.9 G at 1 thread, 143.7 G at 4; DRAM
+// triad 30 GB/s at 1 thread, read 110 / triad 125.1 at 4.
+TEST_F(RooflineTest, BusyCoresScaleTheOneThreadRoofWithinTheirThreadsRoof) {
+    struct Case {
+        double busy;
+        double compute;
+        double dram;
+    };
+    for (const Case& c : {Case{0.0, 35.9e9, 30e9}, Case{0.3, 35.9e9, 30e9}, Case{1.0, 35.9e9, 30e9},
+                          Case{1.1, 1.1 * 35.9e9, 1.1 * 30e9}, Case{1.96, 1.96 * 35.9e9, 1.96 * 30e9},
+                          Case{3.5, 3.5 * 35.9e9, 3.5 * 30e9}, Case{4.0, 143.6e9, 120e9},
+                          Case{5.0, 143.7e9, 125.1e9},
+                          Case{std::nan(""), 35.9e9, 30e9}}) {
+        const Roofline r = make_busy_roofline(profile, Precision::fp32, Engine::vector, c.busy);
+        ASSERT_TRUE(r.compute) << c.busy;
+        EXPECT_NEAR(r.compute->ops_per_s, c.compute, 1e3) << c.busy << " busy cores";
+        EXPECT_NEAR(r.level("DRAM")->bandwidth.bytes_per_s, c.dram, 1e3) << c.busy << " busy cores";
+        EXPECT_NEAR(*r.level("DRAM")->ridge_ops_per_byte, c.compute / c.dram, 1e-9) << c.busy;
+    }
+    // Scaled from one thread where that is lower, with the thread count it needs.
+    const Roofline two = make_busy_roofline(profile, Precision::fp32, Engine::vector, 1.96);
+    EXPECT_EQ(two.compute->threads, 2);
+    EXPECT_EQ(two.compute->basis, RoofBasis::scaled);
+    EXPECT_EQ(two.compute->measured_threads, 1);
+    const Roofline four = make_busy_roofline(profile, Precision::fp32, Engine::vector, 4.0);
+    EXPECT_EQ(four.compute->basis, RoofBasis::scaled) << "4 x 35.9 is below the 143.7 measured";
+    // More busy cores than CPUs (4 here): the roof of all of them, as measured.
+    const Roofline all = make_busy_roofline(profile, Precision::fp32, Engine::vector, 5.0);
+    EXPECT_EQ(all.compute->basis, RoofBasis::measured);
+    EXPECT_EQ(all.level("DRAM")->bandwidth.basis, RoofBasis::measured) << "125.1 < 5 x 30";
 }
 
 TEST_F(RooflineTest, MoreThreadsThanCpusAddNothing) {

@@ -40,7 +40,8 @@ int main() {
             float* __restrict x = a.get();
             const float* __restrict y = b.get();
             const float* __restrict z = c.get();
-            for (std::size_t i = begin; i < end; ++i) x[i] = y[i] + s * z[i];
+            const float k = s;
+            for (std::size_t i = begin; i < end; ++i) x[i] = y[i] + k * z[i];
         });
     };
     // Passes for ~0.25 s here, from one timed pass.

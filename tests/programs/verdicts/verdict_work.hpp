@@ -64,6 +64,8 @@ inline std::string declared(const std::string& name, double ops, double bytes,
 
 // fp32 multiply-adds over 12 independent accumulators (an FMA's latency is several cycles,
 // so one chain would measure latency, not throughput), in the widest vectors the CPU has.
+// The chains are unrolled so that the accumulators live in registers (as an array indexed
+// in a loop they would go through memory, and the loop would measure stores).
 // Returns a value the caller keeps so the loop cannot be removed. Operations per iteration:
 // fma_ops_per_iteration() (an FMA counts 2).
 constexpr int fma_chains = 12;
@@ -74,6 +76,7 @@ __attribute__((target("avx512f"))) inline float fma_loop_avx512(std::int64_t ite
     for (int i = 0; i < fma_chains; ++i) acc[i] = _mm512_set1_ps(seed + static_cast<float>(i));
     const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
     for (std::int64_t k = 0; k < iterations; ++k)
+#pragma GCC unroll 16
         for (int i = 0; i < fma_chains; ++i) acc[i] = _mm512_fmadd_ps(acc[i], a, b);
     __m512 s = acc[0];
     for (int i = 1; i < fma_chains; ++i) s = _mm512_add_ps(s, acc[i]);
@@ -90,6 +93,7 @@ __attribute__((target("avx2,fma"))) inline float fma_loop_avx2(std::int64_t iter
     for (int i = 0; i < fma_chains; ++i) acc[i] = _mm256_set1_ps(seed + static_cast<float>(i));
     const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
     for (std::int64_t k = 0; k < iterations; ++k)
+#pragma GCC unroll 16
         for (int i = 0; i < fma_chains; ++i) acc[i] = _mm256_fmadd_ps(acc[i], a, b);
     __m256 s = acc[0];
     for (int i = 1; i < fma_chains; ++i) s = _mm256_add_ps(s, acc[i]);

@@ -277,7 +277,9 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"roof", "best block median over repeats (a roof is a ceiling); spread from that block"},
         {"timing",
          "CPU time of the slowest thread (CLOCK_THREAD_CPUTIME_ID), not wall time: time the OS "
-         "gave to other work on a shared machine does not lower a roof; fork/join uses wall time"},
+         "gave to other work on a shared machine does not lower a roof; bandwidth uses wall time "
+         "from the first thread's start to the last one's end (threads share the memory, so only "
+         "what they move together counts); fork/join uses wall time"},
         {"compute",
          "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
          "checked for exact results before timing"},

@@ -126,7 +126,7 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                     const double bytes_per_pass =
                         static_cast<double>(n) * sizeof(float) * kernel.arrays * threads;
                     auto run = [&](int passes) {
-                        return team_cpu_seconds(threads, [&](int t) {
+                        return team_wall_seconds(threads, [&](int t) {
                             float* base = arena.floats() +
                                           static_cast<std::size_t>(t) *
                                               kernels::bandwidth_footprint_floats(n, kernel.arrays);

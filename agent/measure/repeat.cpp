@@ -39,6 +39,17 @@ double team_cpu_seconds(int threads, const std::function<void(int)>& fn) {
     return static_cast<double>(*std::max_element(cpu.begin(), cpu.end())) * 1e-9;
 }
 
+double team_wall_seconds(int threads, const std::function<void(int)>& fn) {
+    const auto n = static_cast<std::size_t>(std::max(1, threads));
+    std::vector<double> start(n), end(n);
+    kernels::run_on_threads(threads, [&](int t) {
+        start[static_cast<std::size_t>(t)] = collectors::now_s();
+        fn(t);
+        end[static_cast<std::size_t>(t)] = collectors::now_s();
+    });
+    return *std::max_element(end.begin(), end.end()) - *std::min_element(start.begin(), start.end());
+}
+
 Summary best_block_rate(const std::function<double()>& run, double work, const RepeatPlan& plan) {
     Summary best;
     for (int b = 0; b < plan.blocks; ++b) {

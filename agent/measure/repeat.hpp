@@ -30,6 +30,12 @@ std::vector<double> time_runs(const std::function<double()>& run, int warmup, in
 // string in the profile says so). Wall time still bounds it from above.
 double team_cpu_seconds(int threads, const std::function<void(int)>& fn);
 
+// Runs fn(thread) on `threads` pinned threads and returns the wall time from the first
+// thread's start to the last thread's end. For work on a resource the threads share (DRAM,
+// a shared cache): its rate is only what they reach together, and per-thread CPU time would
+// count threads that ran one after another (a preempted vCPU) as if they had run at once.
+double team_wall_seconds(int threads, const std::function<void(int)>& fn);
+
 // Rates (work / duration) of each block; returns the summary of the block with the best
 // median rate.
 Summary best_block_rate(const std::function<double()>& run, double work, const RepeatPlan& plan);

@@ -99,19 +99,13 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     record.kind = RecordKind::run;
     record.command = a.command;
     measure::fill_record_context(record);
-    const std::string output =
+    // A default name is chosen when the record is written, never one that exists.
+    std::string output =
         a.output.empty() ? measure::default_record_name("ceiling-run", record.rank)
                          : measure::with_rank(a.output, record.rank);
     const std::string trace_path = a.trace.empty() ? "" : measure::with_rank(a.trace, record.rank);
     // An unwritable output fails now, not after the program ran for an hour.
-    for (const auto& p : {output, trace_path}) {
-        if (p.empty()) continue;
-        try {
-            output::check_writable(p);
-        } catch (const std::exception& e) {
-            throw MeasurementError(e.what());
-        }
-    }
+    check_output_paths({output, trace_path});
 
     const char* path_env = std::getenv("PATH");
     const auto program = measure::resolve_program(a.command[0], path_env ? path_env : "/usr/bin:/bin");
@@ -158,19 +152,34 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     measure::judge_record(record);
 
     int status = record.end.shell_status();
+    // Interrupted: 128+signal, as a shell reports it, even when the execution the signal
+    // reached ended well; a failing program's own status is kept.
+    if (run.interrupted_by && (status == 0 || record.end.kind == EndKind::not_started))
+        status = 128 + *run.interrupted_by;
+    // The measurement is shown even when the record cannot be written.
+    std::string lost;
     try {
-        store::save_run_record(record, output);
+        if (a.output.empty()) {
+            for (int n = 2; !store::save_new_run_record(record, output); ++n)
+                output = measure::default_record_name("ceiling-run", record.rank, n);
+        } else {
+            store::save_run_record(record, output);
+        }
         if (!trace_path.empty())
             output::write_file_atomically(
                 trace_path, measure::run_trace(run, measure::program_name(plan)).dump());
     } catch (const std::exception& e) {
-        spdlog::error("{}", e.what());
-        return status != 0 ? status : exit_failed;
+        lost = e.what();
     }
     if (!global.quiet) {
         std::cerr << "\n";
         output::render_run_summary(record, std::cerr);
-        std::cerr << "record: " << output << (trace_path.empty() ? "" : "  trace: " + trace_path) << "\n";
+        if (lost.empty())
+            std::cerr << "record: " << output << (trace_path.empty() ? "" : "  trace: " + trace_path) << "\n";
+    }
+    if (!lost.empty()) {
+        spdlog::error("{}{}", lost, global.quiet ? "" : " (the summary above is all that is kept of this run)");
+        return status != 0 ? status : exit_failed;
     }
     if (status == 0 && a.fail_on_budget && measure::budgets_met(record) == false) return exit_budget_missed;
     return status;

@@ -92,7 +92,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 const Thresholds thresholds = thresholds_of(args->thresholds);
                 const std::string record_path =
                     args->output.empty()
-                        ? measure::default_record_name("ceiling-suite", std::nullopt)
+                        ? measure::unused_record_name("ceiling-suite", std::nullopt)
                         : args->output;
                 const std::string svg_path =
                     args->svg.empty() ? sibling(record_path, ".svg") : args->svg;

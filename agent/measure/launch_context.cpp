@@ -106,13 +106,23 @@ std::string with_rank(const std::string& path, std::optional<int> rank) {
     return (p.parent_path() / (p.stem().string() + suffix + p.extension().string())).string();
 }
 
-std::string default_record_name(const std::string& stem, std::optional<int> rank) {
+std::string default_record_name(const std::string& stem, std::optional<int> rank, int n) {
     const std::time_t t = std::time(nullptr);
     std::tm tm{};
     localtime_r(&t, &tm);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
-    return with_rank(stem + "-" + buf + ".json", rank);
+    const std::string nth = n > 1 ? "-" + std::to_string(n) : "";
+    return with_rank(stem + "-" + buf + nth + ".json", rank);
+}
+
+std::string unused_record_name(const std::string& stem, std::optional<int> rank) {
+    std::string name;
+    std::error_code ec;
+    for (int n = 1;; ++n) {
+        name = default_record_name(stem, rank, n);
+        if (!std::filesystem::exists(std::filesystem::symlink_status(name, ec))) return name;
+    }
 }
 
 }  // namespace ceiling::measure

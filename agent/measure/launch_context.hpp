@@ -32,8 +32,13 @@ void fill_record_context(RunRecord& record);
 // "out.json" with rank 3 -> "out.rank3.json" (every rank of a job writes its own file).
 std::string with_rank(const std::string& path, std::optional<int> rank);
 
-// "ceiling-run-20260101-120000.json": the default name, local time.
-std::string default_record_name(const std::string& stem, std::optional<int> rank);
+// "ceiling-run-20260101-120000.json": the default name, local time now; the n-th candidate
+// for that second (n > 1) is "ceiling-run-20260101-120000-n.json", so that records made in
+// the same second never replace each other.
+std::string default_record_name(const std::string& stem, std::optional<int> rank, int n = 1);
+
+// The first default_record_name candidate that names nothing yet.
+std::string unused_record_name(const std::string& stem, std::optional<int> rank);
 
 // Current UTC time as ISO 8601.
 std::string iso8601_now();

@@ -260,6 +260,7 @@ ProgramRun run_program(const RunPlan& plan) {
         }
         if (const auto sig = forwarding.received()) {
             run.partial = true;
+            run.interrupted_by = *sig;
             run.partial_reason = "interrupted by " + signal_name(*sig) + " after " +
                                  std::to_string(run.executions.size()) + " of " +
                                  std::to_string(total) + " executions";

@@ -49,6 +49,7 @@ struct ProgramRun {
     std::vector<std::string> notes;  // what could not be measured, in the order found
     bool partial = false;            // interrupted, or stopped after a failing execution
     std::string partial_reason;
+    std::optional<int> interrupted_by;  // the signal (SIGINT, SIGTERM, SIGHUP) that stopped it
 };
 
 // Runs the plan. Stops after a failing execution and on SIGINT/SIGTERM/SIGHUP (forwarded to

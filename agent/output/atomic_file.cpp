@@ -60,9 +60,11 @@ void check_writable(const fs::path& given) {
     if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) fail(path, std::strerror(errno));
 }
 
-void write_file_atomically(const fs::path& given, const std::string& content) {
+namespace {
+// The content in a temporary file beside write_target(given), flushed and readable like
+// any file the user creates; returns its name. Throws like write_file_atomically.
+std::string write_temporary(const fs::path& given, const fs::path& path, const std::string& content) {
     check_writable(given);
-    const fs::path path = write_target(given);
     std::string tmpl = (directory_of(path) / ("." + path.filename().string() + ".XXXXXX")).string();
     const int fd = mkstemp(tmpl.data());
     if (fd < 0) fail(path, std::strerror(errno));
@@ -80,7 +82,7 @@ void write_file_atomically(const fs::path& given, const std::string& content) {
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    // Readable like any file the user creates (mkstemp makes it 0600).
+    // mkstemp makes it 0600.
     const mode_t mask = ::umask(0);
     ::umask(mask);
     ::fchmod(fd, 0666 & ~mask);
@@ -89,11 +91,31 @@ void write_file_atomically(const fs::path& given, const std::string& content) {
         ::unlink(tmpl.c_str());
         fail(path, why);
     }
+    return tmpl;
+}
+}  // namespace
+
+void write_file_atomically(const fs::path& given, const std::string& content) {
+    const fs::path path = write_target(given);
+    const std::string tmpl = write_temporary(given, path, content);
     if (::rename(tmpl.c_str(), path.c_str()) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmpl.c_str());
         fail(path, why);
     }
+}
+
+bool write_new_file_atomically(const fs::path& path, const std::string& content) {
+    std::error_code ec;
+    if (fs::exists(fs::symlink_status(path, ec))) return false;
+    const std::string tmpl = write_temporary(path, path, content);
+    // link() never replaces: of two writers of the same name, one gets EEXIST.
+    const int linked = ::link(tmpl.c_str(), path.c_str());
+    const int e = errno;
+    ::unlink(tmpl.c_str());
+    if (linked == 0) return true;
+    if (e == EEXIST) return false;
+    fail(path, std::strerror(e));
 }
 
 }  // namespace ceiling::output

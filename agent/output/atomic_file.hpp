@@ -22,6 +22,11 @@ std::filesystem::path write_target(const std::filesystem::path& path);
 // NotARegularFile, or std::runtime_error("cannot write FILE: reason"); leaves no partial file.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
+// Like write_file_atomically, but never replaces anything: returns false, writing nothing,
+// when `path` exists (also when another writer creates it first). For names ceiling makes
+// up itself, which must never overwrite an earlier record.
+bool write_new_file_atomically(const std::filesystem::path& path, const std::string& content);
+
 // Checks, before long work starts, that `path` could be written: it is a regular file (or a
 // link to one) or does not exist yet, and its directory exists or can be created and is
 // writable. Throws NotARegularFile or std::runtime_error naming the file otherwise.

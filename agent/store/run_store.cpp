@@ -26,4 +26,12 @@ void save_run_record(const RunRecord& record, const std::filesystem::path& path)
     }
 }
 
+bool save_new_run_record(const RunRecord& record, const std::filesystem::path& path) {
+    try {
+        return output::write_new_file_atomically(path, nlohmann::json(record).dump(1) + "\n");
+    } catch (const std::exception& e) {
+        throw cli::MeasurementError(e.what());
+    }
+}
+
 }  // namespace ceiling::store

@@ -16,4 +16,7 @@ RunRecord load_run_record(const std::filesystem::path& path);
 // throws cli::MeasurementError (exit 1) naming the file on failure.
 void save_run_record(const RunRecord& record, const std::filesystem::path& path);
 
+// Like save_run_record, but false (nothing written) when `path` exists: for default names.
+bool save_new_run_record(const RunRecord& record, const std::filesystem::path& path);
+
 }  // namespace ceiling::store

@@ -80,11 +80,16 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         {{"report", "--html", "@/fifo", "@/good.json"}, 2, "is a FIFO, not a regular file", ""},
         {{"report", "--html", "@/folder", "@/good.json"}, 2, "is a directory", ""},
         {{"machine", "--quick", "--output", "@/fifo"}, 2, "is a FIFO, not a regular file", ""},
+        {{"run", "-o", "@/fifo", "--", "/bin/true"}, 2, "is a FIFO, not a regular file", ""},
+        {{"run", "-o", "@/folder", "--", "/bin/true"}, 2, "is a directory", ""},
         {{"report", "--html", "@/link.html", "@/good.json"}, 0, "", "target.html"},
         // Numbers: negative, overflowing, or given to a command that ignores them.
         {{"bound", "--flops", "-1", "--bytes", "1"}, 2, "--flops: '-1' must not be negative", ""},
         {{"bound", "--flops", "1e308", "--bytes", "1"}, 2, "'1e308' is out of range", ""},
         {{"bound", "llm", "--params", "1e308"}, 2, "--params: '1e308' is out of range", ""},
+        // A bare number where the unit decides the meaning (10 s or 10 ms?).
+        {{"run", "--interval", "10", "--", "/bin/true"}, 2, "'10' is not a duration: a unit is needed", ""},
+        {{"run", "--latency-budget", "12", "--", "/bin/true"}, 2, "e.g. '12ms'", ""},
         {{"bound", "llm", "--params", "7B", "--flops", "1e9"},
          2,
          "--flops is an option of `bound`",

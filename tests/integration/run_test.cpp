@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "tests/integration/run_support.hpp"
 
@@ -279,6 +281,52 @@ TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_EQ(r.out.find("MARKER"), std::string::npos);
     EXPECT_NE(r.err.find("/proc/ceiling-cannot-write/r.json"), std::string::npos) << r.err;
+}
+
+// Records named by default are never replaced, also when several end in the same second.
+TEST(Run, DefaultNamesNeverReplaceAnEarlierRecord) {
+    TempDir dir;
+    const std::string cmd = "cd '" + dir.path().string() + "' && for i in 1 2 3; do '" +
+                            std::string(CEILING_BINARY) + "' run -q -- /bin/true || exit 1; done";
+    ASSERT_EQ(run_process({"sh", "-c", cmd}).exit_code, 0);
+    int records = 0;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+        EXPECT_EQ(e.path().filename().string().rfind("ceiling-run-", 0), 0u) << e.path();
+        read_record(e.path());
+        ++records;
+    }
+    EXPECT_EQ(records, 3);
+}
+
+// A record that cannot be written after the program ran: the summary is still printed and
+// the error says where the record could not go; the program's success does not hide it.
+TEST(Run, ARecordThatCannotBeWrittenStillLeavesTheSummary) {
+    TempDir dir;
+    const auto d = dir / "out";
+    std::filesystem::create_directory(d);
+    // The program replaces the record's directory with a file.
+    const auto r = ceiling_run(d / "r.json", {},
+                               {"/bin/sh", "-c", "rm -rf '" + d.string() + "' && touch '" + d.string() + "'"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("wall time"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("cannot write " + (d / "r.json").string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("record: "), std::string::npos) << r.err;
+}
+
+// SIGINT between two executions of a quick program (the execution it reaches may end well
+// before the signal arrives) still ends the run with 128+SIGINT.
+TEST(Run, InterruptedBetweenExecutionsExitsWith130) {
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        TempDir dir;
+        const auto out = dir / "r.json";
+        Background bg({"run", "-q", "--repeat", "100000", "--output", out.string(), "--", "/bin/true"}, dir.path());
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        bg.signal(SIGINT);
+        EXPECT_EQ(bg.wait(), 128 + SIGINT) << bg.err();
+        const RunRecord rec = read_record(out);
+        EXPECT_TRUE(rec.partial);
+        EXPECT_NE(rec.partial_reason.find("interrupted by SIGINT"), std::string::npos) << rec.partial_reason;
+    }
 }
 
 TEST(Run, InterruptLeavesAValidPartialRecord) {

@@ -44,14 +44,18 @@ struct KindInfo {
     // 10^21 operations or parameters), and small enough that products of two such values
     // stay finite and print with units.
     double max;
+    // Whether a bare number other than 0 is refused: "10" as an interval or a latency
+    // could be seconds or milliseconds, so the unit is asked for rather than guessed.
+    bool unit_required;
+    std::string_view example_unit;  // for the message asking for one
 };
 // Indexed by QuantityKind.
 const std::array<KindInfo, 5> kinds = {
-    {{QuantityKind::duration, "a duration", duration_suffixes, 3.2e7},
-     {QuantityKind::bytes, "a size", byte_suffixes, 1e18},
-     {QuantityKind::energy, "an energy", energy_suffixes, 1e15},
-     {QuantityKind::power, "a power", power_suffixes, 1e9},
-     {QuantityKind::count, "a number", count_suffixes, 1e21}}};
+    {{QuantityKind::duration, "a duration", duration_suffixes, 3.2e7, true, "ms"},
+     {QuantityKind::bytes, "a size", byte_suffixes, 1e18, false, "MB"},
+     {QuantityKind::energy, "an energy", energy_suffixes, 1e15, true, "J"},
+     {QuantityKind::power, "a power", power_suffixes, 1e9, true, "W"},
+     {QuantityKind::count, "a number", count_suffixes, 1e21, false, "M"}}};
 
 std::string shortest(double v) {
     char buf[32];
@@ -61,7 +65,11 @@ std::string shortest(double v) {
 
 std::string accepted(const KindInfo& k) {
     std::string s;
-    for (const auto& u : k.suffixes) s += (s.empty() ? "" : ", ") + std::string(u.suffix);
+    for (const auto& u : k.suffixes) {
+        // ASCII in messages: "\u00b5s" is taken, "us" is listed.
+        if (std::any_of(u.suffix.begin(), u.suffix.end(), [](char c) { return c & 0x80; })) continue;
+        s += (s.empty() ? "" : ", ") + std::string(u.suffix);
+    }
     return s;
 }
 
@@ -103,6 +111,9 @@ double parse_quantity(std::string_view text, QuantityKind kind) {
     if (number < 0) throw out_of_range("must not be negative");
     const std::string_view unit = trim(std::string_view(end));
     double scale = 1;
+    if (unit.empty() && number != 0 && info.unit_required)
+        throw fail("a unit is needed (use " + accepted(info) + ", e.g. '" + std::string(s) +
+                   std::string(info.example_unit) + "')");
     if (!unit.empty()) {
         const auto u = std::find_if(info.suffixes.begin(), info.suffixes.end(),
                                     [&](const UnitSuffix& x) { return x.suffix == unit; });

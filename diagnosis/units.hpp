@@ -1,7 +1,8 @@
 #pragma once
 // Quantities written by people: "12ms", "40MB", "1.5GiB", "5J", "7B". Budgets, flags and
 // config files share these parsers so "40MB" means the same everywhere. The suffixes are a
-// table per kind; a bare number is taken in the kind's base unit (s, bytes, J, W, ones).
+// table per kind. A bare number is taken in the kind's base unit for sizes and counts
+// (bytes, ones); durations, energies and powers need their unit unless the number is 0.
 
 #include <span>
 #include <string>

@@ -19,7 +19,7 @@ TEST(Units, ParsesEachKindAndSuffix) {
         {"12 ms", QuantityKind::duration, 0.012},
         {"250us", QuantityKind::duration, 250e-6},
         {"40ns", QuantityKind::duration, 40e-9},
-        {"1.5", QuantityKind::duration, 1.5},
+        {"0", QuantityKind::duration, 0},
         {"2min", QuantityKind::duration, 120},
         {"40MB", QuantityKind::bytes, 40e6},
         {"1.5GiB", QuantityKind::bytes, 1.5 * 1024 * 1024 * 1024},
@@ -43,9 +43,22 @@ TEST(Units, RejectsBadText) {
                         {"-1", QuantityKind::count, 0},     {"12xs", QuantityKind::duration, 0},
                         {"nan", QuantityKind::count, 0},    {"inf", QuantityKind::count, 0},
                         {"1e999", QuantityKind::count, 0},  {"0x10", QuantityKind::count, 0},
-                        {"40 MBs", QuantityKind::bytes, 0}, {"12ms", QuantityKind::bytes, 0}};
+                        {"40 MBs", QuantityKind::bytes, 0}, {"12ms", QuantityKind::bytes, 0},
+                        {"10", QuantityKind::duration, 0},  {"1.5", QuantityKind::energy, 0},
+                        {"30", QuantityKind::power, 0}};
     for (const auto& c : bad)
         EXPECT_THROW(parse_quantity(c.text, c.kind), std::invalid_argument) << c.text;
+}
+
+TEST(Units, ABareDurationAsksForItsUnit) {
+    try {
+        parse_duration_s("10");
+        FAIL() << "10 would be a guess: seconds or milliseconds";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(),
+                     "'10' is not a duration: a unit is needed (use ns, us, ms, s, min, h, "
+                     "e.g. '10ms')");
+    }
 }
 
 TEST(Units, MessageNamesTheTextAndTheUnits) {

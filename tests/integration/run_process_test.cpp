@@ -133,7 +133,9 @@ TEST(RunProcess, FirstTouchIsNotChurn) {
     ASSERT_TRUE(f->qualifier_value);
     EXPECT_LT(*f->qualifier_value, 1.3) << "one fault per page, at most";
     EXPECT_FALSE(says(f->meaning, "over and over")) << f->meaning;
-    if (f->fired) EXPECT_TRUE(says(f->meaning, "first touch")) << f->meaning;
+    if (f->fired) {
+        EXPECT_TRUE(says(f->meaning, "first touch")) << f->meaning;
+    }
 }
 
 TEST(RunProcess, MemoryFreedAndTouchedAgainIsChurn) {
@@ -217,7 +219,9 @@ TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
     EXPECT_FALSE(preempted->fired) << preempted->value.value_or(-1) << "/s of CPU time";
     // A hypervisor stealing time is contention for any program; preemption is not claimed.
     const SystemSignal* steal = signal(r, "steal_share");
-    if (!(steal && steal->fired)) EXPECT_EQ(contention_of(*r.diagnosis), nullptr);
+    if (!(steal && steal->fired)) {
+        EXPECT_EQ(contention_of(*r.diagnosis), nullptr);
+    }
 }
 
 }  // namespace

@@ -23,6 +23,11 @@
 
 namespace ceiling {
 
+// The note a run record carries when no GPU activity was seen on a machine without a CUDA
+// driver: kept in the record (it says why GPU figures are absent), left out of the printed
+// summary (no program can have used a GPU there; a CPU program's summary stays about it).
+inline constexpr std::string_view no_cuda_driver_note = "GPU activity: none recorded: no usable CUDA driver here";
+
 // Version 1: first release. Readers refuse any other version with one line naming it.
 inline constexpr int run_record_schema_version = 1;
 

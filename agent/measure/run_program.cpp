@@ -75,7 +75,7 @@ std::string no_gpu_activity_reason() {
     const auto probe = collectors::gpu::probe_gpu();
     const std::string prefix = "GPU activity: none recorded: ";
     if (!probe.driver.available)
-        return prefix + "no usable CUDA driver here (" + probe.driver.reason + ")";
+        return std::string(no_cuda_driver_note) + " (" + probe.driver.reason + ")";
     if (!probe.devices.available) return prefix + probe.devices.reason;
     return prefix + "the program did not initialise CUDA";
 }

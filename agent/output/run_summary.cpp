@@ -281,7 +281,8 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     render_op_summary(r, out);
     render_diagnosis(r, out);
     render_budgets(r, out);
-    for (const auto& note : r.notes) out << "note: " << note << "\n";
+    for (const auto& note : r.notes)
+        if (!note.starts_with(no_cuda_driver_note)) out << "note: " << note << "\n";
 }
 
 void render_rank_summary(const std::vector<RunRecord>& records, const std::vector<std::string>& names,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -18,6 +19,7 @@
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region_diagnosis.hpp"
+#include "agent/measure/roof_check.hpp"
 #include "agent/measure/run_program.hpp"
 #include "agent/measure/run_trace.hpp"
 #include "agent/measure/torch_run.hpp"
@@ -44,6 +46,7 @@ struct RunArgs {
     bool fail_on_budget = false;
     std::string model_regions;
     bool torch = false;
+    bool no_roof_check = false;
     std::string output;
     std::string trace;
     std::string profile;
@@ -74,6 +77,22 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     }
     if (b.empty()) return std::nullopt;
     return b;
+}
+
+// Verdicts against a DRAM roof: the bandwidth the host gives now, measured again at the
+// thread counts of those roofs, as evidence of how far off they may be (roof_check.hpp).
+void check_dram_roofs(RunRecord& record) {
+    if (!record.machine_profile) return;
+    std::set<int> threads;
+    auto collect = [&](const Diagnosis& d) {
+        for (const auto& r : d.roofs)
+            if (r.kind == RoofKind::bandwidth && r.level == "DRAM") threads.insert(r.threads);
+    };
+    for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
+    if (record.diagnosis) collect(*record.diagnosis);
+    if (threads.empty()) return;
+    const auto checks = measure::measure_dram_now(*record.machine_profile, threads);
+    if (!checks.empty()) record.notes.push_back(measure::describe_dram_checks(checks));
 }
 
 int run_command(const RunArgs& a, const GlobalOptions& global) {
@@ -150,6 +169,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     measure::add_to_record(run, plan, record);
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
+    if (!a.no_roof_check) check_dram_roofs(record);
 
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal
@@ -211,6 +231,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
     app->add_flag("--torch", args->torch,
                   "A Python program using PyTorch: every ATen op a region with its declared work,\n"
                   "nested under its nn.Module; the outermost module calls are the model");
+    app->add_flag("--no-roof-check", args->no_roof_check,
+                  "Skip measuring DRAM bandwidth again after a run whose verdicts use a DRAM roof\n"
+                  "(a fraction of a second; on a shared host it says how far those may be off)");
     app->add_option("--output,-o", args->output,
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");
     app->add_option("--trace", args->trace, "Also write a Chrome/Perfetto trace to this file");

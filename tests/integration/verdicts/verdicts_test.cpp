@@ -118,6 +118,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
     while (run < runs) {
         if (std::chrono::steady_clock::now() > deadline)
             GTEST_SKIP() << "this machine is too busy to judge anything: other work used the CPUs "
+                         << "or the host's memory bandwidth "
                          << "for " << patience_s << " s (" << contended << " runs contended, "
                          << run << " judged)";
         if (!machine_quiet(cpus)) continue;
@@ -138,8 +139,17 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
             ++contended;
             continue;
         }
-        ++run;
         const RunRecord rec = parse_run_record(slurp(out));
+        // The host's memory bandwidth was not what the profile measured (other tenants of a
+        // shared host; ceiling measured it again after the run): the neighbours, not the method.
+        if (std::any_of(rec.notes.begin(), rec.notes.end(), [](const std::string& n) {
+                return n.starts_with("DRAM bandwidth measured again") &&
+                       n.find("more than") != std::string::npos;
+            })) {
+            ++contended;
+            continue;
+        }
+        ++run;
 
         const Diagnosis* d = nullptr;
         const RecordedRegion* region = nullptr;

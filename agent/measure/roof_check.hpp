@@ -1,0 +1,44 @@
+#pragma once
+// The DRAM roofs a run is judged against, measured again right after the run.
+//
+// On a shared host the memory system is shared with work ceiling cannot see (other
+// tenants of the same server): on a 2-vCPU cloud VM the 2-thread DRAM bandwidth was seen
+// to move between ~35 and ~60 GB/s from one minute to the next. A profile measured at a
+// good moment would then judge a program that streams memory as well as the machine
+// allows at that moment as far from its roof ("latency bound"). So when a run's verdicts
+// compare work with a DRAM roof, the same bandwidth kernel is run again at the thread
+// counts those roofs use, and the record says what it found. It is evidence, not a new
+// roof: the host can change again within seconds (a check right after a run has read 0.57
+// of the profile while the run itself had just streamed at 1.1 of it), so verdicts stay
+// against the profile, and a check outside the tolerance says how far they may be off.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "diagnosis/machine_profile.hpp"
+
+namespace ceiling::measure {
+
+// Relative difference between today's DRAM bandwidth and the profile's beyond which the run
+// is judged at today's: the sweep's own run-to-run spread on a quiet machine stays below it.
+inline constexpr double dram_check_tolerance = 0.10;
+
+struct DramCheck {
+    int threads = 1;
+    std::string kernel;       // the sweep kernel of the profile's DRAM roof at these threads
+    double profile_bytes_per_s = 0;
+    double now_bytes_per_s = 0;  // best of a few timed runs, measured now
+    double ratio() const { return now_bytes_per_s / profile_bytes_per_s; }
+    bool outside_tolerance() const { return ratio() < 1 - dram_check_tolerance || ratio() > 1 + dram_check_tolerance; }
+};
+
+// Measures the profile's DRAM roof (its best kernel) at each of `threads` that the profile
+// has a DRAM roof for, over a working set in the roof's plateau, for a fraction of a second
+// each. Thread counts without a DRAM roof in the profile are skipped.
+std::vector<DramCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
+
+// One line for the record's notes: what was measured now against the profile.
+std::string describe_dram_checks(const std::vector<DramCheck>& checks);
+
+}  // namespace ceiling::measure

@@ -186,7 +186,23 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"budget_checks", r.budget_checks},
          {"diagnosis", r.diagnosis},
          {"region_diagnoses", r.region_diagnoses},
-         {"notes", r.notes}};
+         {"notes", r.notes},
+         {"roof_checks", r.roof_checks}};
+}
+
+void to_json(nlohmann::json& j, const RoofCheck& c) {
+    j = {{"level", c.level},
+         {"kernel", c.kernel},
+         {"threads", c.threads},
+         {"profile_bytes_per_s", c.profile_bytes_per_s},
+         {"now_bytes_per_s", c.now_bytes_per_s}};
+}
+void from_json(const nlohmann::json& j, RoofCheck& c) {
+    j.at("level").get_to(c.level);
+    j.at("kernel").get_to(c.kernel);
+    j.at("threads").get_to(c.threads);
+    j.at("profile_bytes_per_s").get_to(c.profile_bytes_per_s);
+    j.at("now_bytes_per_s").get_to(c.now_bytes_per_s);
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {
@@ -228,6 +244,8 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
         get_optional(j, "diagnosis", r.diagnosis);
         j.at("region_diagnoses").get_to(r.region_diagnoses);
         j.at("notes").get_to(r.notes);
+        // Records written before roof checks existed have none.
+        if (const auto c = j.find("roof_checks"); c != j.end()) c->get_to(r.roof_checks);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed run record: ") + e.what());

@@ -132,6 +132,17 @@ struct RunOptions {
     std::optional<std::string> model_regions;  // --model-regions REGEX
 };
 
+// A roof measured again right after a run (agent/measure/roof_check.hpp): how far the
+// machine was, then, from the profile the run is judged against. Evidence, not a roof.
+struct RoofCheck {
+    std::string level;   // "DRAM"
+    std::string kernel;  // the sweep kernel of the profile's roof at these threads
+    int threads = 1;
+    double profile_bytes_per_s = 0;
+    double now_bytes_per_s = 0;  // best of a few timed runs
+    double ratio() const { return now_bytes_per_s / profile_bytes_per_s; }
+};
+
 struct RunRecord {
     int schema_version = run_record_schema_version;
     RecordKind kind = RecordKind::run;
@@ -170,11 +181,15 @@ struct RunRecord {
     std::optional<Diagnosis> diagnosis;      // the run as a whole (absent: not judged)
     std::vector<RegionVerdict> region_diagnoses;
     std::vector<std::string> notes;  // what could not be measured, and why
+    std::vector<RoofCheck> roof_checks;  // empty: none was needed (or --no-roof-check)
 
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;
     const RecordedRegion* region(const std::string& path) const;
 };
+
+void to_json(nlohmann::json& j, const RoofCheck& c);
+void from_json(const nlohmann::json& j, RoofCheck& c);
 
 std::string_view to_string(RecordKind k);
 std::string_view to_string(EndKind k);

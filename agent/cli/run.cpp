@@ -91,8 +91,9 @@ void check_dram_roofs(RunRecord& record) {
     for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
     if (record.diagnosis) collect(*record.diagnosis);
     if (threads.empty()) return;
-    const auto checks = measure::measure_dram_now(*record.machine_profile, threads);
-    if (!checks.empty()) record.notes.push_back(measure::describe_dram_checks(checks));
+    record.roof_checks = measure::measure_dram_now(*record.machine_profile, threads);
+    if (!record.roof_checks.empty())
+        record.notes.push_back(measure::describe_dram_checks(record.roof_checks));
 }
 
 int run_command(const RunArgs& a, const GlobalOptions& global) {

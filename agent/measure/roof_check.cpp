@@ -40,8 +40,8 @@ std::string gbs(double bytes_per_s) {
 
 }  // namespace
 
-std::vector<DramCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads) {
-    std::vector<DramCheck> out;
+std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads) {
+    std::vector<RoofCheck> out;
     const auto& impl = kernels::best_bandwidth_impl();
     for (const int t : threads) {
         const BandwidthRoof* roof = dram_roof(profile, t);
@@ -75,12 +75,12 @@ std::vector<DramCheck> measure_dram_now(const MachineProfile& profile, const std
         const double bytes = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
         double best = 0;
         for (int i = 0; i < timed_runs; ++i) best = std::max(best, bytes / run(passes));
-        out.push_back({t, roof->kernel, roof->bytes_per_s.median, best});
+        out.push_back({"DRAM", roof->kernel, t, roof->bytes_per_s.median, best});
     }
     return out;
 }
 
-std::string describe_dram_checks(const std::vector<DramCheck>& checks) {
+std::string describe_dram_checks(const std::vector<RoofCheck>& checks) {
     std::string s = "DRAM bandwidth measured again after the run:";
     bool off = false;
     for (std::size_t i = 0; i < checks.size(); ++i) {
@@ -90,7 +90,7 @@ std::string describe_dram_checks(const std::vector<DramCheck>& checks) {
         s += std::string(i ? ";" : "") + " " + std::to_string(c.threads) +
              (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " + gbs(c.now_bytes_per_s) +
              ", " + ratio + " x the profile's " + gbs(c.profile_bytes_per_s);
-        off = off || c.outside_tolerance();
+        off = off || outside_tolerance(c);
     }
     char tol[8];
     std::snprintf(tol, sizeof tol, "%.0f", dram_check_tolerance * 100);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "diagnosis/machine_profile.hpp"
+#include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
 
@@ -24,21 +25,17 @@ namespace ceiling::measure {
 // is judged at today's: the sweep's own run-to-run spread on a quiet machine stays below it.
 inline constexpr double dram_check_tolerance = 0.10;
 
-struct DramCheck {
-    int threads = 1;
-    std::string kernel;       // the sweep kernel of the profile's DRAM roof at these threads
-    double profile_bytes_per_s = 0;
-    double now_bytes_per_s = 0;  // best of a few timed runs, measured now
-    double ratio() const { return now_bytes_per_s / profile_bytes_per_s; }
-    bool outside_tolerance() const { return ratio() < 1 - dram_check_tolerance || ratio() > 1 + dram_check_tolerance; }
-};
+// Whether a check moved beyond dram_check_tolerance, either way.
+inline bool outside_tolerance(const RoofCheck& c) {
+    return c.ratio() < 1 - dram_check_tolerance || c.ratio() > 1 + dram_check_tolerance;
+}
 
 // Measures the profile's DRAM roof (its best kernel) at each of `threads` that the profile
 // has a DRAM roof for, over a working set in the roof's plateau, for a fraction of a second
 // each. Thread counts without a DRAM roof in the profile are skipped.
-std::vector<DramCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
+std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
 
 // One line for the record's notes: what was measured now against the profile.
-std::string describe_dram_checks(const std::vector<DramCheck>& checks);
+std::string describe_dram_checks(const std::vector<RoofCheck>& checks);
 
 }  // namespace ceiling::measure

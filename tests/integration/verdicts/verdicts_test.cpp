@@ -141,11 +141,11 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         }
         const RunRecord rec = parse_run_record(slurp(out));
         // The host's memory bandwidth was not what the profile measured (other tenants of a
-        // shared host; ceiling measured it again after the run): the neighbours, not the method.
-        if (std::any_of(rec.notes.begin(), rec.notes.end(), [](const std::string& n) {
-                return n.starts_with("DRAM bandwidth measured again") &&
-                       n.find("more than") != std::string::npos;
-            })) {
+        // shared host; ceiling measured it again after the run): the neighbours, not the
+        // method. The product's own tolerance (10 %): the check is a best of three 50 ms runs,
+        // the quick profile a best of short noisy ones, a few percent apart on a quiet host.
+        if (std::any_of(rec.roof_checks.begin(), rec.roof_checks.end(),
+                        [](const RoofCheck& k) { return std::abs(k.ratio() - 1) > 0.10; })) {
             ++contended;
             continue;
         }

@@ -28,14 +28,14 @@ TEST(DramCheck, MeasuresOnlyTheThreadCountsTheProfileHasARoofFor) {
 }
 
 TEST(DramCheck, TheNoteSaysWhetherTheHostMovedBeyondTheTolerance) {
-    const DramCheck same{2, "triad", 60e9, 57e9}, moved{2, "triad", 60e9, 35e9};
-    EXPECT_FALSE(same.outside_tolerance());
-    EXPECT_TRUE(moved.outside_tolerance());
-    EXPECT_TRUE((DramCheck{1, "read", 30e9, 34e9}.outside_tolerance())) << "above counts too";
+    const RoofCheck same{"DRAM", "triad", 2, 60e9, 57e9}, moved{"DRAM", "triad", 2, 60e9, 35e9};
+    EXPECT_FALSE(outside_tolerance(same));
+    EXPECT_TRUE(outside_tolerance(moved));
+    EXPECT_TRUE(outside_tolerance(RoofCheck{"DRAM", "read", 1, 30e9, 34e9})) << "above counts too";
     EXPECT_EQ(describe_dram_checks({same}),
               "DRAM bandwidth measured again after the run: 2 threads triad 57.0 GB/s, 0.95 x "
               "the profile's 60.0 GB/s: within 10 % of the profile");
-    const std::string m = describe_dram_checks({DramCheck{1, "triad", 30e9, 29e9}, moved});
+    const std::string m = describe_dram_checks({RoofCheck{"DRAM", "triad", 1, 30e9, 29e9}, moved});
     EXPECT_NE(m.find("1 thread triad 29.0 GB/s, 0.97 x the profile's 30.0 GB/s; 2 threads triad "
                      "35.0 GB/s, 0.58 x"),
               std::string::npos)

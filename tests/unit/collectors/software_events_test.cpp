@@ -227,8 +227,10 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
         const TwoThreadRun run = run_two_busy_threads();
         ASSERT_TRUE(run.task_clock) << "task-clock absent";
         // Task-clock is the counted threads' CPU time: it agrees with their own clocks and
-        // with rusage over the same interval (both within scheduling-tick slack).
-        EXPECT_NEAR(*run.task_clock, run.threads_cpu, 0.05 * run.threads_cpu + 0.02);
+        // with rusage over the same interval, within the same slack (scheduling ticks, and the
+        // process's own thread start-up and joins, which its threads' clocks leave out: 12 %
+        // was seen with a parallel build beside it).
+        EXPECT_NEAR(*run.task_clock, run.threads_cpu, 0.1 * run.threads_cpu + 0.03);
         EXPECT_NEAR(*run.task_clock, run.process_cpu, 0.1 * run.process_cpu + 0.03);
         EXPECT_TRUE(run.readings.find("context_switches"));
         EXPECT_TRUE(run.readings.find("cpu_migrations"));

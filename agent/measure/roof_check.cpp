@@ -95,10 +95,9 @@ std::string describe_dram_checks(const std::vector<RoofCheck>& checks) {
     char tol[8];
     std::snprintf(tol, sizeof tol, "%.0f", dram_check_tolerance * 100);
     s += off ? std::string(": more than ") + tol +
-                      " % from the profile: this host's memory bandwidth is shared with work "
-                      "ceiling cannot see, so fractions of the DRAM roof may be off by that much "
-                      "(judge the distribution with --repeat, or measure on a quiet host)"
-                : std::string(": within ") + tol + " % of the profile";
+                   " % off (memory shared with work ceiling cannot see on this host): DRAM "
+                   "fractions may be off by as much; judge the distribution with --repeat"
+             : std::string(": within ") + tol + " % of the profile";
     return s;
 }
 

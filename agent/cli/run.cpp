@@ -9,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <regex>
-#include <set>
 #include <sstream>
 
 #include <spdlog/spdlog.h>
@@ -77,27 +76,6 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     }
     if (b.empty()) return std::nullopt;
     return b;
-}
-
-// Verdicts that a DRAM roof can decide (a fraction of it at least `far`): the bandwidth the
-// host gives now, measured again at the thread counts of those roofs, as evidence of how far
-// off they may be (roof_check.hpp). Work far below its DRAM roof is not checked: a drifting
-// roof cannot change its verdict, and the check would only cost time.
-void check_dram_roofs(RunRecord& record) {
-    if (!record.machine_profile) return;
-    std::set<int> threads;
-    auto collect = [&](const Diagnosis& d) {
-        for (const auto& r : d.roofs)
-            if (r.kind == RoofKind::bandwidth && r.level == "DRAM" && r.fraction &&
-                *r.fraction >= record.thresholds.far)
-                threads.insert(r.threads);
-    };
-    for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
-    if (record.diagnosis) collect(*record.diagnosis);
-    if (threads.empty()) return;
-    record.roof_checks = measure::measure_dram_now(*record.machine_profile, threads);
-    if (!record.roof_checks.empty())
-        record.notes.push_back(measure::describe_dram_checks(record.roof_checks));
 }
 
 int run_command(const RunArgs& a, const GlobalOptions& global) {
@@ -174,7 +152,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     measure::add_to_record(run, plan, record);
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
-    if (!a.no_roof_check) check_dram_roofs(record);
+    if (!a.no_roof_check) measure::check_dram_roofs(record);
 
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal

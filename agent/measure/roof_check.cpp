@@ -101,4 +101,25 @@ std::string describe_dram_checks(const std::vector<RoofCheck>& checks) {
     return s;
 }
 
+// Verdicts that a DRAM roof can decide (a fraction of it at least `far`): the bandwidth the
+// host gives now, measured again at the thread counts of those roofs, as evidence of how far
+// off they may be (roof_check.hpp). Work far below its DRAM roof is not checked: a drifting
+// roof cannot change its verdict, and the check would only cost time.
+void check_dram_roofs(RunRecord& record) {
+    if (!record.machine_profile) return;
+    std::set<int> threads;
+    auto collect = [&](const Diagnosis& d) {
+        for (const auto& r : d.roofs)
+            if (r.kind == RoofKind::bandwidth && r.level == "DRAM" && r.fraction &&
+                *r.fraction >= record.thresholds.far)
+                threads.insert(r.threads);
+    };
+    for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
+    if (record.diagnosis) collect(*record.diagnosis);
+    if (threads.empty()) return;
+    record.roof_checks = measure_dram_now(*record.machine_profile, threads);
+    if (!record.roof_checks.empty())
+        record.notes.push_back(describe_dram_checks(record.roof_checks));
+}
+
 }  // namespace ceiling::measure

@@ -38,4 +38,8 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
 // One line for the record's notes: what was measured now against the profile.
 std::string describe_dram_checks(const std::vector<RoofCheck>& checks);
 
+// For a judged run record: measures the DRAM roofs its verdicts can depend on (a fraction
+// of at least `far`) and fills record.roof_checks and a note; nothing when none does.
+void check_dram_roofs(RunRecord& record);
+
 }  // namespace ceiling::measure

@@ -102,6 +102,16 @@ std::optional<double> printed_truth(const std::string& out) {
     return std::strtod(out.c_str() + at + 17, nullptr);
 }
 
+// In a sanitizer build ceiling itself is unoptimised and instrumented: its bandwidth kernels
+// (C++, unlike the inline-assembly compute roofs) measure a fraction of the machine, so the
+// roofs are not the machine's. The programs still run under it (memory safety of everything
+// ceiling does with them); the verdicts are judged in the optimised build.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool roofs_are_the_machines = false;
+#else
+constexpr bool roofs_are_the_machines = true;
+#endif
+
 class Verdicts : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
@@ -175,7 +185,9 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
 
         // Above the roof only ever after the roof of the cores in use was chosen: never here.
         for (const auto& v : rec.region_diagnoses) {
-            EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof) << v.path << " in run " << run;
+            if (roofs_are_the_machines) {
+                EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof) << v.path << " in run " << run;
+            }
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;
             // The roof of the cores in use: the threads that many busy cores need.
@@ -186,6 +198,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                 << v.path << ": " << v.diagnosis.findings.front().detail;
         }
     }
+    if (!roofs_are_the_machines) GTEST_SKIP() << "verdicts not judged: roofs from a sanitizer build" << seen;
     EXPECT_EQ(hits, runs) << c.program << " is labelled " << to_string(c.bound) << ":" << seen;
 }
 

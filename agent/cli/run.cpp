@@ -23,6 +23,7 @@
 #include "agent/measure/run_trace.hpp"
 #include "agent/measure/torch_run.hpp"
 #include "agent/output/atomic_file.hpp"
+#include "agent/output/progress.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
@@ -141,6 +142,15 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
             throw MeasurementError(e.what());
         }
     }
+    // Progress between executions when there are several (the program's own output is its
+    // own business; one line, rewritten in place, on a terminal only).
+    std::optional<output::Progress> progress;
+    if (a.warmup + a.repeat > 1 && output::progress_wanted(global.quiet)) {
+        progress.emplace("ceiling run", a.warmup + a.repeat, true);
+        plan.on_execution = [&](int i) {
+            progress->step(i <= a.warmup ? "warm-up" : "execution " + std::to_string(i - a.warmup));
+        };
+    }
     measure::ProgramRun run;
     try {
         run = measure::run_program(plan);
@@ -149,6 +159,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     } catch (const std::runtime_error& e) {
         throw MeasurementError(e.what());
     }
+    progress.reset();
     measure::add_to_record(run, plan, record);
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);

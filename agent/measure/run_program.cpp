@@ -255,6 +255,7 @@ ProgramRun run_program(const RunPlan& plan) {
         for (int i = 0; i < total && !forwarding.received(); ++i) {
             run.executions.push_back(run_once(plan, spec, i, inject, cuda.unavailable.empty(),
                                               capture_base.dir, run, gpu_absent, counting));
+            if (plan.on_execution) plan.on_execution(i + 1);
             // A failing program is not run again: its record says how it ended.
             if (!run.executions.back().execution.end.succeeded()) break;
         }

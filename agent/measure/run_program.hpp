@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <regex>
 #include <string>
@@ -30,6 +31,8 @@ struct RunPlan {
     // cover every instance.
     std::size_t durations_kept = 10000;
     std::size_t series_points_kept = 20000;
+    // Called after each execution (warm-ups included) with its 1-based index: progress.
+    std::function<void(int)> on_execution;
 };
 
 // What one execution left: its record entry, its NVTX capture and its GPU activity with

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 
 namespace ceiling::output {
@@ -18,6 +19,11 @@ Progress::~Progress() {
 void Progress::step(const std::string& what) {
     ++done_;
     if (!enabled_) return;
+    // At most ten lines a second: thousands of quick steps (run --repeat) would otherwise
+    // spend their time drawing.
+    const auto now = std::chrono::steady_clock::now();
+    if (done_ != total_ && now - last_ < std::chrono::milliseconds(100)) return;
+    last_ = now;
     std::fprintf(stderr, "\r\033[K%s [%d/%d] %s", title_.c_str(), done_, total_, what.c_str());
     std::fflush(stderr);
 }

@@ -2,6 +2,7 @@
 // Progress for long work, on stderr and only when stderr is a terminal (never in logs or
 // pipes): "[ 12/40] measuring read 1 thread 256 KiB", rewritten in place.
 
+#include <chrono>
 #include <string>
 
 namespace ceiling::output {
@@ -20,6 +21,7 @@ private:
     int total_;
     int done_ = 0;
     bool enabled_;
+    std::chrono::steady_clock::time_point last_{};
 };
 
 // True when progress should be drawn: stderr is a terminal and not quiet.

@@ -163,7 +163,8 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     measure::add_to_record(run, plan, record);
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
-    if (!a.no_roof_check) measure::check_dram_roofs(record);
+    // Not after Ctrl-C: the user asked to stop, not for another measurement.
+    if (!a.no_roof_check && !run.interrupted_by) measure::check_dram_roofs(record);
 
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal

@@ -25,6 +25,7 @@ const BudgetField& field(std::string_view name, bool allow_flag_name) {
         if (f.name == name || (allow_flag_name && f.flag == name)) return f;
     std::string known;
     for (const auto& f : fields) known += (known.empty() ? "" : ", ") + std::string(f.name);
+    known += ", because";
     throw std::invalid_argument("unknown budget '" + std::string(name) + "' (known: " + known +
                                 ")");
 }
@@ -135,11 +136,18 @@ void to_json(nlohmann::json& j, const Budgets& b) {
     j = nlohmann::json::object();
     for (const auto& f : fields)
         if (b.*f.member) j[std::string(f.name)] = *(b.*f.member);
+    if (!b.because.empty()) j["because"] = b.because;
 }
 void from_json(const nlohmann::json& j, Budgets& b) {
     if (!j.is_object()) throw std::invalid_argument("budgets must be a JSON object");
     b = Budgets{};
     for (const auto& [key, value] : j.items()) {
+        if (key == "because") {
+            if (!value.is_string() || value.get<std::string>().empty())
+                throw std::invalid_argument("budget because must be a sentence (a non-empty string)");
+            b.because = value.get<std::string>();
+            continue;
+        }
         const BudgetField& f = field(key, false);
         if (value.is_number()) {
             const double v = value.get<double>();

@@ -5,7 +5,9 @@
 //
 // Budget file (JSON): any of the fields below, each a number in the unit its name ends
 // with, or a string with a unit: {"latency_s": "12ms", "latency_p99_s": 0.02,
-// "memory_bytes": "1.5GiB", "energy_j": "5J", "power_w": 30}.
+// "memory_bytes": "1.5GiB", "energy_j": "5J", "power_w": 30, "because": "..."}.
+// `because` is the sentence that makes them a budget ("if we miss any of these, the product
+// does not work, because ..."); without it they are shown as a preference.
 
 #include <optional>
 #include <span>
@@ -28,7 +30,8 @@ struct Budgets {
     std::optional<double> memory_bytes;   // peak footprint
     std::optional<double> energy_j;       // per run
     std::optional<double> power_w;        // mean over a run
-    bool empty() const;
+    std::string because;                  // why missing them breaks the product; empty: none
+    bool empty() const;                   // no number set (a sentence alone is no budget)
 };
 
 struct BudgetField {

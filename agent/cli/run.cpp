@@ -43,6 +43,7 @@ struct RunArgs {
     std::string latency_budget;
     std::string memory_budget;
     std::string budget_file;
+    std::string because;
     bool fail_on_budget = false;
     std::string model_regions;
     bool torch = false;
@@ -75,7 +76,13 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
             throw UsageError(std::string("--") + name + "-budget: " + e.what());
         }
     }
-    if (b.empty()) return std::nullopt;
+    if (!a.because.empty()) b.because = a.because;
+    if (b.empty()) {
+        if (!b.because.empty())
+            throw UsageError("a 'because' needs a budget to explain (--latency-budget, "
+                             "--memory-budget or --budget FILE)");
+        return std::nullopt;
+    }
     return b;
 }
 
@@ -219,6 +226,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
     app->add_option("--latency-budget", args->latency_budget, "Wall-time budget per execution, e.g. 12ms");
     app->add_option("--memory-budget", args->memory_budget, "Peak resident memory budget, e.g. 40MB");
     app->add_option("--budget", args->budget_file, "Budgets from a JSON file");
+    app->add_option("--because", args->because,
+                    "Why missing the budgets breaks the product (\"... because the frame is 33 ms\");\n"
+                    "without it they are shown as a preference");
     app->add_flag("--fail-on-budget", args->fail_on_budget,
                   "Exit with status 3 when the program succeeded but a budget was missed (for CI)");
     app->add_option("--model-regions", args->model_regions,

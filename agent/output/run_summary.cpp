@@ -114,6 +114,11 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
 void render_budgets(const RunRecord& r, std::ostream& out) {
     if (r.budget_checks.empty()) return;
     out << "\nBudgets\n";
+    if (r.budgets && !r.budgets->because.empty())
+        out << "  because " << r.budgets->because << "\n";
+    else
+        out << "  no 'because': a preference, not yet a budget (say why missing it breaks the "
+               "product: --because, or \"because\" in the budget file)\n";
     for (const auto& c : r.budget_checks) {
         out << "  " << c.name << ": budget " << quantity(c.name, c.budget) << ", actual "
             << (c.actual ? quantity(c.name, *c.actual) : std::string("not measured")) << ": "

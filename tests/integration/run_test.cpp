@@ -198,6 +198,18 @@ TEST(Run, LatencyBudgetPassesAndFails) {
     auto report_only = ceiling_run(dir / "r.json", {"--latency-budget", "1ms"}, {run_target, "sleep", "0.05"});
     EXPECT_EQ(report_only.exit_code, 0);
     EXPECT_NE(report_only.err.find("FAIL"), std::string::npos) << report_only.err;
+    EXPECT_NE(report_only.err.find("no 'because': a preference"), std::string::npos) << report_only.err;
+    // With the sentence it is a budget: kept in the record and printed with the checks.
+    auto because = ceiling_run(dir / "because.json",
+                               {"--latency-budget", "10s", "--because", "the frame is 33 ms"},
+                               {run_target, "exit", "0"});
+    EXPECT_EQ(because.exit_code, 0) << because.err;
+    EXPECT_NE(because.err.find("because the frame is 33 ms"), std::string::npos) << because.err;
+    const RunRecord rb = read_record(dir / "because.json");
+    ASSERT_TRUE(rb.budgets);
+    EXPECT_EQ(rb.budgets->because, "the frame is 33 ms");
+    // A sentence without a budget to explain is bad input.
+    EXPECT_EQ(ceiling_run(dir / "x.json", {"--because", "reasons"}, {run_target, "exit", "0"}).exit_code, 2);
     // The program's own failure wins over a missed budget.
     auto both = ceiling_run(dir / "b.json", {"-q", "--latency-budget", "1ms", "--fail-on-budget"},
                             {run_target, "exit", "5"});

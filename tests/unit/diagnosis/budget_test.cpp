@@ -145,6 +145,18 @@ TEST(Budgets, FileWithNumbersAndUnits) {
     EXPECT_EQ(nlohmann::json(back), j);
 }
 
+// The sentence that makes numbers a budget: kept, round-tripped, and never a budget alone.
+TEST(Budgets, BecauseIsKeptAndIsNoBudgetByItself) {
+    const Budgets b = parse_budgets(
+        R"({"latency_s": "12ms", "because": "the frame is 33 ms and capture needs the rest"})");
+    EXPECT_EQ(b.because, "the frame is 33 ms and capture needs the rest");
+    EXPECT_FALSE(b.empty());
+    EXPECT_EQ(nlohmann::json(nlohmann::json(b).get<Budgets>()), nlohmann::json(b));
+    EXPECT_TRUE(parse_budgets(R"({"because": "reasons"})").empty());
+    EXPECT_THROW(parse_budgets(R"({"because": ""})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"because": 3})"), std::invalid_argument);
+}
+
 TEST(Budgets, BadFilesAndFlags) {
     EXPECT_THROW(parse_budgets(R"({"latency": "12ms"})"), std::invalid_argument);  // unknown key
     EXPECT_THROW(parse_budgets(R"({"latency_s": "12 parsecs"})"), std::invalid_argument);

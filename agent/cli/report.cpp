@@ -24,6 +24,7 @@ struct ReportArgs {
     std::vector<std::string> records;
     std::string html;
     std::string profile;
+    std::string budget_file;
     ThresholdArgs thresholds;
 };
 }  // namespace
@@ -42,11 +43,16 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
     app->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
     app->add_option("--profile", args->profile,
                     "Judge against this machine profile instead of the record's");
+    app->add_option("--budget", args->budget_file,
+                    "Judge against the budgets of this file instead of the record's (budgets set\n"
+                    "after the measurement: no need to run again)");
     add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
                 check_output_paths({args->html});
                 std::optional<MachineProfile> profile;
                 if (!args->profile.empty()) profile = store::load_profile(args->profile);
+                std::optional<Budgets> budgets;
+                if (!args->budget_file.empty()) budgets = read_budget_file(args->budget_file);
                 std::vector<RunRecord> records;
                 std::vector<std::string> names;
                 for (const auto& path : args->records) {
@@ -55,6 +61,7 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                         r.machine_profile = profile;
                         r.machine_profile_path = std::filesystem::absolute(args->profile).string();
                     }
+                    if (budgets) r.budgets = budgets;
                     r.thresholds = thresholds_of(args->thresholds, r.thresholds);
                     measure::judge_record(r);
                     records.push_back(std::move(r));

@@ -57,15 +57,7 @@ struct RunArgs {
 // Budgets: --budget FILE first, then the flags over it (the engine's names and units).
 std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     Budgets b;
-    if (!a.budget_file.empty()) {
-        // Read like every file the user names: a FIFO or a device is refused, never waited on.
-        const std::string text = read_text(a.budget_file, "budget file");
-        try {
-            b = parse_budgets(text);
-        } catch (const std::exception& e) {
-            throw UsageError("--budget " + a.budget_file + ": " + e.what());
-        }
-    }
+    if (!a.budget_file.empty()) b = read_budget_file(a.budget_file);
     const std::pair<const char*, const std::string*> flags[] = {{"latency", &a.latency_budget},
                                                                 {"memory", &a.memory_budget}};
     for (const auto& [name, text] : flags) {

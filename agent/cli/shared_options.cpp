@@ -85,6 +85,16 @@ void check_output_paths(std::initializer_list<std::filesystem::path> paths) {
     }
 }
 
+Budgets read_budget_file(const std::string& path) {
+    // Read like every file the user names: a FIFO or a device is refused, never waited on.
+    const std::string text = read_text(path, "budget file");
+    try {
+        return parse_budgets(text);
+    } catch (const std::exception& e) {
+        throw UsageError("--budget " + path + ": " + e.what());
+    }
+}
+
 std::string read_text(const std::filesystem::path& path, std::string_view what) {
     return store::read_input_file(path, what, 1u << 20);  // a few lines of settings
 }

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "agent/cli/command.hpp"
+#include "diagnosis/budget.hpp"
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/thresholds.hpp"
 
@@ -41,6 +42,10 @@ void add_threshold_options(CLI::App* app, ThresholdArgs& args);
 // `base` (the defaults, or a record's own for `report`), then the file, then the
 // assignments; validated. UsageError (exit 2) naming the file or the field at fault.
 Thresholds thresholds_of(const ThresholdArgs& args, Thresholds base = {});
+
+// Budgets from a budget file (diagnosis/budget.hpp); UsageError naming the file when it
+// cannot be read or is not a budget file.
+Budgets read_budget_file(const std::string& path);
 
 // A whole text file; UsageError "cannot read WHAT FILE: reason" when it cannot be read.
 std::string read_text(const std::filesystem::path& path, std::string_view what);

@@ -37,6 +37,28 @@ TEST(Diff, OneRunEachSaysTheNoiseIsUnknown) {
     EXPECT_NE(r.out.find("noise unknown"), std::string::npos) << r.out;
 }
 
+// Budgets set after the measurement: report and diff judge saved records against a budget
+// file given later, and diff says which budgets flipped between the two.
+TEST(Diff, ABudgetGivenLaterJudgesSavedRecords) {
+    TempDir dir;
+    ASSERT_EQ(ceiling_run(dir / "fast.json", {"-q"}, {run_target, "sleep", "0.01"}).exit_code, 0);
+    ASSERT_EQ(ceiling_run(dir / "slow.json", {"-q"}, {run_target, "sleep", "0.3"}).exit_code, 0);
+    std::ofstream(dir / "budget.json") << R"({"latency_s": "150ms", "because": "the frame is 200 ms"})";
+    const auto report = run_ceiling({"report", "--budget", (dir / "budget.json").string(),
+                                     (dir / "fast.json").string()});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_NE(report.out.find("because the frame is 200 ms"), std::string::npos) << report.out;
+    EXPECT_NE(report.out.find("latency_p50_s: budget 150.0 ms"), std::string::npos) << report.out;
+    const auto diff = run_ceiling({"diff", "--budget", (dir / "budget.json").string(),
+                                   (dir / "fast.json").string(), (dir / "slow.json").string()});
+    ASSERT_EQ(diff.exit_code, 0) << diff.err;
+    EXPECT_NE(diff.out.find("latency_p50_s: passed -> MISSED"), std::string::npos) << diff.out;
+    // The records themselves are not changed by being judged again.
+    EXPECT_FALSE(read_record(dir / "fast.json").budgets);
+    EXPECT_EQ(run_ceiling({"report", "--budget", (dir / "missing.json").string(),
+                           (dir / "fast.json").string()}).exit_code, 2);
+}
+
 TEST(Diff, BadInputIsExit2NamingTheFile) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "a.json", {"-q"}, {run_target, "exit", "0"}).exit_code, 0);

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 19> fields = {{
+const std::array<ThresholdField, 20> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -47,6 +47,8 @@ const std::array<ThresholdField, 19> fields = {{
     {"major_page_faults_per_s", &T::major_page_faults_per_s, "major (disk) page faults per second"},
     {"device_wait_share", &T::device_wait_share, "share of wall time waiting for a device"},
     {"device_copy_share", &T::device_copy_share, "share of wall time copying to or from a device"},
+    {"stop_margin", &T::stop_margin,
+     "smallest budget margin (budget - actual) / budget at which optimising stops"},
 }};
 
 std::string num(double v) {
@@ -56,9 +58,10 @@ std::string num(double v) {
 }
 
 // Fields that are fractions of something and so lie in (0, 1].
-constexpr std::array<double T::*, 8> shares = {
+constexpr std::array<double T::*, 9> shares = {
     &T::model_share,       &T::capacity,          &T::cpu_utilisation,        &T::system_time_share,
-    &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share};
+    &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share,
+    &T::stop_margin};
 constexpr std::array<double T::*, 6> rates = {
     &T::context_switches_per_s,         &T::page_faults_per_s, &T::major_page_faults_per_s,
     &T::involuntary_switches_per_cpu_s, &T::run_queue_per_cpu, &T::fault_churn_ratio};

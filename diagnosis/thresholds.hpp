@@ -48,6 +48,9 @@ struct Thresholds {
     double major_page_faults_per_s = 1;    // faults that read from disk
     double device_wait_share = 0.20;       // wall time blocked on an accelerator
     double device_copy_share = 0.10;       // wall time copying between host and device
+    // Budgets: inside every one with at least this margin ((budget - actual) / budget), stop
+    // optimising; less leaves no room for thermal throttling or a year of features.
+    double stop_margin = 0.20;
 };
 
 // One named field of Thresholds.

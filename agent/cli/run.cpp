@@ -51,6 +51,7 @@ struct RunArgs {
     std::string output;
     std::string trace;
     std::string profile;
+    ThresholdArgs thresholds;
     std::vector<std::string> command;
 };
 
@@ -99,6 +100,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
 
     RunRecord record;
     record.kind = RecordKind::run;
+    record.thresholds = thresholds_of(a.thresholds);
     record.command = a.command;
     measure::fill_record_context(record);
     // A default name is chosen when the record is written, never one that exists.
@@ -235,6 +237,7 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");
     app->add_option("--trace", args->trace, "Also write a Chrome/Perfetto trace to this file");
     app->add_option("--profile", args->profile, "Machine profile to judge against (default: the saved one)");
+    add_threshold_options(app, args->thresholds);
     app->add_option("command", args->command, "PROGRAM [ARGS...], best after --");
     // Everything from the program's name on is the program's, options included (CLI11's
     // prefix_command would still read options after it).

@@ -111,6 +111,62 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
         out << "  (no machine profile: regions are not placed on the roofline; run `ceiling machine`)\n";
 }
 
+// The next lever, in the method's order: the run's own diagnosis first (it holds the
+// system), else the longest judged region's.
+std::string next_lever(const RunRecord& r, const RecordedRegion* dominant) {
+    const Diagnosis* d = r.diagnosis && !r.diagnosis->levers.empty() ? &*r.diagnosis : nullptr;
+    if (!d && dominant)
+        for (const auto& v : r.region_diagnoses)
+            if (v.path == dominant->path && !v.diagnosis.levers.empty()) d = &v.diagnosis;
+    if (!d) return "unknown (no diagnosis with a lever: declare the work of the regions)";
+    return std::string(to_string(d->levers.front().lever)) + " (" + d->levers.front().move + ")";
+}
+
+// The longest region that was judged against a roof, and how close to it it ran.
+std::string headroom(const RunRecord& r, const RecordedRegion*& dominant) {
+    double longest = -1;
+    const Diagnosis* judged = nullptr;
+    for (const auto& v : r.region_diagnoses) {
+        const RecordedRegion* g = r.region(v.path);
+        if (!g || v.diagnosis.roofs.empty()) continue;
+        const double t = mean(g->total_s_per_execution);
+        if (t > longest) longest = t, dominant = g, judged = &v.diagnosis;
+    }
+    if (!judged) return "";
+    const RoofComparison* best = nullptr;
+    for (const auto& c : judged->roofs)
+        if (c.fraction && (!best || *c.fraction > *best->fraction)) best = &c;
+    if (!best) return "";
+    return "; the longest judged region, " + dominant->path + ", runs at " + percent(*best->fraction) +
+           " of its " + (best->kind == RoofKind::compute ? best->roof : best->level) + " roof";
+}
+
+// The method's deliberate stop: inside every budget with margin to spare, stop; otherwise
+// the next lever. With the achieved fraction of peak, so the next person knows what is left.
+void render_stop_line(const RunRecord& r, std::ostream& out) {
+    const auto met = budgets_met(std::span<const BudgetCheck>(r.budget_checks));
+    std::optional<double> margin;
+    for (const auto& c : r.budget_checks)
+        if (c.margin) margin = margin ? std::min(*margin, *c.margin) : *c.margin;
+    const RecordedRegion* dominant = nullptr;
+    const std::string left = headroom(r, dominant);
+    const std::string lever = next_lever(r, dominant);
+    const double stop = r.thresholds.stop_margin;
+    out << "  ";
+    if (met == false)
+        out << "a budget is missed: next lever " << lever << left << "\n";
+    else if (!met || !margin)
+        out << "not every budget was measured: no decision to stop" << left << "\n";
+    else if (*margin >= stop)
+        out << "inside every budget with at least " << percent(*margin) << " margin (stop_margin "
+            << percent(stop) << "): stop; spend the next lever, " << lever
+            << ", only if a budget tightens" << left << "\n";
+    else
+        out << "inside every budget, but with only " << percent(*margin) << " margin (under "
+            << percent(stop) << ": thermal throttling or a year of features would break it): "
+            << "next lever " << lever << left << "\n";
+}
+
 void render_budgets(const RunRecord& r, std::ostream& out) {
     if (r.budget_checks.empty()) return;
     out << "\nBudgets\n";
@@ -127,6 +183,7 @@ void render_budgets(const RunRecord& r, std::ostream& out) {
         if (!c.note.empty()) out << "; " << c.note;
         out << "\n";
     }
+    render_stop_line(r, out);
 }
 
 }  // namespace

@@ -295,6 +295,29 @@ TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {
     EXPECT_NE(r.err.find("/proc/ceiling-cannot-write/r.json"), std::string::npos) << r.err;
 }
 
+// The method's deliberate stop after the budget checks: stop with margin to spare, else the
+// next lever, with how close the longest judged region runs to its roof.
+TEST(Run, BudgetsEndWithAStopLine) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_synthetic.json";
+    const auto inside = ceiling_run(dir / "in.json",
+                                    {"--profile", profile, "--latency-budget", "60s", "--because", "x"},
+                                    {nvtx_target, "declared", "2"});
+    ASSERT_EQ(inside.exit_code, 0) << inside.err;
+    EXPECT_NE(inside.err.find("inside every budget with at least"), std::string::npos) << inside.err;
+    EXPECT_NE(inside.err.find(": stop; spend the next lever, "), std::string::npos) << inside.err;
+    EXPECT_NE(inside.err.find("the longest judged region, gemm, runs at "), std::string::npos) << inside.err;
+    const auto missed = ceiling_run(dir / "out.json", {"--profile", profile, "--latency-budget", "1ms"},
+                                    {nvtx_target, "declared", "2"});
+    EXPECT_NE(missed.err.find("a budget is missed: next lever "), std::string::npos) << missed.err;
+    // A tighter stop margin than the run's margin turns "stop" into "next lever".
+    const auto tight = ceiling_run(dir / "t.json",
+                                   {"--profile", profile, "--latency-budget", "60s", "--threshold", "stop_margin=1"},
+                                   {nvtx_target, "declared", "2"});
+    EXPECT_NE(tight.err.find("inside every budget, but with only"), std::string::npos) << tight.err;
+}
+
 // Records named by default are never replaced, also when several end in the same second.
 TEST(Run, DefaultNamesNeverReplaceAnEarlierRecord) {
     TempDir dir;
@@ -331,8 +354,13 @@ TEST(Run, InterruptedBetweenExecutionsExitsWith130) {
     for (int attempt = 0; attempt < 3; ++attempt) {
         TempDir dir;
         const auto out = dir / "r.json";
-        Background bg({"run", "-q", "--repeat", "100000", "--output", out.string(), "--", "/bin/true"}, dir.path());
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        // A quick program that says when it ran: the signal comes after the first execution
+        // (ceiling's handlers are in place; a slow sanitizer build starts late), between others.
+        Background bg({"run", "-q", "--repeat", "100000", "--output", out.string(), "--", run_target,
+                       "print", "ran"},
+                      dir.path());
+        ASSERT_TRUE(bg.wait_for_output("ran")) << bg.err();
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
         bg.signal(SIGINT);
         EXPECT_EQ(bg.wait(), 128 + SIGINT) << bg.err();
         const RunRecord rec = read_record(out);

@@ -176,8 +176,11 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     std::string lost;
     try {
         if (a.output.empty()) {
-            for (int n = 2; !store::save_new_run_record(record, output); ++n)
+            // Named when written: the first candidate of this second that names nothing.
+            for (int n = 1;; ++n) {
                 output = measure::default_record_name("ceiling-run", record.rank, n);
+                if (store::save_new_run_record(record, output)) break;
+            }
         } else {
             store::save_run_record(record, output);
         }

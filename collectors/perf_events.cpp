@@ -235,4 +235,23 @@ Readings PerfEventSet::read() const {
     return r;
 }
 
+PerfHooksWarmup::PerfHooksWarmup()
+    : opener_([this] {
+          perf_event_attr attr{};
+          attr.size = sizeof attr;
+          attr.type = PERF_TYPE_SOFTWARE;
+          attr.config = PERF_COUNT_SW_DUMMY;
+          attr.disabled = 1;
+          attr.exclude_kernel = 1;  // allowed at perf_event_paranoid 2
+          attr.exclude_hv = 1;
+          // On this (helper) thread: a per-task event. It stays accounted until closed,
+          // after the thread has ended.
+          fd_ = system_perf_event_api().open(attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+      }) {}
+
+PerfHooksWarmup::~PerfHooksWarmup() {
+    opener_.join();
+    if (fd_ >= 0) system_perf_event_api().close(fd_);
+}
+
 }  // namespace ceiling::collectors

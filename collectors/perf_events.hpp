@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <sys/types.h>
@@ -114,6 +115,25 @@ class PerfEventSet {
     std::vector<std::string> warnings_;
     double min_running_fraction_;
     bool user_space_only_ = false;
+};
+
+// The kernel switches its perf scheduling hooks on (a static key: code patching with IPIs
+// to every CPU, measured 5-20 ms in a VM) when the first per-task event of the whole system
+// opens, and off about a second after the last one closes. While an instance lives, it
+// holds one dummy event (counts nothing) opened by a helper thread at construction, so that
+// cost is paid beside ceiling's own start-up, not by a program waiting for its counters
+// before it may exec. Best effort: where perf_event_open is refused, nothing happens here
+// and the counters that matter report it themselves.
+class PerfHooksWarmup {
+  public:
+    PerfHooksWarmup();
+    ~PerfHooksWarmup();
+    PerfHooksWarmup(const PerfHooksWarmup&) = delete;
+    PerfHooksWarmup& operator=(const PerfHooksWarmup&) = delete;
+
+  private:
+    int fd_ = -1;
+    std::thread opener_;
 };
 
 }  // namespace ceiling::collectors

@@ -27,6 +27,7 @@
 #include "agent/output/run_summary.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
+#include "collectors/perf_events.hpp"
 #include "diagnosis/budget.hpp"
 #include "diagnosis/units.hpp"
 
@@ -81,6 +82,9 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
 
 int run_command(const RunArgs& a, const GlobalOptions& global) {
     if (a.command.empty()) throw UsageError("run: no program given (ceiling run [options] -- PROGRAM [ARGS...])");
+    // The kernel's perf hooks are switched on while the profile loads, not while the program
+    // waits for its counters (perf_events.hpp).
+    const collectors::PerfHooksWarmup perf_hooks;
     std::optional<std::regex> model;
     if (!a.model_regions.empty()) {
         try {

@@ -145,6 +145,29 @@ std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
     return out;
 }
 
+// By (pid, tid, start, longest first): the keys are sorted and the instances moved once
+// into place (they are large; sorting them directly moves each one log n times).
+void sort_instances(std::vector<RegionInstance>& instances) {
+    struct Key {
+        int pid, tid;
+        std::int64_t start_ns, minus_duration;
+        std::size_t index;
+        auto operator<=>(const Key&) const = default;
+    };
+    std::vector<Key> keys;
+    keys.reserve(instances.size());
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+        const auto& r = instances[i];
+        keys.push_back({r.pid, r.tid, r.start_ns, r.start_ns - r.end_ns, i});
+    }
+    if (std::is_sorted(keys.begin(), keys.end())) return;
+    std::sort(keys.begin(), keys.end());
+    std::vector<RegionInstance> sorted;
+    sorted.reserve(instances.size());
+    for (const auto& k : keys) sorted.push_back(std::move(instances[k.index]));
+    instances = std::move(sorted);
+}
+
 std::string image_key(int pid, std::uint64_t load_ns) {
     return std::to_string(pid) + "-" + std::to_string(load_ns);
 }
@@ -184,10 +207,15 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         }
     }
 
+    // Each string id is parsed once per image; an event then costs one hash lookup (a program
+    // may record a few hundred thousand ranges with a handful of names).
     std::map<std::string, DeclaredName> declared;
+    std::map<std::string, std::unordered_map<std::uint32_t, const DeclaredName*>> resolved;
     auto resolve = [&](const std::string& image, std::uint32_t id) -> const DeclaredName& {
         static const DeclaredName unnamed{"(unnamed)", std::nullopt, {}};
         if (id == 0) return unnamed;
+        auto& cache = resolved[image];
+        if (const auto hit = cache.find(id); hit != cache.end()) return *hit->second;
         const auto si = strings.find(image);
         const std::string raw = si != strings.end() && si->second.count(id)
                                     ? si->second.at(id)
@@ -197,6 +225,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             it->second = parse_declared_work(valid_utf8(raw));
             if (!it->second.error.empty()) cap.warnings.push_back(it->second.error);
         }
+        cache.emplace(id, &it->second);
         return it->second;
     };
     // A range never ends before it starts, and its nested time stays within it and within the
@@ -218,6 +247,17 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     // Each image's process CPU-time reads, and the image of each instance (same order).
     std::map<std::string, std::vector<TimelinePoint>> cpu_reads;
     std::vector<const std::string*> instance_image;
+    // At most one instance per two events in a push/pop capture: reserved once, so 200 000
+    // instances are not moved on every growth of the vector.
+    std::uintmax_t event_bytes = 0;
+    for (const auto& [key, chunks] : threads)
+        for (const auto& c : chunks) {
+            std::error_code size_ec;
+            const auto b = fs::file_size(c.path, size_ec);
+            if (!size_ec) event_bytes += b;
+        }
+    cap.instances.reserve(static_cast<std::size_t>(event_bytes / sizeof(Event) / 2));
+    instance_image.reserve(cap.instances.capacity());
 
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
@@ -364,13 +404,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             r.cpu_error_s = cpu->error;
         }
     }
-    std::sort(cap.instances.begin(), cap.instances.end(),
-              [](const RegionInstance& a, const RegionInstance& b) {
-                  if (a.pid != b.pid) return a.pid < b.pid;
-                  if (a.tid != b.tid) return a.tid < b.tid;
-                  if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
-                  return a.end_ns - a.start_ns > b.end_ns - b.start_ns;
-              });
+    sort_instances(cap.instances);
     std::sort(cap.marks.begin(), cap.marks.end(),
               [](const MarkInstance& a, const MarkInstance& b) { return a.t_ns < b.t_ns; });
     // One line per distinct warning: a loop of unbalanced pops is one problem.

@@ -169,8 +169,14 @@ Sampler::Sampler(pid_t root, double interval_s, CpuReader cpu_seconds, fs::path 
         [this, root, interval_s, cpu = std::move(cpu_seconds)] { loop(root, interval_s, cpu); });
 }
 
-Sampler::~Sampler() {
-    stop_ = true;
+Sampler::~Sampler() { stop_thread(); }
+
+void Sampler::stop_thread() {
+    {
+        const std::lock_guard lock(wake_mutex_);
+        stop_ = true;
+    }
+    wake_.notify_all();
     if (thread_.joinable()) thread_.join();
 }
 
@@ -201,11 +207,10 @@ void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) 
     while (!stop_.load()) {
         probing = probing && begin + probe_at < next_regular;
         const auto next = probing ? begin + probe_at : next_regular;
-        // Sleep in short slices so stop() returns promptly after the program ends.
-        while (!stop_.load() && clock::now() < next)
-            std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(
-                next - clock::now(), std::chrono::milliseconds(5)));
-        if (stop_.load()) break;
+        {
+            std::unique_lock lock(wake_mutex_);
+            if (wake_.wait_until(lock, next, [this] { return stop_.load(); })) break;
+        }
         take(root, cpu_seconds, probing);
         if (probing) {
             probe_at *= 2;
@@ -218,8 +223,7 @@ void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) 
 }
 
 std::vector<TreeSample> Sampler::stop() {
-    stop_ = true;
-    if (thread_.joinable()) thread_.join();
+    stop_thread();
     peaks_ = accumulator_.finish(collectors::now_ns(), host_start_, host_ticks(proc_),
                                  static_cast<double>(::sysconf(_SC_CLK_TCK)));
     return std::move(samples_);

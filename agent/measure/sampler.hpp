@@ -7,10 +7,12 @@
 // replace the /proc readings behind the same series.
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -113,8 +115,12 @@ class Sampler {
   private:
     void take(pid_t root, const CpuReader& cpu_seconds, bool probe);
     void loop(pid_t root, double interval_s, const CpuReader& cpu_seconds);
+    void stop_thread();
     std::filesystem::path proc_;
+    // Set by stop(); the loop waits on wake_ so it ends at once, not at its next tick.
     std::atomic<bool> stop_{false};
+    std::mutex wake_mutex_;
+    std::condition_variable wake_;
     std::atomic<double> peak_rss_bytes_{0};
     std::atomic<double> peak_threads_{0};
     std::vector<TreeSample> samples_;

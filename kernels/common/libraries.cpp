@@ -2,26 +2,21 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
+#include <cstdlib>
+#include <filesystem>
+#include <stdexcept>
 #include <string_view>
+#include <vector>
 
-#include <omp.h>
+#include <dlfcn.h>
 
+#include "kernels/common/library_module.hpp"
 #include "kernels/cpu_features.hpp"
-
-#ifdef CEILING_HAVE_OPENBLAS
-#include <cblas.h>
-#endif
-#ifdef CEILING_HAVE_DNNL
-#include <dnnl.hpp>
-#endif
-#ifdef CEILING_HAVE_OPENCV
-#include <opencv2/core.hpp>
-#include <opencv2/core/utility.hpp>
-#endif
 
 namespace ceiling::kernels {
 namespace {
+
+namespace fs = std::filesystem;
 
 // OpenBLAS core names fit for a CPU with a feature, and the one to suggest otherwise
 // (OPENBLAS_CORETYPE accepts these names).
@@ -35,7 +30,76 @@ constexpr CoreFit core_fits[] = {
     {false, {"Haswell", "Zen", "SkylakeX", "Cooperlake", "SapphireRapids"}, "Haswell"},
 };
 
+constexpr const char* module_name = "libceiling_libraries.so";
+
+struct Loaded {
+    const LibraryTable* table = nullptr;
+    std::string why_not;
+};
+
+// dlopen'ed once and never closed: OpenBLAS and OpenMP threads may still be parked in it.
+Loaded load_module() {
+    std::vector<fs::path> candidates;
+    if (const char* e = std::getenv("CEILING_LIBRARIES"); e && *e) {
+        candidates.emplace_back(e);
+    } else {
+        std::error_code ec;
+        const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+        if (!ec) {
+            candidates.push_back(exe.parent_path() / module_name);
+            candidates.push_back(exe.parent_path() / "../lib/ceiling" / module_name);
+        }
+#ifdef CEILING_LIBRARIES_BUILD_PATH
+        candidates.emplace_back(CEILING_LIBRARIES_BUILD_PATH);
+#endif
+    }
+    Loaded l;
+    std::string tried;
+    for (const auto& c : candidates) {
+        std::error_code ec;
+        if (!fs::exists(c, ec)) {
+            tried += (tried.empty() ? "" : ", ") + c.string();
+            continue;
+        }
+        void* h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            l.why_not = std::string(module_name) + " does not load: " + ::dlerror();
+            return l;
+        }
+        using Entry = const LibraryTable* (*)();
+        const auto entry = reinterpret_cast<Entry>(::dlsym(h, "ceiling_library_table"));
+        const LibraryTable* t = entry ? entry() : nullptr;
+        if (!t || t->version != LibraryTable::current_version || t->size != sizeof(LibraryTable)) {
+            l.why_not = c.string() + " is from another build of ceiling (rebuild it)";
+            return l;
+        }
+        l.table = t;
+        return l;
+    }
+    l.why_not = std::string(module_name) + " not found (looked at " + tried +
+                "; set CEILING_LIBRARIES to its path)";
+    return l;
+}
+
+const Loaded& loaded() {
+    static const Loaded l = load_module();
+    return l;
+}
+
+LibraryInfo unloaded_info() { return {false, loaded().why_not, {}}; }
+
+// The table, or an error saying why a library object cannot be made.
+const LibraryTable& table_for(const char* what, bool present) {
+    const auto* t = library_table();
+    if (!t) throw std::runtime_error(std::string(what) + ": " + library_table_why_not());
+    if (!present) throw std::runtime_error(std::string(what) + ": not built into " + module_name);
+    return *t;
+}
+
 }  // namespace
+
+const LibraryTable* library_table() { return loaded().table; }
+const std::string& library_table_why_not() { return loaded().why_not; }
 
 std::string openblas_better_core(const std::string& chosen, bool avx512f, bool avx2) {
     for (const auto& fit : core_fits) {
@@ -48,16 +112,13 @@ std::string openblas_better_core(const std::string& chosen, bool avx512f, bool a
     return {};
 }
 
-#ifdef CEILING_HAVE_OPENBLAS
 const LibraryInfo& openblas_info() {
     static const LibraryInfo info = [] {
-        LibraryInfo i;
-        i.available = true;
-        const std::string config = openblas_get_config();
-        const std::string core = openblas_get_corename();
-        // config starts "OpenBLAS 0.3.21 ..."; keep the name and version.
-        const auto second_space = config.find(' ', config.find(' ') + 1);
-        i.description = config.substr(0, second_space) + ", core " + core;
+        const auto* t = library_table();
+        if (!t) return unloaded_info();
+        LibraryInfo i = t->openblas_info();
+        if (!i.available) return i;
+        const std::string core = t->openblas_corename();
         const auto& f = cpu_features();
         if (auto better = openblas_better_core(core, f.avx512f, f.avx2); !better.empty())
             i.advice = "OpenBLAS chose its " + core + " kernels, not ones for this CPU's " +
@@ -66,95 +127,42 @@ const LibraryInfo& openblas_info() {
     }();
     return info;
 }
-void openblas_set_threads(int threads) { openblas_set_num_threads(threads); }
+
+const LibraryInfo& dnnl_info() {
+    static const LibraryInfo info = library_table() ? library_table()->dnnl_info() : unloaded_info();
+    return info;
+}
+
+const LibraryInfo& opencv_info() {
+    static const LibraryInfo info =
+        library_table() ? library_table()->opencv_info() : unloaded_info();
+    return info;
+}
+
+void openblas_set_threads(int threads) {
+    const auto& t = table_for("OpenBLAS", openblas_info().available);
+    t.openblas_set_threads(threads);
+}
 void openblas_sgemm(const float* a, const float* b, float* c, int m, int n, int k) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, std::max(k, 1), b,
-                std::max(n, 1), 0.0f, c, std::max(n, 1));
+    const auto& t = table_for("OpenBLAS", openblas_info().available);
+    t.openblas_sgemm(a, b, c, m, n, k);
 }
 void openblas_sgemv(const float* w, const float* x, float* y, int m, int k) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, w, std::max(k, 1), x, 1, 0.0f, y, 1);
+    const auto& t = table_for("OpenBLAS", openblas_info().available);
+    t.openblas_sgemv(w, x, y, m, k);
 }
-#else
-const LibraryInfo& openblas_info() {
-    static const LibraryInfo info{
-        false, "built without OpenBLAS (install libopenblas-dev, reconfigure)", {}};
-    return info;
-}
-void openblas_set_threads(int) {}
-void openblas_sgemm(const float*, const float*, float*, int, int, int) {}
-void openblas_sgemv(const float*, const float*, float*, int, int) {}
-#endif
 
-#ifdef CEILING_HAVE_DNNL
-namespace {
-// dnnl::cpu_isa values and their names (the enum has no to-string in 2.6).
-struct IsaName {
-    dnnl::cpu_isa isa;
-    std::string_view name;
-};
-constexpr IsaName isa_names[] = {
-    {dnnl::cpu_isa::sse41, "sse41"},
-    {dnnl::cpu_isa::avx, "avx"},
-    {dnnl::cpu_isa::avx2, "avx2"},
-    {dnnl::cpu_isa::avx512_mic, "avx512_mic"},
-    {dnnl::cpu_isa::avx512_mic_4ops, "avx512_mic_4ops"},
-    {dnnl::cpu_isa::avx512_core, "avx512_core"},
-    {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"},
-    {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
-    {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"},
-    {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"},
-};
-}  // namespace
-const LibraryInfo& dnnl_info() {
-    static const LibraryInfo info = [] {
-        LibraryInfo i;
-        i.available = true;
-        const auto* v = dnnl::version();
-        std::string isa = "unknown ISA";
-        const auto effective = dnnl::get_effective_cpu_isa();
-        for (const auto& n : isa_names)
-            if (n.isa == effective) isa = n.name;
-        i.description = "oneDNN " + std::to_string(v->major) + "." + std::to_string(v->minor) +
-                        "." + std::to_string(v->patch) + ", ISA " + isa;
-        return i;
-    }();
-    return info;
-}
-#else
-const LibraryInfo& dnnl_info() {
-    static const LibraryInfo info{
-        false, "built without oneDNN (install libdnnl-dev, reconfigure)", {}};
-    return info;
-}
-#endif
-// The Debian build uses the OpenMP runtime: the team size of the next parallel region.
-void dnnl_set_threads(int threads) { omp_set_num_threads(threads); }
+DnnlMatmulBf16::DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads)
+    : impl_(table_for("oneDNN", dnnl_info().available).dnnl_matmul_bf16(m, n, k, b, threads)) {}
 
-#ifdef CEILING_HAVE_OPENCV
-const LibraryInfo& opencv_info() {
-    static const LibraryInfo info = [] {
-        LibraryInfo i;
-        i.available = true;
-        i.description = std::string("OpenCV ") + CV_VERSION;
-        const std::string build = cv::getBuildInformation();
-        const auto p = build.find("Parallel framework:");
-        if (p != std::string::npos) {
-            auto line = build.substr(p + 19, build.find('\n', p) - p - 19);
-            line.erase(0, line.find_first_not_of(' '));
-            i.description += ", parallel framework " + line;
-        }
-        return i;
-    }();
-    return info;
-}
-void opencv_set_threads(int threads) { cv::setNumThreads(threads); }
-#else
-const LibraryInfo& opencv_info() {
-    static const LibraryInfo info{
-        false, "built without OpenCV (install libopencv-dev, reconfigure)", {}};
-    return info;
-}
-void opencv_set_threads(int) {}
-#endif
+DnnlConv::DnnlConv(DnnlConvKind kind, ConvShape s, const float* weights, int threads)
+    : impl_(table_for("oneDNN", dnnl_info().available).dnnl_conv(kind, s, weights, threads)) {}
+
+OpenCvNms::OpenCvNms(std::span<const Box> boxes, std::span<const float> scores,
+                     float score_threshold)
+    : impl_(table_for("OpenCV", opencv_info().available).opencv_nms(boxes, scores, score_threshold)) {}
+
+OpenCvResize::OpenCvResize(ResizeShape s)
+    : impl_(table_for("OpenCV", opencv_info().available).opencv_resize(s)) {}
 
 }  // namespace ceiling::kernels

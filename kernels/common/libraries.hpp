@@ -1,8 +1,15 @@
 #pragma once
 // The libraries of the library variants, each behind a few functions so their headers
-// stay in one file. Each is optional at build time (CEILING_HAVE_OPENBLAS / _DNNL /
-// _OPENCV); where one is missing, *_info().available is false and `missing` says how to
-// get it, and the variants that need it are listed as unavailable.
+// stay out of ceiling. Each is optional at build time (CEILING_HAVE_OPENBLAS / _DNNL /
+// _OPENCV); where one is missing, *_info().available is false and `description` says how
+// to get it, and the variants that need it are listed as unavailable.
+//
+// They live in libceiling_libraries.so (kernels/libraries/), which is loaded the first time
+// one of these functions is called, not linked: OpenBLAS, oneDNN and OpenCV (with what
+// they pull in: protobuf, OpenCL, X11...) cost every ceiling process ~10 ms of loading,
+// relocation and exit, and a spinning OpenBLAS thread, which `ceiling run` added to every
+// program it wrapped. Where the module cannot be loaded, every library reads unavailable
+// and says why.
 
 #include <cstddef>
 #include <string>
@@ -28,10 +35,5 @@ void openblas_sgemv(const float* w, const float* x, float* y, int m, int k);
 
 const LibraryInfo& dnnl_info();    // "oneDNN 2.6.3, ISA avx512_core_amx"
 const LibraryInfo& opencv_info();  // "OpenCV 4.6.0, parallel framework TBB"
-// oneDNN (OpenMP runtime) and OpenCV take their thread count from global state.
-void dnnl_set_threads(int threads);
-void opencv_set_threads(int threads);
-
-// While alive, the calling thread may run on every CPU the process could at start-up.
 
 }  // namespace ceiling::kernels

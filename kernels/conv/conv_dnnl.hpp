@@ -12,19 +12,22 @@ namespace ceiling::kernels {
 
 enum class DnnlConvKind { depthwise, dense, pointwise };
 
+// Implemented in libceiling_libraries.so (kernels/libraries/), loaded on first use.
 class DnnlConv {
 public:
+    struct Impl {
+        virtual ~Impl() = default;
+        virtual void run(const float* in, float* out) = 0;
+        virtual std::string implementation() const = 0;
+    };
+    // Throws std::runtime_error when oneDNN is unavailable (dnnl_info() says why).
     DnnlConv(DnnlConvKind kind, ConvShape s, const float* weights, int threads);
-    ~DnnlConv();
-    DnnlConv(const DnnlConv&) = delete;
-    DnnlConv& operator=(const DnnlConv&) = delete;
-    void run(const float* in, float* out);
+    void run(const float* in, float* out) { impl_->run(in, out); }
     // The implementation oneDNN chose, e.g. "jit_dw:avx512_core".
-    std::string implementation() const;
+    std::string implementation() const { return impl_->implementation(); }
 
 private:
-    struct State;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ceiling::kernels

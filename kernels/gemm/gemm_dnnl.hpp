@@ -10,21 +10,24 @@
 
 namespace ceiling::kernels {
 
+// Implemented in libceiling_libraries.so (kernels/libraries/), loaded on first use.
 class DnnlMatmulBf16 {
 public:
-    // b: K x N row-major; oneDNN's primitive is created for `threads` threads.
+    struct Impl {
+        virtual ~Impl() = default;
+        virtual void run(const Bf16* a, float* c) = 0;
+        virtual std::string implementation() const = 0;
+    };
+    // b: K x N row-major; oneDNN's primitive is created for `threads` threads. Throws
+    // std::runtime_error when oneDNN is unavailable (dnnl_info() says why).
     DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads);
-    ~DnnlMatmulBf16();
-    DnnlMatmulBf16(const DnnlMatmulBf16&) = delete;
-    DnnlMatmulBf16& operator=(const DnnlMatmulBf16&) = delete;
     // a: M x K row-major, c: M x N row-major.
-    void run(const Bf16* a, float* c);
+    void run(const Bf16* a, float* c) { impl_->run(a, c); }
     // The implementation oneDNN chose, e.g. "brg:avx512_core_amx".
-    std::string implementation() const;
+    std::string implementation() const { return impl_->implementation(); }
 
 private:
-    struct State;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ceiling::kernels

@@ -94,18 +94,20 @@ void nms_optimized(const NmsImpl& impl, std::span<const Box> boxes, std::span<co
 namespace ceiling::kernels {
 
 // OpenCV's cv::dnn::NMSBoxes on our boxes (copied once into cv::Rect at construction, as
-// a caller already holding cv::Rect would have them). Available when built with OpenCV.
+// a caller already holding cv::Rect would have them). Available when built with OpenCV;
+// implemented in libceiling_libraries.so (kernels/libraries/), loaded on first use.
 class OpenCvNms {
 public:
+    struct Impl {
+        virtual ~Impl() = default;
+        virtual void run(std::vector<int>& keep) = 0;
+    };
+    // Throws std::runtime_error when OpenCV is unavailable (opencv_info() says why).
     OpenCvNms(std::span<const Box> boxes, std::span<const float> scores, float score_threshold);
-    ~OpenCvNms();
-    OpenCvNms(const OpenCvNms&) = delete;
-    OpenCvNms& operator=(const OpenCvNms&) = delete;
-    void run(std::vector<int>& keep);
+    void run(std::vector<int>& keep) { impl_->run(keep); }
 
 private:
-    struct State;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ceiling::kernels

@@ -86,18 +86,20 @@ private:
 void resize_optimized(const ResizeImpl& impl, const ResizeTables& t, const std::uint8_t* src,
                       std::uint8_t* dst, ResizeWorkspace& ws, int threads);
 
-// cv::resize(INTER_LINEAR) on our buffers (no copies). Available when built with OpenCV.
+// cv::resize(INTER_LINEAR) on our buffers (no copies). Available when built with OpenCV;
+// implemented in libceiling_libraries.so (kernels/libraries/), loaded on first use.
 class OpenCvResize {
 public:
+    struct Impl {
+        virtual ~Impl() = default;
+        virtual void run(const std::uint8_t* src, std::uint8_t* dst, int threads) = 0;
+    };
+    // Throws std::runtime_error when OpenCV is unavailable (opencv_info() says why).
     explicit OpenCvResize(ResizeShape s);
-    ~OpenCvResize();
-    OpenCvResize(const OpenCvResize&) = delete;
-    OpenCvResize& operator=(const OpenCvResize&) = delete;
-    void run(const std::uint8_t* src, std::uint8_t* dst, int threads);
+    void run(const std::uint8_t* src, std::uint8_t* dst, int threads) { impl_->run(src, dst, threads); }
 
 private:
-    struct State;
-    std::unique_ptr<State> state_;
+    std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace ceiling::kernels

@@ -61,9 +61,10 @@ inline ProcessResult run_process(const std::vector<std::string>& argv,
 }
 
 // Runs the ceiling binary under test with the given arguments.
-inline ProcessResult run_ceiling(std::vector<std::string> args, const std::vector<std::string>& env = {}) {
-    args.insert(args.begin(), CEILING_BINARY);
-    return run_process(args, env);
+inline ProcessResult run_ceiling(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    std::vector<std::string> argv{CEILING_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_process(argv, env);
 }
 
 // A fresh empty directory for one test's files, removed when it goes out of scope.

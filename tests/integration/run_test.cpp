@@ -22,6 +22,23 @@ TEST(Run, ProgramOutputPassesThroughUntouched) {
     EXPECT_NE(r.err.find("ceiling run:"), std::string::npos);
 }
 
+// What `run` costs a program starts with what ceiling loads: the libraries of the suite's
+// library variants (OpenBLAS, oneDNN, OpenCV: ~10 ms of loading and exit, and a spinning
+// OpenBLAS thread) are loaded only when a library variant runs, never by `run`. The wrapped
+// shell prints the maps of its parent, ceiling.
+TEST(Run, CeilingDoesNotLoadTheSuitesLibraries) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "sanitizer builds link the module at start-up (kernels/CMakeLists.txt: "
+                    "LeakSanitizer and dlopen'ed TLS)";
+#endif
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {}, {"sh", "-c", "cat /proc/$PPID/maps"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_NE(r.out.find("ceiling"), std::string::npos) << "not ceiling's maps:\n" << r.out;
+    for (const char* lib : {"libopenblas", "libdnnl", "libopencv", "libceiling_libraries"})
+        EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << " is mapped by ceiling run";
+}
+
 TEST(Run, ExitStatusesArePropagatedAndRecorded) {
     struct Case {
         std::vector<std::string> argv;

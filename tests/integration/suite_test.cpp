@@ -80,6 +80,27 @@ TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 
+// The library variants come from libceiling_libraries.so, loaded when first wanted: where it
+// cannot be loaded they are unavailable, saying why, and the rest of the suite runs.
+TEST(Suite, LibraryVariantsWithoutTheirModuleSayWhy) {
+    TempDir dir;
+    const auto missing = (dir / "nowhere" / "libceiling_libraries.so").string();
+    const auto r = run_ceiling({"-q", "suite", "--quick", "--kernels", "nms", "--profile", profile,
+                                "-o", (dir / "s.json").string()},
+                               {"CEILING_LIBRARIES=" + missing});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rec = store::load_run_record(dir / "s.json");
+    bool said = false;
+    for (const auto& n : rec.notes)
+        said = said || (n.find("nms/greedy/library") != std::string::npos &&
+                        n.find("unavailable") != std::string::npos &&
+                        n.find(missing) != std::string::npos);
+    EXPECT_TRUE(said) << "no note says why the library variant is unavailable";
+    bool optimized = false;
+    for (const auto& reg : rec.regions) optimized = optimized || reg.path.find("optimized") != std::string::npos;
+    EXPECT_TRUE(optimized) << "the other variants did not run";
+}
+
 // Without a usable GPU, asking for GPU cases only is an error that says why; the default
 // runs the CPU cases and notes why the GPU ones did not run.
 TEST(Suite, GpuCasesWithoutAGpuSayWhy) {

@@ -1,7 +1,7 @@
 #ifdef CEILING_HAVE_DNNL
-#include "kernels/common/dnnl_support.hpp"
+#include "kernels/libraries/dnnl_support.hpp"
 
-namespace ceiling::kernels {
+namespace ceiling::kernels::libraries {
 
 dnnl::engine& dnnl_cpu_engine() {
     static dnnl::engine e(dnnl::engine::kind::cpu, 0);
@@ -13,5 +13,5 @@ dnnl::stream& dnnl_cpu_stream() {
     return s;
 }
 
-}  // namespace ceiling::kernels
+}  // namespace ceiling::kernels::libraries
 #endif

@@ -190,19 +190,24 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"roof_checks", r.roof_checks}};
 }
 
+// The unit is in the field names: bytes/s for a bandwidth roof, ops/s for a compute roof.
 void to_json(nlohmann::json& j, const RoofCheck& c) {
-    j = {{"level", c.level},
+    const std::string unit = c.kind == RoofKind::compute ? "ops" : "bytes";
+    j = {{"kind", c.kind},
+         {"level", c.level},
          {"kernel", c.kernel},
          {"threads", c.threads},
-         {"profile_bytes_per_s", c.profile_bytes_per_s},
-         {"now_bytes_per_s", c.now_bytes_per_s}};
+         {"profile_" + unit + "_per_s", c.profile_per_s},
+         {"now_" + unit + "_per_s", c.now_per_s}};
 }
 void from_json(const nlohmann::json& j, RoofCheck& c) {
+    c.kind = j.contains("kind") ? j.at("kind").get<RoofKind>() : RoofKind::bandwidth;
+    const std::string unit = c.kind == RoofKind::compute ? "ops" : "bytes";
     j.at("level").get_to(c.level);
     j.at("kernel").get_to(c.kernel);
     j.at("threads").get_to(c.threads);
-    j.at("profile_bytes_per_s").get_to(c.profile_bytes_per_s);
-    j.at("now_bytes_per_s").get_to(c.now_bytes_per_s);
+    j.at("profile_" + unit + "_per_s").get_to(c.profile_per_s);
+    j.at("now_" + unit + "_per_s").get_to(c.now_per_s);
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {

@@ -135,12 +135,14 @@ struct RunOptions {
 // A roof measured again right after a run (agent/measure/roof_check.hpp): how far the
 // machine was, then, from the profile the run is judged against. Evidence, not a roof.
 struct RoofCheck {
-    std::string level;   // "DRAM"
-    std::string kernel;  // the sweep kernel of the profile's roof at these threads
+    std::string level;   // "DRAM"; empty for a compute roof
+    std::string kernel;  // the sweep kernel of the profile's DRAM roof, or the compute roof
     int threads = 1;
-    double profile_bytes_per_s = 0;
-    double now_bytes_per_s = 0;  // best of a few timed runs
-    double ratio() const { return now_bytes_per_s / profile_bytes_per_s; }
+    // In the roof's unit: bytes/s (bandwidth) or ops/s (compute).
+    double profile_per_s = 0;
+    double now_per_s = 0;  // best of a few timed runs
+    RoofKind kind = RoofKind::bandwidth;
+    double ratio() const { return now_per_s / profile_per_s; }
 };
 
 struct RunRecord {

@@ -169,7 +169,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
     // Not after Ctrl-C: the user asked to stop, not for another measurement.
-    if (!a.no_roof_check && !run.interrupted_by) measure::check_dram_roofs(record);
+    if (!a.no_roof_check && !run.interrupted_by) measure::check_roofs(record);
 
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal
@@ -238,8 +238,8 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
                   "A Python program using PyTorch: every ATen op a region with its declared work,\n"
                   "nested under its nn.Module; the outermost module calls are the model");
     app->add_flag("--no-roof-check", args->no_roof_check,
-                  "Skip measuring DRAM bandwidth again after a run whose verdicts use a DRAM roof\n"
-                  "(a fraction of a second; on a shared host it says how far those may be off)");
+                  "Skip measuring again, after a run, the DRAM and compute roofs its verdicts depend on\n"
+                  "(a fraction of a second each; on a shared host it says how far those may be off)");
     app->add_option("--output,-o", args->output,
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");
     app->add_option("--trace", args->trace, "Also write a Chrome/Perfetto trace to this file");

@@ -6,8 +6,10 @@
 
 #include "agent/measure/repeat.hpp"
 #include "kernels/buffer.hpp"
+#include "kernels/cpu_features.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/roofs/bandwidth.hpp"
+#include "kernels/roofs/compute.hpp"
 
 namespace ceiling::measure {
 namespace {
@@ -32,10 +34,33 @@ int arrays_of(const std::string& kernel) {
     return 0;
 }
 
-std::string gbs(double bytes_per_s) {
+// The figures of one kind of roof in a note: what it is, its unit, what may share it.
+struct CheckWords {
+    RoofKind kind;
+    const char* what;    // "DRAM bandwidth"
+    const char* unit;    // "GB/s", per 1e9
+    const char* shared;  // what on the host the program shares without ceiling seeing it
+    const char* fractions;
+};
+constexpr CheckWords check_words[] = {
+    {RoofKind::bandwidth, "DRAM bandwidth", "GB/s",
+     "memory shared with work ceiling cannot see on this host", "DRAM fractions"},
+    {RoofKind::compute, "Compute roofs", "Gop/s",
+     "cores shared with work ceiling cannot see on this host, such as another tenant on an SMT "
+     "sibling",
+     "compute fractions"},
+};
+
+std::string rate(double per_s, const char* unit) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f GB/s", bytes_per_s / 1e9);
+    std::snprintf(buf, sizeof buf, "%.1f %s", per_s / 1e9, unit);
     return buf;
+}
+
+const ComputeRoof* compute_roof(const MachineProfile& p, const std::string& name, int threads) {
+    for (const auto& r : p.compute_roofs)
+        if (r.name == name && r.threads == threads) return &r;
+    return nullptr;
 }
 
 }  // namespace
@@ -80,46 +105,80 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
     return out;
 }
 
-std::string describe_dram_checks(const std::vector<RoofCheck>& checks) {
-    std::string s = "DRAM bandwidth measured again after the run:";
-    bool off = false;
-    for (std::size_t i = 0; i < checks.size(); ++i) {
-        const auto& c = checks[i];
-        char ratio[16];
-        std::snprintf(ratio, sizeof ratio, "%.2f", c.ratio());
-        s += std::string(i ? ";" : "") + " " + std::to_string(c.threads) +
-             (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " + gbs(c.now_bytes_per_s) +
-             ", " + ratio + " x the profile's " + gbs(c.profile_bytes_per_s);
-        off = off || outside_tolerance(c);
+std::vector<RoofCheck> measure_compute_now(const MachineProfile& profile,
+                                           const std::set<std::pair<std::string, int>>& roofs) {
+    std::vector<RoofCheck> out;
+    for (const auto& [name, t] : roofs) {
+        const ComputeRoof* roof = compute_roof(profile, name, t);
+        const kernels::ComputeKernel* k = kernels::find_compute_kernel(name);
+        if (!roof || !k || !k->supported(kernels::cpu_features()) || t < 1 ||
+            t > kernels::available_cpus())
+            continue;
+        if (k->needs_amx_permission && !kernels::request_amx_permission().empty()) continue;
+        // Per-thread operands, as `ceiling machine` times them (never a shared cache line).
+        std::vector<kernels::RoofOperands> ops(static_cast<std::size_t>(t));
+        for (auto& o : ops) kernels::fill_check_operands(*k, o);
+        const std::int64_t n = calibrate([&](std::int64_t m) { k->run(m, &ops[0]); }, target_s);
+        const double work = static_cast<double>(t) * static_cast<double>(n) *
+                            k->instructions_per_iteration * k->ops_per_instruction;
+        double best = 0;
+        for (int i = 0; i < timed_runs; ++i)
+            best = std::max(best, work / team_cpu_seconds(t, [&](int j) {
+                                      k->run(n, &ops[static_cast<std::size_t>(j)]);
+                                  }));
+        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute});
     }
-    char tol[8];
-    std::snprintf(tol, sizeof tol, "%.0f", dram_check_tolerance * 100);
-    s += off ? std::string(": more than ") + tol +
-                   " % off (memory shared with work ceiling cannot see on this host): DRAM "
-                   "fractions may be off by as much; judge the distribution with --repeat"
-             : std::string(": within ") + tol + " % of the profile";
-    return s;
+    return out;
 }
 
-// Verdicts that a DRAM roof can decide (a fraction of it at least `far`): the bandwidth the
-// host gives now, measured again at the thread counts of those roofs, as evidence of how far
-// off they may be (roof_check.hpp). Work far below its DRAM roof is not checked: a drifting
-// roof cannot change its verdict, and the check would only cost time.
-void check_dram_roofs(RunRecord& record) {
+std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& checks) {
+    std::vector<std::string> lines;
+    char tol[8];
+    std::snprintf(tol, sizeof tol, "%.0f", roof_check_tolerance * 100);
+    for (const auto& w : check_words) {
+        std::string s = std::string(w.what) + " measured again after the run:";
+        bool any = false, off = false;
+        for (const auto& c : checks) {
+            if (c.kind != w.kind) continue;
+            char ratio[16];
+            std::snprintf(ratio, sizeof ratio, "%.2f", c.ratio());
+            s += std::string(any ? ";" : "") + " " + std::to_string(c.threads) +
+                 (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " +
+                 rate(c.now_per_s, w.unit) + ", " + ratio + " x the profile's " +
+                 rate(c.profile_per_s, w.unit);
+            any = true;
+            off = off || outside_tolerance(c);
+        }
+        if (!any) continue;
+        s += off ? std::string(": more than ") + tol + " % off (" + w.shared + "): " + w.fractions +
+                       " may be off by as much; judge the distribution with --repeat"
+                 : std::string(": within ") + tol + " % of the profile";
+        lines.push_back(s);
+    }
+    return lines;
+}
+
+// Verdicts that a roof can decide (a fraction of it at least `far`): what the host gives now,
+// measured again for those roofs at their thread counts, as evidence of how far off the
+// verdicts may be (roof_check.hpp). Work far below its roof is not checked: a drifting roof
+// cannot change its verdict, and the check would only cost time.
+void check_roofs(RunRecord& record) {
     if (!record.machine_profile) return;
-    std::set<int> threads;
+    std::set<int> dram;
+    std::set<std::pair<std::string, int>> compute;
     auto collect = [&](const Diagnosis& d) {
-        for (const auto& r : d.roofs)
-            if (r.kind == RoofKind::bandwidth && r.level == "DRAM" && r.fraction &&
-                *r.fraction >= record.thresholds.far)
-                threads.insert(r.threads);
+        for (const auto& r : d.roofs) {
+            if (!r.fraction || *r.fraction < record.thresholds.far) continue;
+            if (r.kind == RoofKind::bandwidth && r.level == "DRAM") dram.insert(r.threads);
+            if (r.kind == RoofKind::compute) compute.insert({r.roof, r.threads});
+        }
     };
     for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
     if (record.diagnosis) collect(*record.diagnosis);
-    if (threads.empty()) return;
-    record.roof_checks = measure_dram_now(*record.machine_profile, threads);
-    if (!record.roof_checks.empty())
-        record.notes.push_back(describe_dram_checks(record.roof_checks));
+    record.roof_checks = measure_dram_now(*record.machine_profile, dram);
+    for (auto& c : measure_compute_now(*record.machine_profile, compute))
+        record.roof_checks.push_back(std::move(c));
+    for (auto& line : describe_roof_checks(record.roof_checks)) record.notes.push_back(std::move(line));
 }
 
 }  // namespace ceiling::measure

@@ -1,19 +1,23 @@
 #pragma once
-// The DRAM roofs a run is judged against, measured again right after the run.
+// The roofs a run is judged against, measured again right after the run.
 //
-// On a shared host the memory system is shared with work ceiling cannot see (other
-// tenants of the same server): on a 2-vCPU cloud VM the 2-thread DRAM bandwidth was seen
-// to move between ~35 and ~60 GB/s from one minute to the next. A profile measured at a
-// good moment would then judge a program that streams memory as well as the machine
-// allows at that moment as far from its roof ("latency bound"). So when a run's verdicts
-// compare work with a DRAM roof, the same bandwidth kernel is run again at the thread
-// counts those roofs use, and the record says what it found. It is evidence, not a new
-// roof: the host can change again within seconds (a check right after a run has read 0.57
-// of the profile while the run itself had just streamed at 1.1 of it), so verdicts stay
-// against the profile, and a check outside the tolerance says how far they may be off.
+// On a shared host the machine is shared with work ceiling cannot see (other tenants of the
+// same server). Memory: on a 2-vCPU cloud VM the 2-thread DRAM bandwidth was seen to move
+// between ~35 and ~60 GB/s from one minute to the next. Compute: a program that had run at
+// the FMA roof read 0.57 of it in the next run at the same busy cores, with no steal time
+// and no other process in the guest (most likely another tenant on the SMT sibling of a
+// vCPU, which takes half of the core's ports; the guest cannot see it). A profile measured at a good moment would then judge a program
+// that runs as well as the machine allows at that moment as far from its roof ("latency
+// bound"). So when a run's verdicts compare work with a roof closely enough for it to decide
+// them (a fraction of at least `far`), the same roof kernel is run again at the thread counts
+// those roofs use, and the record says what it found. It is evidence, not a new roof: the
+// host can change again within seconds (a DRAM check right after a run has read 0.57 of the
+// profile while the run itself had just streamed at 1.1 of it), so verdicts stay against
+// the profile, and a check outside the tolerance says how far they may be off.
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diagnosis/machine_profile.hpp"
@@ -21,13 +25,13 @@
 
 namespace ceiling::measure {
 
-// Relative difference between today's DRAM bandwidth and the profile's beyond which the run
-// is judged at today's: the sweep's own run-to-run spread on a quiet machine stays below it.
-inline constexpr double dram_check_tolerance = 0.10;
+// Relative difference between a roof measured now and the profile's beyond which the note
+// says the run may be off: the roofs' own run-to-run spread on a quiet machine stays below it.
+inline constexpr double roof_check_tolerance = 0.10;
 
-// Whether a check moved beyond dram_check_tolerance, either way.
+// Whether a check moved beyond roof_check_tolerance, either way.
 inline bool outside_tolerance(const RoofCheck& c) {
-    return c.ratio() < 1 - dram_check_tolerance || c.ratio() > 1 + dram_check_tolerance;
+    return c.ratio() < 1 - roof_check_tolerance || c.ratio() > 1 + roof_check_tolerance;
 }
 
 // Measures the profile's DRAM roof (its best kernel) at each of `threads` that the profile
@@ -35,11 +39,17 @@ inline bool outside_tolerance(const RoofCheck& c) {
 // each. Thread counts without a DRAM roof in the profile are skipped.
 std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
 
-// One line for the record's notes: what was measured now against the profile.
-std::string describe_dram_checks(const std::vector<RoofCheck>& checks);
+// Measures each (compute roof name, threads) the profile has, with the roof's own kernel, for
+// a fraction of a second. Roofs the profile or this CPU lacks are skipped.
+std::vector<RoofCheck> measure_compute_now(const MachineProfile& profile,
+                                           const std::set<std::pair<std::string, int>>& roofs);
 
-// For a judged run record: measures the DRAM roofs its verdicts can depend on (a fraction
-// of at least `far`) and fills record.roof_checks and a note; nothing when none does.
-void check_dram_roofs(RunRecord& record);
+// One line for the record's notes per kind of roof checked: what was measured now against
+// the profile, and whether it moved beyond the tolerance.
+std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& checks);
+
+// For a judged run record: measures the roofs its verdicts can depend on (a fraction of at
+// least `far`) and fills record.roof_checks and notes; nothing when none does.
+void check_roofs(RunRecord& record);
 
 }  // namespace ceiling::measure

@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 
 #include "agent/store/profile_store.hpp"
+#include "kernels/cpu_features.hpp"
 #include "kernels/parallel.hpp"
+#include "kernels/roofs/compute.hpp"
 
 namespace ceiling::measure {
 namespace {
@@ -21,10 +23,10 @@ TEST(DramCheck, MeasuresOnlyTheThreadCountsTheProfileHasARoofFor) {
     ASSERT_EQ(checks.size(), 1u);
     EXPECT_EQ(checks[0].threads, 1);
     EXPECT_EQ(checks[0].kernel, "triad");
-    EXPECT_DOUBLE_EQ(checks[0].profile_bytes_per_s, 30e9);
+    EXPECT_DOUBLE_EQ(checks[0].profile_per_s, 30e9);
     // Measured, so positive and finite; no assertion on the speed itself.
-    EXPECT_GT(checks[0].now_bytes_per_s, 1e8);
-    EXPECT_LT(checks[0].now_bytes_per_s, 1e13);
+    EXPECT_GT(checks[0].now_per_s, 1e8);
+    EXPECT_LT(checks[0].now_per_s, 1e13);
 }
 
 TEST(DramCheck, TheNoteSaysWhetherTheHostMovedBeyondTheTolerance) {
@@ -32,15 +34,71 @@ TEST(DramCheck, TheNoteSaysWhetherTheHostMovedBeyondTheTolerance) {
     EXPECT_FALSE(outside_tolerance(same));
     EXPECT_TRUE(outside_tolerance(moved));
     EXPECT_TRUE(outside_tolerance(RoofCheck{"DRAM", "read", 1, 30e9, 34e9})) << "above counts too";
-    EXPECT_EQ(describe_dram_checks({same}),
-              "DRAM bandwidth measured again after the run: 2 threads triad 57.0 GB/s, 0.95 x "
-              "the profile's 60.0 GB/s: within 10 % of the profile");
-    const std::string m = describe_dram_checks({RoofCheck{"DRAM", "triad", 1, 30e9, 29e9}, moved});
+    EXPECT_EQ(describe_roof_checks({same}),
+              std::vector<std::string>{
+                  "DRAM bandwidth measured again after the run: 2 threads triad 57.0 GB/s, 0.95 x "
+                  "the profile's 60.0 GB/s: within 10 % of the profile"});
+    const auto lines = describe_roof_checks({RoofCheck{"DRAM", "triad", 1, 30e9, 29e9}, moved});
+    ASSERT_EQ(lines.size(), 1u);
+    const std::string& m = lines[0];
     EXPECT_NE(m.find("1 thread triad 29.0 GB/s, 0.97 x the profile's 30.0 GB/s; 2 threads triad "
                      "35.0 GB/s, 0.58 x"),
               std::string::npos)
         << m;
     EXPECT_NE(m.find(": more than 10 % off"), std::string::npos) << m;
+}
+
+// A compute roof checked again: only roofs the profile has at that thread count, measured
+// with the roof's own kernel (positive, finite; never a speed asserted).
+TEST(ComputeCheck, MeasuresTheProfilesRoofsWithTheirOwnKernel) {
+    MachineProfile p = synthetic();
+    const kernels::ComputeKernel* k = nullptr;
+    for (const auto& c : kernels::compute_kernels())
+        if (c.supported(kernels::cpu_features()) && !c.needs_amx_permission) k = &c;
+    ASSERT_TRUE(k) << "no compute roof kernel runs on this CPU";
+    ComputeRoof roof;
+    roof.name = std::string(k->roof);
+    roof.threads = 1;
+    roof.ops_per_s.median = 1e11;
+    p.compute_roofs = {roof};
+    const auto checks = measure_compute_now(p, {{roof.name, 1}, {roof.name, 2}, {"no_such_roof", 1}});
+    ASSERT_EQ(checks.size(), 1u);
+    EXPECT_EQ(checks[0].kind, RoofKind::compute);
+    EXPECT_EQ(checks[0].kernel, roof.name);
+    EXPECT_DOUBLE_EQ(checks[0].profile_per_s, 1e11);
+    EXPECT_GT(checks[0].now_per_s, 1e6);
+    EXPECT_LT(checks[0].now_per_s, 1e15);
+}
+
+// Each kind of roof gets its own line, in its own unit, and says what the host may share.
+TEST(ComputeCheck, TheNoteNamesTheRoofAndWhatMayShareTheCores) {
+    const RoofCheck fma{"", "fp32_fma256", 2, 320e9, 180e9, RoofKind::compute};
+    const RoofCheck dram{"DRAM", "triad", 2, 60e9, 58e9};
+    const auto lines = describe_roof_checks({fma, dram});
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_EQ(lines[0].rfind("DRAM bandwidth measured again", 0), 0u) << lines[0];
+    EXPECT_EQ(lines[1],
+              "Compute roofs measured again after the run: 2 threads fp32_fma256 180.0 Gop/s, "
+              "0.56 x the profile's 320.0 Gop/s: more than 10 % off (cores shared with work "
+              "ceiling cannot see on this host, such as another tenant on an SMT sibling): "
+              "compute fractions may be off by as much; judge the distribution with --repeat");
+}
+
+// Records keep the unit in the field names and read back either kind.
+TEST(ComputeCheck, RoundTripsThroughTheRecordWithTheUnitInItsFieldNames) {
+    const RoofCheck fma{"", "fp32_fma256", 2, 320e9, 180e9, RoofKind::compute};
+    const nlohmann::json j = fma;
+    EXPECT_TRUE(j.contains("now_ops_per_s")) << j.dump();
+    EXPECT_FALSE(j.contains("now_bytes_per_s")) << j.dump();
+    const auto back = j.get<RoofCheck>();
+    EXPECT_EQ(back.kind, RoofKind::compute);
+    EXPECT_DOUBLE_EQ(back.now_per_s, 180e9);
+    // A record written before compute checks existed: bandwidth, bytes/s.
+    const auto old = nlohmann::json::parse(
+        R"({"level":"DRAM","kernel":"triad","threads":1,"profile_bytes_per_s":3e10,"now_bytes_per_s":2.9e10})")
+                         .get<RoofCheck>();
+    EXPECT_EQ(old.kind, RoofKind::bandwidth);
+    EXPECT_DOUBLE_EQ(old.profile_per_s, 3e10);
 }
 
 }  // namespace

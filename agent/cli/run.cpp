@@ -43,6 +43,9 @@ struct RunArgs {
     std::string interval = "10ms";
     std::string latency_budget;
     std::string memory_budget;
+    std::string cost_budget;
+    std::string price_per_hour;
+    std::vector<std::string> region_budgets;
     std::string budget_file;
     std::string because;
     bool fail_on_budget = false;
@@ -60,8 +63,8 @@ struct RunArgs {
 std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     Budgets b;
     if (!a.budget_file.empty()) b = read_budget_file(a.budget_file);
-    const std::pair<const char*, const std::string*> flags[] = {{"latency", &a.latency_budget},
-                                                                {"memory", &a.memory_budget}};
+    const std::pair<const char*, const std::string*> flags[] = {
+        {"latency", &a.latency_budget}, {"memory", &a.memory_budget}, {"cost", &a.cost_budget}};
     for (const auto& [name, text] : flags) {
         if (text->empty()) continue;
         try {
@@ -70,11 +73,25 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
             throw UsageError(std::string("--") + name + "-budget: " + e.what());
         }
     }
+    for (const auto& spec : a.region_budgets) {
+        try {
+            set_region_budget(b, spec);
+        } catch (const std::exception& e) {
+            throw UsageError(std::string("--region-budget: ") + e.what());
+        }
+    }
+    if (!a.price_per_hour.empty()) {
+        try {
+            b.price_per_hour = parse_count(a.price_per_hour);
+        } catch (const std::exception& e) {
+            throw UsageError(std::string("--price-per-hour: ") + e.what());
+        }
+    }
     if (!a.because.empty()) b.because = a.because;
     if (b.empty()) {
         if (!b.because.empty())
             throw UsageError("a 'because' needs a budget to explain (--latency-budget, "
-                             "--memory-budget or --budget FILE)");
+                             "--memory-budget, --cost-budget, --region-budget or --budget FILE)");
         return std::nullopt;
     }
     return b;
@@ -226,7 +243,16 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         ->capture_default_str();
     app->add_option("--latency-budget", args->latency_budget, "Wall-time budget per execution, e.g. 12ms");
     app->add_option("--memory-budget", args->memory_budget, "Peak resident memory budget, e.g. 40MB");
-    app->add_option("--budget", args->budget_file, "Budgets from a JSON file");
+    app->add_option("--cost-budget", args->cost_budget,
+                    "Cost budget per 1000 executions at --price-per-hour, e.g. 0.02");
+    app->add_option("--price-per-hour", args->price_per_hour,
+                    "The machine's price per hour (any currency): turns throughput into cost");
+    app->add_option("--region-budget", args->region_budgets,
+                    "A budget for one region's instances, REGION:BUDGET=VALUE, judged at p50 and p99\n"
+                    "over every instance (e.g. model:latency=12ms, model:latency-p99=15ms,\n"
+                    "decode:cost=0.01); REGION is a path, a name, or 'model' (repeatable)");
+    app->add_option("--budget", args->budget_file,
+                    "Budgets from a JSON file (every budget, region budgets, price_per_hour, because)");
     app->add_option("--because", args->because,
                     "Why missing the budgets breaks the product (\"... because the frame is 33 ms\");\n"
                     "without it they are shown as a preference");

@@ -158,6 +158,37 @@ std::optional<double> peak_memory_bytes(const RunRecord& r) {
     return peak(r, "peak_rss_bytes");
 }
 
+// The region a region budget names: its path, else its name when one region has it, else for
+// "model" the one outermost model region. Null with why when none (or several) match.
+const RecordedRegion* budget_region(const RunRecord& record, const std::string& key,
+                                    std::string& why) {
+    if (const RecordedRegion* exact = record.region(key)) return exact;
+    std::vector<const RecordedRegion*> named, model;
+    for (const auto& r : record.regions) {
+        if (r.name == key) named.push_back(&r);
+        const RecordedRegion* parent = record.region(r.parent);
+        if (r.model && !(parent && parent->model)) model.push_back(&r);
+    }
+    if (named.size() == 1) return named.front();
+    auto paths = [](const std::vector<const RecordedRegion*>& v) {
+        std::string s;
+        for (const auto* r : v) s += (s.empty() ? "" : ", ") + r->path;
+        return s;
+    };
+    if (named.size() > 1) {
+        why = "several regions are named '" + key + "' (" + paths(named) + "): name one by its path";
+        return nullptr;
+    }
+    if (key == "model" && model.size() == 1) return model.front();
+    if (key == "model" && model.size() > 1) {
+        why = "several model regions (" + paths(model) + "): name the one the budget is for";
+        return nullptr;
+    }
+    why = "no region '" + key + "' in this run" +
+          (key == "model" ? " (and no region marked as model: --model-regions)" : "");
+    return nullptr;
+}
+
 std::optional<bool> budgets_met(const RunRecord& record) {
     return ceiling::budgets_met(record.budget_checks);
 }
@@ -232,11 +263,35 @@ void judge_record(RunRecord& record) {
     record.budget_checks.clear();
     if (record.budgets && !record.budgets->empty()) {
         BudgetActuals a;
-        if (record.whole.duration_s.count > 0) a.latency_s = record.whole.duration_s;
+        if (record.whole.duration_s.count > 0) {
+            a.latency_s = record.whole.duration_s;
+            a.seconds_per_item = record.whole.duration_s.mean;
+        }
         a.peak_memory_bytes = peak_memory_bytes(record);
         if (const auto e = per_run(record, "energy_j")) a.energy_j = e;
         if (a.energy_j && in.process.wall_s > 0) a.power_w = *a.energy_j / in.process.wall_s;
         record.budget_checks = judge_budgets(*record.budgets, a, t);
+        // Region budgets: the durations of the region's instances over every timed execution,
+        // and the machine's wall time per instance (throughput) for a cost.
+        double timed_wall_s = 0;
+        for (const Execution* e : record.timed_executions()) timed_wall_s += e->wall_s;
+        for (const auto& rb : record.budgets->regions) {
+            if (rb.empty()) continue;
+            BudgetActuals ra;
+            std::string why;
+            const RecordedRegion* reg = budget_region(record, rb.region, why);
+            if (reg && reg->measurement.duration_s.count > 0) {
+                ra.latency_s = reg->measurement.duration_s;
+                if (reg->instances > 0 && timed_wall_s > 0)
+                    ra.seconds_per_item = timed_wall_s / static_cast<double>(reg->instances);
+            }
+            auto checks = judge_region_budget(rb, record.budgets->price_per_hour, ra, t);
+            for (auto& c : checks) {
+                if (!reg) c.note = why;
+                else if (rb.region != reg->path) c.note += (c.note.empty() ? "" : "; ") + std::string("region ") + reg->path;
+                record.budget_checks.push_back(std::move(c));
+            }
+        }
     }
 }
 

@@ -96,7 +96,7 @@ DiffRow compare(const std::string& name, const Side& a, const Side& b) {
 
 std::map<std::string, BudgetOutcome> budget_outcomes(const RunRecord& r) {
     std::map<std::string, BudgetOutcome> out;
-    for (const auto& c : r.budget_checks) out[c.name] = c.outcome;
+    for (const auto& c : r.budget_checks) out[c.region.empty() ? c.name : c.region + ": " + c.name] = c.outcome;
     return out;
 }
 

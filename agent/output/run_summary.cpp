@@ -1,5 +1,6 @@
 #include "agent/output/run_summary.hpp"
 
+#include <cstdio>
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -167,6 +168,13 @@ void render_stop_line(const RunRecord& r, std::ostream& out) {
             << "next lever " << lever << left << "\n";
 }
 
+// An amount of money in the budget's own currency: 3 significant digits, no unit prefix.
+std::string money(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g", v);
+    return buf;
+}
+
 void render_budgets(const RunRecord& r, std::ostream& out) {
     if (r.budget_checks.empty()) return;
     out << "\nBudgets\n";
@@ -175,9 +183,13 @@ void render_budgets(const RunRecord& r, std::ostream& out) {
     else
         out << "  no 'because': a preference, not yet a budget (say why missing it breaks the "
                "product: --because, or \"because\" in the budget file)\n";
+    if (r.budgets && r.budgets->price_per_hour)
+        out << "  price " << money(*r.budgets->price_per_hour) << " per hour of this machine\n";
     for (const auto& c : r.budget_checks) {
-        out << "  " << c.name << ": budget " << quantity(c.name, c.budget) << ", actual "
-            << (c.actual ? quantity(c.name, *c.actual) : std::string("not measured")) << ": "
+        auto value = [&](double v) { return c.name == "cost_per_1000" ? money(v) : quantity(c.name, v); };
+        out << "  " << (c.region.empty() ? "" : c.region + ": ") << c.name << ": budget "
+            << value(c.budget) << ", actual "
+            << (c.actual ? value(*c.actual) : std::string("not measured")) << ": "
             << (c.outcome == BudgetOutcome::pass ? "pass" : c.outcome == BudgetOutcome::fail ? "FAIL" : "unknown");
         if (c.margin) out << " (margin " << percent(*c.margin) << ")";
         if (!c.note.empty()) out << "; " << c.note;

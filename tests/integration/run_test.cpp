@@ -335,6 +335,59 @@ TEST(Run, BudgetsEndWithAStopLine) {
     EXPECT_NE(tight.err.find("inside every budget, but with only"), std::string::npos) << tight.err;
 }
 
+// The method's budget: the model's latency inside a frame, at p50 and p99 over every frame
+// (a slow model step every 50 frames passes p50 and fails p99), its cost per 1000 frames at
+// a given price, the sentence, and the stop line; in the output and in the record.
+TEST(Run, PerFrameModelBudgetPassesAtP50AndFailsAtP99WithACost) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto budget = dir / "budget.json";
+    std::ofstream(budget) << R"({"because": "the camera delivers a frame every 33 ms",
+        "price_per_hour": 3.6,
+        "regions": {"model": {"latency_s": "4ms", "cost_per_1000": 0.01}}})";
+    const auto r = ceiling_run(dir / "r.json", {"--budget", budget.string(), "--model-regions", "^model$"},
+                               {nvtx_target, "frames", "150"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto rec = read_record(dir / "r.json");
+    std::map<std::string, const BudgetCheck*> checks;
+    for (const auto& c : rec.budget_checks) {
+        EXPECT_EQ(c.region, "model") << c.name;
+        checks[c.name] = &c;
+    }
+    ASSERT_EQ(checks.size(), 3u) << r.err;
+    EXPECT_EQ(checks.at("latency_p50_s")->outcome, BudgetOutcome::pass) << r.err;
+    EXPECT_EQ(checks.at("latency_p99_s")->outcome, BudgetOutcome::fail) << r.err;
+    // Cost per 1000 frames: 3.6 per hour is 0.001 per second, times the run's wall time per
+    // frame (~3 ms, and more under a loaded machine) x 1000.
+    const auto& cost = *checks.at("cost_per_1000");
+    ASSERT_TRUE(cost.actual) << cost.note;
+    double wall = 0;
+    for (const auto* e : rec.timed_executions()) wall += e->wall_s;
+    EXPECT_NEAR(*cost.actual, 0.001 * wall / 150 * 1000, 1e-9);
+    EXPECT_EQ(rec.budgets->because, "the camera delivers a frame every 33 ms");
+    EXPECT_NE(r.err.find("because the camera delivers a frame every 33 ms"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("model: latency_p99_s: budget 4.0 ms"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("model: cost_per_1000: budget 0.01, actual "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("price 3.6 per hour"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("a budget is missed: next lever "), std::string::npos) << r.err;
+    // The same record judged later against a looser budget: the p99 flips to a pass.
+    const auto loose = dir / "loose.json";
+    std::ofstream(loose) << R"({"because": "the frame is 33 ms", "regions": {"model": {"latency_s": "30ms"}}})";
+    const auto rep = run_ceiling({"report", (dir / "r.json").string(), "--budget", loose.string()});
+    EXPECT_EQ(rep.exit_code, 0) << rep.err;
+    EXPECT_NE(rep.out.find("model: latency_p99_s: budget 30.0 ms"), std::string::npos) << rep.out;
+    EXPECT_EQ(rep.out.find("FAIL"), std::string::npos) << rep.out;
+    // A region the run does not have: unknown, saying so, never a pass.
+    const auto none = ceiling_run(dir / "n.json", {"--region-budget", "decode:latency=1s"},
+                                  {nvtx_target, "frames", "2"});
+    ASSERT_EQ(none.exit_code, 0) << none.err;
+    const auto nrec = read_record(dir / "n.json");
+    ASSERT_FALSE(nrec.budget_checks.empty());
+    EXPECT_EQ(nrec.budget_checks[0].outcome, BudgetOutcome::unknown);
+    EXPECT_NE(nrec.budget_checks[0].note.find("no region 'decode'"), std::string::npos)
+        << nrec.budget_checks[0].note;
+}
+
 // Records named by default are never replaced, also when several end in the same second.
 TEST(Run, DefaultNamesNeverReplaceAnEarlierRecord) {
     TempDir dir;

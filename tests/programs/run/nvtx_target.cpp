@@ -7,6 +7,7 @@
 //   nvtx_target heavy R I         R push/pop ranges around I iterations each (100k/s at 10 us)
 //   nvtx_target crash             segfault inside an open range
 //   nvtx_target fork              a range in the parent and one in a forked child
+//   nvtx_target frames N          N x frame{model 2 ms busy (every 50th frame 8 ms), 1 ms busy}
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -98,6 +99,20 @@ int main(int argc, char** argv) {
         tiny_work(2000000);
         const double per = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 2e6;
         std::printf("%d\n", per > 0 ? static_cast<int>(10e-6 / per) : 2000);
+        return 0;
+    }
+    if (mode == "frames") {
+        // A camera-like loop: the model's 2 ms inside a 3 ms frame, and a slow model step
+        // every 50 frames (a p99 that a p50 hides).
+        const long frames = std::atol(arg);
+        for (long f = 1; f <= frames; ++f) {
+            nvtxRangePushA("frame");
+            nvtxRangePushA("model");
+            busy(f % 50 == 0 ? 0.008 : 0.002);
+            nvtxRangePop();
+            busy(0.001);
+            nvtxRangePop();
+        }
         return 0;
     }
     if (mode == "heavy") {

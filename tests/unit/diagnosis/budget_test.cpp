@@ -173,6 +173,73 @@ TEST(Budgets, BadFilesAndFlags) {
     }
 }
 
+// Region budgets: latency and cost only, from the file or REGION:BUDGET=VALUE; the process's
+// budgets (memory, energy, power) are refused for a region with the reason.
+TEST(Budgets, RegionBudgetsFromTheFileAndFromFlags) {
+    const Budgets b = parse_budgets(
+        R"({"price_per_hour": 3.6, "cost_per_1000": 0.5,
+            "regions": {"model": {"latency_p50_s": "4ms", "latency_p99_s": 0.004, "cost_per_1000": "0.01"}},
+            "because": "the frame is 33 ms"})");
+    ASSERT_EQ(b.regions.size(), 1u);
+    EXPECT_EQ(b.regions[0].region, "model");
+    EXPECT_DOUBLE_EQ(*b.regions[0].latency_p50_s, 0.004);
+    EXPECT_DOUBLE_EQ(*b.regions[0].cost_per_1000, 0.01);
+    EXPECT_DOUBLE_EQ(*b.price_per_hour, 3.6);
+    EXPECT_DOUBLE_EQ(*b.cost_per_1000, 0.5);
+    EXPECT_EQ(parse_budgets(nlohmann::json(b).dump()).regions[0].latency_p99_s, 0.004) << "round trip";
+
+    Budgets f;
+    set_region_budget(f, "detector/infer:latency-p99=15ms");
+    set_region_budget(f, "detector/infer:latency=12ms");
+    set_region_budget(f, "torch::model:cost=0.02");  // a domain's "::" stays in the region
+    ASSERT_EQ(f.regions.size(), 2u);
+    EXPECT_EQ(f.regions[0].region, "detector/infer");
+    EXPECT_DOUBLE_EQ(*f.regions[0].latency_p99_s, 0.015);
+    EXPECT_DOUBLE_EQ(*f.regions[0].latency_s, 0.012);
+    EXPECT_EQ(f.regions[1].region, "torch::model");
+    EXPECT_FALSE(f.empty());
+
+    EXPECT_THROW(set_region_budget(f, "model=12ms"), std::invalid_argument);
+    EXPECT_THROW(set_region_budget(f, "model:latency"), std::invalid_argument);
+    EXPECT_THROW(set_region_budget(f, "model:speed=1"), std::invalid_argument);
+    try {
+        set_region_budget(f, "model:memory=1GB");
+        ADD_FAILURE() << "a memory budget on a region was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("belongs to the whole process"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(parse_budgets(R"({"regions": {"model": {"memory_bytes": 1}}})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"regions": ["model"]})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"regions": {"model": {"latency_s": "fast"}}})"), std::invalid_argument);
+    EXPECT_THROW(parse_budgets(R"({"price_per_hour": -1})"), std::invalid_argument);
+}
+
+// A region's latency at p50 and p99 of its instances; cost from the price and the machine's
+// wall time per instance; a cost without a price is unknown, saying what is missing.
+TEST(Budgets, RegionLatencyAndCost) {
+    RegionBudget rb{"model", 0.012, {}, {}, 0.01};
+    BudgetActuals a;
+    a.latency_s = latencies();        // p50 10 ms passes, p99 46 ms fails
+    a.seconds_per_item = 0.005;       // 200 items per second
+    const auto checks = judge_region_budget(rb, 3.6, a, t);
+    ASSERT_EQ(checks.size(), 3u);
+    EXPECT_EQ(check(checks, "latency_p50_s").outcome, BudgetOutcome::pass);
+    EXPECT_EQ(check(checks, "latency_p99_s").outcome, BudgetOutcome::fail);
+    const auto& cost = check(checks, "cost_per_1000");
+    // 3.6 per hour = 0.001 per second; 1000 items x 5 ms = 5 s: 0.005.
+    EXPECT_NEAR(*cost.actual, 0.005, 1e-12);
+    EXPECT_EQ(cost.outcome, BudgetOutcome::pass);
+    for (const auto& c : checks) EXPECT_EQ(c.region, "model");
+    const auto unpriced = judge_region_budget(rb, std::nullopt, a, t);
+    const auto& u = check(unpriced, "cost_per_1000");
+    EXPECT_EQ(u.outcome, BudgetOutcome::unknown);
+    EXPECT_FALSE(u.actual);
+    EXPECT_NE(u.note.find("price per hour"), std::string::npos) << u.note;
+    const nlohmann::json j = cost;
+    EXPECT_EQ(j.at("region"), "model");
+    EXPECT_EQ(j.get<BudgetCheck>().region, "model");
+}
+
 TEST(Budgets, ChecksSerialise) {
     Budgets b;
     b.memory_bytes = 100;

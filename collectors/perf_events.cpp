@@ -199,6 +199,21 @@ std::vector<std::optional<ScaledCount>> PerfEventSet::read_counts() const {
     return out;
 }
 
+std::optional<double> PerfEventSet::read_value(std::string_view name) const {
+    for (std::size_t i = 0; i < specs_.size() && i < fds_.size(); ++i) {
+        if (specs_[i].name != name || fds_[i].empty()) continue;
+        std::vector<RawCount> raws;
+        for (int fd : fds_[i]) {
+            RawCount r;
+            if (api_->read(fd, r) == 0) raws.push_back(r);
+        }
+        const ScaledCount c = scale_and_sum(raws, min_running_fraction_);
+        if (!c.value) return std::nullopt;
+        return *c.value * specs_[i].scale;
+    }
+    return std::nullopt;
+}
+
 Readings PerfEventSet::read() const {
     Readings r;
     r.warnings = warnings_;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -102,6 +103,9 @@ class PerfEventSet {
     // Readings (count x scale, in the spec's unit); unmeasurable ones absent, with warnings
     // for failures to open and for multiplexing.
     Readings read() const;
+    // One spec's value (count x scale), read alone: a sampler that needs only CPU time then
+    // costs one read (an IPI to the CPU the target runs on), not one per event.
+    std::optional<double> read_value(std::string_view name) const;
 
   private:
     PerfEventSet(PerfEventApi& api, std::vector<CounterSpec> specs, double min_running_fraction);

@@ -163,7 +163,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
     };
     auto cpu_seconds = [&]() -> std::optional<double> {
-        return counters ? counters->read().value("task_clock_s") : std::nullopt;
+        return counters ? counters->read_value("task_clock_s") : std::nullopt;
     };
     const ChildResult res = run_child(
         spec,

@@ -133,6 +133,28 @@ TEST(Capture, NestingSelfTimeAndStartEndRanges) {
     EXPECT_NEAR(covered_s(c, [](const RegionInstance& r) { return r.name == "inner"; }), 150e-9, 1e-15);
 }
 
+// Instances come out by (pid, tid, start, longest first), whatever order the ranges ended in
+// (pops end the innermost first) and whatever order the files were read in.
+TEST(Capture, InstancesAreOrderedByProcessThreadStartThenLongestFirst) {
+    CaptureDir d;
+    d.strings(30, 1, {{1, "a"}, {2, "b"}, {3, "c"}});
+    // Thread 31: a[100, 900] holding b[100, 300] (same start: the longer first) and c[400, 500].
+    d.events(30, 1, 31, 0,
+             {ev(EventKind::push, 100, 1), ev(EventKind::push, 100, 2), ev(EventKind::pop, 300),
+              ev(EventKind::push, 400, 3), ev(EventKind::pop, 500), ev(EventKind::pop, 900)});
+    // Thread 30 starts later but sorts first (lower tid); a start/end range crosses threads.
+    d.events(30, 1, 30, 0,
+             {ev(EventKind::push, 600, 3), ev(EventKind::start, 650, 2, 9), ev(EventKind::pop, 700),
+              ev(EventKind::push, 50, 1), ev(EventKind::pop, 60)});
+    d.events(30, 1, 31, 1, {ev(EventKind::end, 950, 0, 9)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 2000);
+    std::vector<std::string> order;
+    for (const auto& r : c.instances)
+        order.push_back(std::to_string(r.tid) + ":" + r.path + "@" + std::to_string(r.start_ns));
+    EXPECT_EQ(order, (std::vector<std::string>{"30:a@50", "30:c@600", "30:b@650", "31:a@100",
+                                               "31:a/b@100", "31:a/c@400"}));
+}
+
 TEST(Capture, OpenRangesEndWithTheProgramAndChunksJoin) {
     CaptureDir d;
     d.strings(20, 1, {{1, "doomed"}, {2, "step"}});

@@ -16,6 +16,8 @@ inline constexpr int exit_failed = 1;  // a measurement or an output failed
 inline constexpr int exit_usage = 2;   // bad usage or bad input
 // `run --fail-on-budget`: the program succeeded but missed a budget (its own failure wins).
 inline constexpr int exit_budget_missed = 3;
+// `diff --fail-on-regression`: a region or the whole run got slower beyond the noise.
+inline constexpr int exit_regression = 4;
 
 // Thrown to end a command with a one-line message and a documented exit status.
 struct Failure : std::runtime_error {

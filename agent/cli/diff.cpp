@@ -1,6 +1,7 @@
 // `ceiling diff BEFORE AFTER`: what changed between two run records (or suite records):
 // per region or kernel the time ratio against the noise, rate changes, bound changes,
 // budgets that flipped.
+#include <cmath>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -9,6 +10,7 @@
 #include "agent/cli/shared_options.hpp"
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/output/diff.hpp"
+#include "agent/output/format.hpp"
 #include "agent/store/run_store.hpp"
 
 namespace ceiling::cli {
@@ -18,7 +20,27 @@ struct DiffArgs {
     std::string before;
     std::string after;
     std::string budget_file;
+    std::string fail_on_regression;  // a threshold ("5%", "0.05"); empty: beyond the noise
 };
+
+// "5%" or "0.05" as a fraction; a negative or unreadable threshold is a usage error.
+double regression_threshold(const std::string& text) {
+    if (text.empty()) return 0;
+    std::string t = text;
+    const bool percent = !t.empty() && t.back() == '%';
+    if (percent) t.pop_back();
+    std::size_t used = 0;
+    double v = -1;
+    try {
+        v = std::stod(t, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    if (used == 0 || used != t.size() || !(v >= 0) || !std::isfinite(v))
+        throw UsageError("--fail-on-regression: '" + text +
+                         "' is not a threshold (a fraction such as 0.05, or 5%)");
+    return percent ? v / 100 : v;
+}
 }  // namespace
 
 Command add_diff(CLI::App& root, const GlobalOptions&) {
@@ -32,7 +54,15 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
     app->add_option("after", args->after, "Run record after the change")->required();
     app->add_option("--budget", args->budget_file,
                     "Judge both records against the budgets of this file (which flipped?)");
-    return {app, [args]() -> int {
+    auto* gate = app->add_option("--fail-on-regression", args->fail_on_regression,
+                                 "Exit with status 4 when the whole run or a region got slower beyond\n"
+                                 "both sides' noise and, given THRESHOLD (5% or 0.05), by more than it\n"
+                                 "(for CI; record both sides with --repeat so the noise is known)")
+                     ->expected(0, 1)
+                     ->type_name("[THRESHOLD]");
+    return {app, [args, gate]() -> int {
+                const bool gated = gate->count() > 0;
+                const double threshold = regression_threshold(args->fail_on_regression);
                 std::optional<Budgets> budgets;
                 if (!args->budget_file.empty()) budgets = read_budget_file(args->budget_file);
                 RunRecord before = store::load_run_record(args->before);
@@ -43,8 +73,17 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                     r->budgets = budgets;
                     measure::judge_record(*r);
                 }
-                output::render_diff(output::diff_records(before, after), args->before, args->after, std::cout);
-                return exit_ok;
+                const auto diff = output::diff_records(before, after);
+                output::render_diff(diff, args->before, args->after, std::cout);
+                if (!gated) return exit_ok;
+                const auto slower = output::regressions(diff, threshold);
+                if (slower.empty()) return exit_ok;
+                std::string names;
+                for (const auto* r : slower) names += (names.empty() ? "" : ", ") + r->name;
+                std::cerr << "ceiling diff: regression beyond the noise"
+                          << (threshold > 0 ? " and " + output::percent(threshold) : std::string())
+                          << ": " << names << "\n";
+                return exit_regression;
             }};
 }
 

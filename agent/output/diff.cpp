@@ -158,6 +158,13 @@ RecordDiff diff_records(const RunRecord& before, const RunRecord& after) {
     return d;
 }
 
+std::vector<const DiffRow*> regressions(const RecordDiff& diff, double threshold) {
+    std::vector<const DiffRow*> out;
+    for (const auto& r : diff.rows)
+        if (r.change == Change::slower && r.ratio && *r.ratio - 1 > threshold) out.push_back(&r);
+    return out;
+}
+
 void render_diff(const RecordDiff& d, const std::string& before_name, const std::string& after_name,
                  std::ostream& out) {
     out << "before: " << before_name << "\nafter:  " << after_name << "\n\n";

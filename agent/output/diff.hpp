@@ -39,6 +39,10 @@ struct RecordDiff {
 inline constexpr double min_significant_change = 0.01;
 
 RecordDiff diff_records(const RunRecord& before, const RunRecord& after);
+
+// The rows that got slower beyond both sides' noise and by more than `threshold` (a
+// fraction: 0.05 is 5 %; 0: any change the noise does not explain): what a CI gate fails on.
+std::vector<const DiffRow*> regressions(const RecordDiff& diff, double threshold);
 void render_diff(const RecordDiff& diff, const std::string& before_name,
                  const std::string& after_name, std::ostream& out);
 

@@ -28,6 +28,35 @@ TEST(Diff, FlagsARegionThatGotSlower) {
     EXPECT_NE(r.out.find("whole run"), std::string::npos);
 }
 
+// The CI gate: a region twice as slow fails --fail-on-regression with exit status 4 naming it;
+// a threshold above the change passes; comparing a record with itself passes; a bad
+// threshold is a usage error.
+TEST(Diff, FailOnRegressionGatesBeyondTheNoiseAndTheThreshold) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto before = (dir / "before.json").string(), after = (dir / "after.json").string();
+    ASSERT_EQ(ceiling_run(before, {"-q", "--repeat", "3"}, {nvtx_target, "preprocess", "2"}).exit_code, 0);
+    ASSERT_EQ(ceiling_run(after, {"-q", "--repeat", "3"}, {nvtx_target, "preprocess", "4"}).exit_code, 0);
+    auto r = run_ceiling({"diff", before, after, "--fail-on-regression"});
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+    EXPECT_NE(r.err.find("regression beyond the noise: "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("preprocess"), std::string::npos) << r.err;
+    EXPECT_NE(r.out.find("SLOWER"), std::string::npos) << "the table is still printed";
+    // About 2x: a 300 % threshold lets it through, 20 % does not.
+    EXPECT_EQ(run_ceiling({"diff", before, after, "--fail-on-regression", "300%"}).exit_code, 0);
+    EXPECT_EQ(run_ceiling({"diff", before, after, "--fail-on-regression=0.2"}).exit_code, 4);
+    // Faster is no regression; neither is the same record.
+    EXPECT_EQ(run_ceiling({"diff", after, before, "--fail-on-regression"}).exit_code, 0);
+    EXPECT_EQ(run_ceiling({"diff", before, before, "--fail-on-regression"}).exit_code, 0);
+    // Without the flag, diff reports and exits 0 as before.
+    EXPECT_EQ(run_ceiling({"diff", before, after}).exit_code, 0);
+    for (const std::string bad : {"-5%", "fast", "5%%"}) {
+        r = run_ceiling({"diff", before, after, "--fail-on-regression=" + bad});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+        EXPECT_NE(r.err.find("not a threshold"), std::string::npos) << r.err;
+    }
+}
+
 TEST(Diff, OneRunEachSaysTheNoiseIsUnknown) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "a.json", {"-q"}, {run_target, "exit", "0"}).exit_code, 0);

@@ -99,10 +99,18 @@ DoctorItem libpfm_item(const collectors::PfmApi& pfm, const Capability& cpu_pmu)
     return i;
 }
 
-DoctorItem papi_item(collectors::PapiApi& papi) {
+// PAPI counts the counters of the CPU model it detects, not those the kernel lets it open:
+// in a VM without a virtual PMU it reported 6 beside "CPU PMU: no". Usable only when both are.
+DoctorItem papi_item(collectors::PapiApi& papi, const Capability& cpu_pmu) {
     collectors::PapiStatus s = papi.status();
     s.vm_vendor = hypervisor_name(s.vm_vendor);
-    DoctorItem i = item("papi", "PAPI presets", collectors::papi_capability(s));
+    Capability cap = collectors::papi_capability(s);
+    if (cap.available && !cpu_pmu.available)
+        cap = Capability::no("PAPI " + s.version + " lists " + std::to_string(s.hardware_counters) +
+                               " hardware counters for this CPU model, but none can be opened: " +
+                               cpu_pmu.reason,
+                           cpu_pmu.fix);
+    DoctorItem i = item("papi", "PAPI presets", cap);
     i.facts["version"] = s.version;
     i.facts["hardware_counters"] = s.hardware_counters;
     nlohmann::json components = nlohmann::json::array();
@@ -246,7 +254,7 @@ output::DoctorReport survey_measurement(const SurveyOptions& options) {
     }
     {
         const auto papi = collectors::make_papi_api();
-        r.items.push_back(papi_item(*papi));
+        r.items.push_back(papi_item(*papi, cpu_pmu));
     }
     r.items.push_back(
         item("uncore", "Memory-controller (uncore) counters",

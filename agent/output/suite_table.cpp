@@ -225,7 +225,10 @@ void render_suite(const RunRecord& record, std::ostream& out) {
            " achieved rate over the roof of the case's precision and engine, and over the "
            "bandwidth of the\n"
            " level its working set lives in; analytic work: compulsory bytes, each input read "
-           "once)\n";
+           "once;\n"
+        << " verdict: done at " << percent(record.thresholds.done)
+        << " of a roof or more, good from " << percent(record.thresholds.far) << " up to done, far below "
+        << percent(record.thresholds.far) << ")\n";
     comparisons(cs, out);
     if (!cs.empty()) counted_vs_analytic(cs, out);
     first_moves(cs, out);

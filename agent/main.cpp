@@ -50,7 +50,8 @@ int main(int argc, char** argv) {
     app.fallthrough();
     GlobalOptions global;
     app.add_flag("-v,--verbose", global.verbosity, "More detail on stderr (-vv: trace)");
-    app.add_flag("-q,--quiet", global.quiet, "Only warnings and errors on stderr; no progress");
+    app.add_flag("-q,--quiet", global.quiet,
+                 "Only warnings and errors on stderr; no progress (run still names a record it named itself)");
 
     std::vector<Command> commands;
     for (Registrar r : registrars) commands.push_back(r(app, global));

@@ -216,6 +216,9 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         output::render_run_summary(record, std::cerr);
         if (lost.empty())
             std::cerr << "record: " << output << (trace_path.empty() ? "" : "  trace: " + trace_path) << "\n";
+    } else if (lost.empty() && a.output.empty()) {
+        // Quiet, but a name ceiling chose is the one thing the user cannot know otherwise.
+        std::cerr << "record: " << output << "\n";
     }
     if (!lost.empty()) {
         spdlog::error("{}{}", lost, global.quiet ? "" : " (the summary above is all that is kept of this run)");
@@ -235,7 +238,7 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         "thread and process it starts, NVTX regions (no recompiling), a run record, a diagnosis\n"
         "and budgets. Exits with the program's status (128+signal if it was killed).\n"
         "ceiling run [options] -- PROGRAM [ARGS...]");
-    app->add_option("--repeat", args->repeat, "Timed executions (p50/p99 of wall time and of each region)")
+    app->add_option("-r,--repeat", args->repeat, "Timed executions (p50/p99 of wall time and of each region)")
         ->check(CLI::Range(1, 100000));
     app->add_option("--warmup", args->warmup, "Executions before the timed ones, not in the statistics")
         ->check(CLI::Range(0, 100000));

@@ -392,12 +392,16 @@ TEST(Run, PerFrameModelBudgetPassesAtP50AndFailsAtP99WithACost) {
 TEST(Run, DefaultNamesNeverReplaceAnEarlierRecord) {
     TempDir dir;
     const std::string cmd = "cd '" + dir.path().string() + "' && for i in 1 2 3; do '" +
-                            std::string(CEILING_BINARY) + "' run -q -- /bin/true || exit 1; done";
-    ASSERT_EQ(run_process({"sh", "-c", cmd}).exit_code, 0);
+                            std::string(CEILING_BINARY) + "' run -q -r 2 -- /bin/true || exit 1; done";
+    const auto r = run_process({"sh", "-c", cmd});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     int records = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
-        EXPECT_EQ(e.path().filename().string().rfind("ceiling-run-", 0), 0u) << e.path();
-        read_record(e.path());
+        const std::string name = e.path().filename().string();
+        EXPECT_EQ(name.rfind("ceiling-run-", 0), 0u) << e.path();
+        EXPECT_EQ(read_record(e.path()).executions.size(), 2u) << "-r is --repeat";
+        // Quiet, yet the name ceiling chose is said: the user has no other way to know it.
+        EXPECT_NE(r.err.find("record: " + name + "\n"), std::string::npos) << r.err;
         ++records;
     }
     EXPECT_EQ(records, 3);

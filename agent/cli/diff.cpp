@@ -11,6 +11,7 @@
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/output/diff.hpp"
 #include "agent/output/format.hpp"
+#include "agent/output/summary_json.hpp"
 #include "agent/store/run_store.hpp"
 
 namespace ceiling::cli {
@@ -21,6 +22,7 @@ struct DiffArgs {
     std::string after;
     std::string budget_file;
     std::string fail_on_regression;  // a threshold ("5%", "0.05"); empty: beyond the noise
+    bool json = false;
 };
 
 // "5%" or "0.05" as a fraction; a negative or unreadable threshold is a usage error.
@@ -54,6 +56,7 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
     app->add_option("after", args->after, "Run record after the change")->required();
     app->add_option("--budget", args->budget_file,
                     "Judge both records against the budgets of this file (which flipped?)");
+    app->add_flag("--json", args->json, "Print the comparison as JSON on stdout instead of the table");
     auto* gate = app->add_option("--fail-on-regression", args->fail_on_regression,
                                  "Exit with status 4 when the whole run or a region got slower beyond\n"
                                  "both sides' noise and, given THRESHOLD (5% or 0.05), by more than it\n"
@@ -74,7 +77,10 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                     measure::judge_record(*r);
                 }
                 const auto diff = output::diff_records(before, after);
-                output::render_diff(diff, args->before, args->after, std::cout);
+                if (args->json)
+                    std::cout << output::diff_json(diff, args->before, args->after).dump(1) << "\n";
+                else
+                    output::render_diff(diff, args->before, args->after, std::cout);
                 if (!gated) return exit_ok;
                 const auto slower = output::regressions(diff, threshold);
                 if (slower.empty()) return exit_ok;

@@ -14,6 +14,7 @@
 #include "agent/output/html_report.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
+#include "agent/output/summary_json.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
 
@@ -22,6 +23,8 @@ namespace ceiling::cli {
 namespace {
 struct ReportArgs {
     std::vector<std::string> records;
+    bool json = false;
+    std::string csv;
     std::string html;
     std::string profile;
     std::string budget_file;
@@ -41,6 +44,10 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     "Run records written by `ceiling run` or `ceiling suite`")
         ->required();
     app->add_option("--html", args->html, "Also write a self-contained HTML report to this file");
+    app->add_flag("--json", args->json,
+                  "Print a JSON summary on stdout instead of the text (an array for several records;\n"
+                  "units in the field names, null for what was not measured)");
+    app->add_option("--csv", args->csv, "Also write the region (or kernel) table as CSV to this file (one record)");
     app->add_option("--profile", args->profile,
                     "Judge against this machine profile instead of the record's");
     app->add_option("--budget", args->budget_file,
@@ -48,7 +55,9 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     "after the measurement: no need to run again)");
     add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
-                check_output_paths({args->html});
+                check_output_paths({args->html, args->csv});
+                if (!args->csv.empty() && args->records.size() != 1)
+                    throw UsageError("--csv takes one record (" + std::to_string(args->records.size()) + " given)");
                 std::optional<MachineProfile> profile;
                 if (!args->profile.empty()) profile = store::load_profile(args->profile);
                 std::optional<Budgets> budgets;
@@ -67,6 +76,23 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     records.push_back(std::move(r));
                     names.push_back(path);
                 }
+                auto write = [](const std::string& path, const std::string& text) {
+                    try {
+                        output::write_file_atomically(path, text);
+                    } catch (const std::exception& e) {
+                        throw MeasurementError(e.what());
+                    }
+                };
+                if (!args->csv.empty()) write(args->csv, output::regions_csv(records.front()));
+                if (!args->html.empty())
+                    write(args->html, output::render_html_report(records, names));
+                if (args->json) {
+                    nlohmann::json out = nlohmann::json::array();
+                    for (std::size_t i = 0; i < records.size(); ++i)
+                        out.push_back(output::summary_json(records[i], names[i]));
+                    std::cout << (records.size() == 1 ? out[0] : out).dump(1) << "\n";
+                    return exit_ok;
+                }
                 if (records.size() > 1) {
                     output::render_rank_summary(records, names, std::cout);
                     std::cout << "\n";
@@ -79,15 +105,8 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                         output::render_run_summary(records[i], std::cout);
                     if (i + 1 < records.size()) std::cout << "\n";
                 }
-                if (!args->html.empty()) {
-                    try {
-                        output::write_file_atomically(args->html,
-                                                      output::render_html_report(records, names));
-                    } catch (const std::exception& e) {
-                        throw MeasurementError(e.what());
-                    }
-                    std::cout << "\nHTML report: " << args->html << "\n";
-                }
+                if (!args->html.empty()) std::cout << "\nHTML report: " << args->html << "\n";
+                if (!args->csv.empty()) std::cout << "CSV: " << args->csv << "\n";
                 return exit_ok;
             }};
 }

@@ -25,6 +25,7 @@
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/output/run_summary.hpp"
+#include "agent/output/summary_json.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
 #include "collectors/perf_events.hpp"
@@ -54,6 +55,8 @@ struct RunArgs {
     bool no_roof_check = false;
     std::string output;
     std::string trace;
+    std::string csv;
+    bool json = false;
     std::string profile;
     ThresholdArgs thresholds;
     std::vector<std::string> command;
@@ -130,7 +133,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
                          : measure::with_rank(a.output, record.rank);
     const std::string trace_path = a.trace.empty() ? "" : measure::with_rank(a.trace, record.rank);
     // An unwritable output fails now, not after the program ran for an hour.
-    check_output_paths({output, trace_path});
+    check_output_paths({output, trace_path, a.csv});
 
     const char* path_env = std::getenv("PATH");
     const auto program = measure::resolve_program(a.command[0], path_env ? path_env : "/usr/bin:/bin");
@@ -208,10 +211,14 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         if (!trace_path.empty())
             output::write_file_atomically(
                 trace_path, measure::run_trace(run, measure::program_name(plan)).dump());
+        if (!a.csv.empty()) output::write_file_atomically(a.csv, output::regions_csv(record));
     } catch (const std::exception& e) {
         lost = e.what();
     }
-    if (!global.quiet) {
+    if (a.json) {
+        // On stderr, as the text summary: stdout is the program's (perf stat -j does the same).
+        std::cerr << output::summary_json(record, lost.empty() ? output : std::string()).dump(1) << "\n";
+    } else if (!global.quiet) {
         std::cerr << "\n";
         output::render_run_summary(record, std::cerr);
         if (lost.empty())
@@ -269,6 +276,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
     app->add_flag("--no-roof-check", args->no_roof_check,
                   "Skip measuring again, after a run, the DRAM and compute roofs its verdicts depend on\n"
                   "(a fraction of a second each; on a shared host it says how far those may be off)");
+    app->add_flag("--json", args->json,
+                  "Print the summary as JSON on stderr instead of the text (stdout is the program's)");
+    app->add_option("--csv", args->csv, "Also write the region table as CSV to this file");
     app->add_option("--output,-o", args->output,
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");
     app->add_option("--trace", args->trace, "Also write a Chrome/Perfetto trace to this file");

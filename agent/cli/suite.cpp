@@ -17,6 +17,7 @@
 #include "agent/output/progress.hpp"
 #include "agent/output/suite_files.hpp"
 #include "agent/output/suite_table.hpp"
+#include "agent/output/summary_json.hpp"
 #include "agent/store/run_store.hpp"
 #include "kernels/parallel.hpp"
 
@@ -34,6 +35,8 @@ struct SuiteArgs {
     std::string output;
     std::string svg;
     std::string trace;
+    std::string csv;
+    bool json = false;
 };
 
 // FILE.json -> FILE.svg / FILE.trace.json, so one --output names all three.
@@ -77,6 +80,11 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
         "Chrome trace to write, one event per timed repetition (default: the record's name "
         "with .trace.json; opens in Perfetto UI and chrome://tracing)");
 
+    app->add_flag("--json", args->json,
+                  "Print a JSON summary on stdout instead of the table (units in the field names,\n"
+                  "null for what was not measured)");
+    app->add_option("--csv", args->csv, "Also write the kernel table as CSV to this file");
+
     return {app, [args, &global]() -> int {
                 std::vector<kernels::KernelCase> cases;
                 try {
@@ -99,7 +107,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 const std::string trace_path =
                     args->trace.empty() ? sibling(record_path, ".trace.json") : args->trace;
                 // Fail before minutes of measuring, not after.
-                check_output_paths({record_path, svg_path, trace_path});
+                check_output_paths({record_path, svg_path, trace_path, args->csv});
                 const LoadedProfile loaded = obtain_profile(args->profile, global, "ceiling suite");
 
                 measure::SuiteOptions opts;
@@ -133,18 +141,25 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                     measure::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
                 measure::judge_record(record);
                 store::save_run_record(record, record_path);
-                output::render_suite(record, std::cout);
+                if (args->json)
+                    std::cout << output::summary_json(record, record_path).dump(1) << "\n";
+                else
+                    output::render_suite(record, std::cout);
                 const int threads = args->threads > 0 ? args->threads : kernels::available_cpus();
                 try {
                     output::write_file_atomically(svg_path,
                                                   output::suite_roofline_svg(record, threads));
                     output::write_file_atomically(
                         trace_path, output::suite_trace(measure::suite_timeline(result)));
+                    if (!args->csv.empty())
+                        output::write_file_atomically(args->csv, output::regions_csv(record));
                 } catch (const std::exception& e) {
                     throw MeasurementError(e.what());
                 }
-                std::cout << "\nRun record " << record_path << ", roofline " << svg_path
-                          << ", trace " << trace_path << "\n";
+                if (!args->json)
+                    std::cout << "\nRun record " << record_path << ", roofline " << svg_path
+                              << ", trace " << trace_path
+                              << (args->csv.empty() ? "" : ", CSV " + args->csv) << "\n";
 
                 int status = exit_ok;
                 for (const auto& c : result.cases)

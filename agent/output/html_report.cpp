@@ -52,17 +52,6 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
     h << "</table>\n";
 }
 
-std::vector<RooflinePoint> points_of(const RunRecord& r) {
-    std::vector<RooflinePoint> pts;
-    for (const auto& reg : r.regions) {
-        const auto& m = reg.measurement;
-        if (!m.work || m.duration_s.count == 0 || m.duration_s.median <= 0) continue;
-        const double intensity = m.work->intensity();
-        if (!(m.work->ops > 0) || !std::isfinite(intensity)) continue;
-        pts.push_back({reg.path, intensity, m.work->ops / m.duration_s.median});
-    }
-    return pts;
-}
 
 }  // namespace
 
@@ -88,7 +77,7 @@ std::string render_html_report(const std::vector<RunRecord>& records, const std:
         h << "<pre>" << xml_escape(summary.str()) << "</pre>\n";
         h << "<h2>Roofline</h2>\n";
         if (r.machine_profile) {
-            const auto pts = points_of(r);
+            const auto pts = roofline_points(r);
             RooflineSvgOptions o;
             o.title = "Roofline: " + (r.machine_profile->host.cpu_model.empty() ? r.hostname : r.machine_profile->host.cpu_model);
             h << render_roofline_svg(*r.machine_profile, pts, o);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "agent/output/format.hpp"
@@ -34,14 +35,75 @@ std::string num(double v) {
     return buf;
 }
 
-// Colours per memory level and for compute roofs; points share one colour.
+// Colours per memory level; compute roofs are dark grey with a dash per engine.
 const std::map<std::string, std::string>& level_colours() {
     static const std::map<std::string, std::string> c = {
         {"L1", "#2b8a3e"}, {"L2", "#1971c2"}, {"L3", "#7048e8"}, {"DRAM", "#c92a2a"}, {"HBM", "#c92a2a"}};
     return c;
 }
 
+// Point colours by family, in order of first appearance (colour-blind-safe Okabe-Ito).
+constexpr const char* family_palette[] = {"#e69f00", "#56b4e9", "#009e73", "#f0e442",
+                                          "#0072b2", "#d55e00", "#cc79a7", "#000000"};
+
+// A marker of the variant's shape centred at (x, y).
+std::string marker(const std::string& variant, double x, double y, const std::string& fill,
+                   const std::string& extra = "") {
+    std::ostringstream m;
+    const std::string style = "fill=\"" + fill + "\" stroke=\"#000000\"" + extra;
+    if (variant == "naive") {
+        m << "<rect x=\"" << num(x - 4.5) << "\" y=\"" << num(y - 4.5) << "\" width=\"9\" height=\"9\" " << style;
+    } else if (variant == "library") {
+        m << "<polygon points=\"" << num(x) << "," << num(y - 5.5) << " " << num(x + 5.5) << "," << num(y + 4.5)
+          << " " << num(x - 5.5) << "," << num(y + 4.5) << "\" " << style;
+    } else if (variant == "optimized" || variant.empty()) {
+        m << "<circle cx=\"" << num(x) << "\" cy=\"" << num(y) << "\" r=\"5\" " << style;
+    } else {
+        m << "<polygon points=\"" << num(x) << "," << num(y - 6) << " " << num(x + 6) << "," << num(y) << " "
+          << num(x) << "," << num(y + 6) << " " << num(x - 6) << "," << num(y) << "\" " << style;
+    }
+    return m.str();
+}
+
+// Labels stacked where they would overprint: each at least `gap` below the one above it.
+void spread(std::vector<double>& ys, double gap) {
+    for (std::size_t i = 1; i < ys.size(); ++i) ys[i] = std::max(ys[i], ys[i - 1] + gap);
+}
+
 }  // namespace
+
+std::vector<RooflinePoint> roofline_points(const RunRecord& r) {
+    std::vector<RooflinePoint> pts;
+    for (const auto& reg : r.regions) {
+        const auto& m = reg.measurement;
+        if (!m.work || m.work->device == Device::gpu) continue;
+        if (m.duration_s.count == 0 || !(m.duration_s.median > 0) || !(m.work->ops > 0)) continue;
+        const double intensity = m.work->intensity();
+        if (!std::isfinite(intensity)) continue;
+        RooflinePoint p;
+        p.label = reg.path;
+        p.intensity = intensity;
+        p.ops_per_s = m.work->ops / m.duration_s.median;
+        const auto kernel = reg.labels.find("kernel");
+        p.family = kernel != reg.labels.end() ? kernel->second : reg.path.substr(0, reg.path.find('/'));
+        if (const auto v = reg.labels.find("variant"); v != reg.labels.end()) p.variant = v->second;
+        for (const auto& v : r.region_diagnoses) {
+            if (v.path != reg.path) continue;
+            for (const auto& c : v.diagnosis.roofs) {
+                if (!c.roof_per_s) continue;
+                const double attainable = c.kind == RoofKind::compute ? *c.roof_per_s : *c.roof_per_s * intensity;
+                if (c.kind == RoofKind::compute) p.compute_roofs.push_back(c.roof);
+                p.judged_per_s = p.judged_per_s ? std::min(*p.judged_per_s, attainable) : attainable;
+                p.judged_against += std::string(p.judged_against.empty() ? "" : ", ") +
+                                    (c.kind == RoofKind::compute ? c.roof : c.level) + " at " +
+                                    std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads") +
+                                    (c.fraction ? ": " + percent(*c.fraction) : std::string());
+            }
+        }
+        pts.push_back(std::move(p));
+    }
+    return pts;
+}
 
 std::string render_roofline_svg(const MachineProfile& profile, const std::vector<RooflinePoint>& points,
                                 const RooflineSvgOptions& o) {
@@ -50,12 +112,12 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
         for (const auto& r : profile.compute_roofs) threads = std::max(threads, r.threads);
         for (const auto& r : profile.bandwidth_roofs) threads = std::max(threads, r.threads);
     }
-    // The best roof per precision/engine and per level at that thread count.
+    // One line per compute roof (by the name the verdicts use) and per level, at that thread
+    // count; the best kernel of each.
     std::map<std::string, const ComputeRoof*> compute;
     for (const auto& r : profile.compute_roofs) {
         if (r.threads != threads) continue;
-        const std::string key = std::string(to_string(r.precision)) + " " + std::string(to_string(r.engine));
-        if (!compute[key] || r.ops_per_s.median > compute[key]->ops_per_s.median) compute[key] = &r;
+        if (!compute[r.name] || r.ops_per_s.median > compute[r.name]->ops_per_s.median) compute[r.name] = &r;
     }
     std::map<std::string, const BandwidthRoof*> bandwidth;
     for (const auto& r : profile.bandwidth_roofs) {
@@ -67,6 +129,20 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
     for (const auto& p : points)
         if (std::isfinite(p.intensity) && std::isfinite(p.ops_per_s) && p.intensity > 0 && p.ops_per_s > 0)
             pts.push_back(p);
+    // A profile has a dozen compute roofs: the chart keeps those the points were judged
+    // against, and the highest for scale.
+    std::set<std::string> judged;
+    for (const auto& p : pts) judged.insert(p.compute_roofs.begin(), p.compute_roofs.end());
+    if (!judged.empty()) {
+        const ComputeRoof* highest = nullptr;
+        for (const auto& [name, r] : compute)
+            if (!highest || r->ops_per_s.median > highest->ops_per_s.median) highest = r;
+        std::erase_if(compute, [&](const auto& kv) { return kv.second != highest && !judged.count(kv.first); });
+    }
+    std::map<std::string, std::string> family_colour;
+    for (const auto& p : pts)
+        if (!family_colour.count(p.family))
+            family_colour[p.family] = family_palette[family_colour.size() % std::size(family_palette)];
 
     double peak = 0, bw_min = INFINITY, bw_max = 0;
     for (const auto& [k, r] : compute) peak = std::max(peak, r->ops_per_s.median);
@@ -84,7 +160,7 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
         x_lo = std::min(x_lo, p.intensity / 2);
         x_hi = std::max(x_hi, p.intensity * 2);
         y_lo = std::min(y_lo, p.ops_per_s / 2);
-        y_hi = std::max(y_hi, p.ops_per_s * 2);
+        y_hi = std::max(y_hi, std::max(p.ops_per_s, p.judged_per_s.value_or(0)) * 2);
     }
     if (peak > 0) y_hi = std::max(y_hi, peak * 2);
     if (bw_min < INFINITY) y_lo = std::min(y_lo, bw_min * x_lo);
@@ -93,42 +169,48 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
     const double lx0 = std::floor(std::log10(x_lo)), lx1 = std::ceil(std::log10(x_hi));
     const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi));
 
-    const double left = 80, right = 170, top = 40, bottom = 50;
-    const double pw = o.width - left - right, ph = o.height - top - bottom;
+    // The point list beside the plot sets the height when it is longer than the plot.
+    constexpr double row = 14;
+    const double left = 96, right = 300, top = 40, bottom = 50;
+    const double height = std::max<double>(o.height, top + row * static_cast<double>(pts.size() + 2) + bottom);
+    const double pw = o.width - left - 20, ph = height - top - bottom;
+    const double width = o.width + right;
     auto X = [&](double x) { return left + (std::log10(x) - lx0) / (lx1 - lx0) * pw; };
     auto Y = [&](double y) { return top + ph - (std::log10(y) - ly0) / (ly1 - ly0) * ph; };
 
     std::ostringstream s;
-    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << o.width << "\" height=\"" << o.height
-      << "\" viewBox=\"0 0 " << o.width << " " << o.height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-    s << "<title>" << xml_escape(o.title) << "</title>\n";
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
+      << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+    const std::string title =
+        o.title + (threads ? " (roofs at " + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)") : "");
+    s << "<title>" << xml_escape(title) << "</title>\n";
     s << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml_escape(o.title)
-      << (threads ? " (" + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)") : "") << "</text>\n";
-    // Grid and decade labels.
+    s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n";
+    // Grid and decade labels, with units.
     for (double e = lx0; e <= lx1; e += 1) {
         const double x = X(std::pow(10, e));
-        s << "<line x1=\"" << num(x) << "\" y1=\"" << top << "\" x2=\"" << num(x) << "\" y2=\"" << top + ph
+        s << "<line x1=\"" << num(x) << "\" y1=\"" << top << "\" x2=\"" << num(x) << "\" y2=\"" << num(top + ph)
           << "\" stroke=\"#e9ecef\"/>\n";
-        s << "<text x=\"" << num(x) << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">"
+        s << "<text x=\"" << num(x) << "\" y=\"" << num(top + ph + 16) << "\" text-anchor=\"middle\">"
           << xml_escape(si(std::pow(10, e), "", 3)) << "</text>\n";
     }
     for (double e = ly0; e <= ly1; e += 1) {
         const double y = Y(std::pow(10, e));
-        s << "<line x1=\"" << left << "\" y1=\"" << num(y) << "\" x2=\"" << left + pw << "\" y2=\"" << num(y)
+        s << "<line x1=\"" << left << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + pw) << "\" y2=\"" << num(y)
           << "\" stroke=\"#e9ecef\"/>\n";
         s << "<text x=\"" << left - 6 << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">"
           << xml_escape(si(std::pow(10, e), "op/s", 3)) << "</text>\n";
     }
     s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << num(pw) << "\" height=\"" << num(ph)
       << "\" fill=\"none\" stroke=\"#495057\"/>\n";
-    s << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << o.height - 12
-      << "\" text-anchor=\"middle\">arithmetic intensity (operations per byte)</text>\n";
-    s << "<text transform=\"translate(16," << num(top + ph / 2)
-      << ") rotate(-90)\" text-anchor=\"middle\">achieved rate (operations per second)</text>\n";
+    s << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 12)
+      << "\" text-anchor=\"middle\">arithmetic intensity (op/B)</text>\n";
+    s << "<text transform=\"translate(14," << num(top + ph / 2)
+      << ") rotate(-90)\" text-anchor=\"middle\">achieved rate (op/s)</text>\n";
 
-    // Bandwidth roofs: rate = intensity x bandwidth, up to the highest compute roof.
-    int label_row = 0;
+    // Bandwidth roofs: rate = intensity x bandwidth, up to the highest compute roof; the
+    // label lies on the line, turned to its slope.
+    const double slope_deg = -std::atan2(ph / (ly1 - ly0), pw / (lx1 - lx0)) * 180 / M_PI;
     for (const auto& [level, r] : bandwidth) {
         const double bw = r->bytes_per_s.median;
         const double x_end = peak > 0 ? std::min(x_hi, peak / bw) : x_hi;
@@ -136,30 +218,60 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
         if (x_start >= x_end) continue;
         const auto it = level_colours().find(level);
         const std::string colour = it != level_colours().end() ? it->second : "#868e96";
-        s << "<line x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(x_start * bw)) << "\" x2=\"" << num(X(x_end))
-          << "\" y2=\"" << num(Y(x_end * bw)) << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n";
-        s << "<text x=\"" << num(left + pw + 8) << "\" y=\"" << top + 12 + 14 * label_row++ << "\" fill=\""
-          << colour << "\">" << xml_escape(level + " " + si(bw, "B/s")) << "</text>\n";
+        s << "<line class=\"roof bandwidth\" x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(x_start * bw))
+          << "\" x2=\"" << num(X(x_end)) << "\" y2=\"" << num(Y(x_end * bw)) << "\" stroke=\"" << colour
+          << "\" stroke-width=\"2\"/>\n";
+        const double lx = std::pow(10, std::log10(x_start) + 0.15 * (std::log10(x_end) - std::log10(x_start)));
+        s << "<text class=\"roof-label\" fill=\"" << colour << "\" transform=\"translate(" << num(X(lx)) << ","
+          << num(Y(lx * bw) - 4) << ") rotate(" << num(slope_deg) << ")\">" << xml_escape(level + " " + si(bw, "B/s"))
+          << "</text>\n";
     }
-    // Compute roofs: flat from the fastest bandwidth roof's ridge point on.
-    for (const auto& [key, r] : compute) {
+    // Compute roofs: flat from the fastest bandwidth roof's ridge point on, labelled at their
+    // right end with name and value, stacked where they would overprint.
+    std::vector<std::pair<double, const ComputeRoof*>> flat;
+    for (const auto& [name, r] : compute) flat.push_back({Y(r->ops_per_s.median), r});
+    std::sort(flat.begin(), flat.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<double> label_y;
+    for (const auto& [y, r] : flat) label_y.push_back(y - 3);
+    spread(label_y, 11);
+    for (std::size_t i = 0; i < flat.size(); ++i) {
+        const ComputeRoof* r = flat[i].second;
         const double rate = r->ops_per_s.median;
         const double x_start = bw_max > 0 ? std::max(std::pow(10, lx0), rate / bw_max) : std::pow(10, lx0);
-        s << "<line x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(rate)) << "\" x2=\"" << num(left + pw)
-          << "\" y2=\"" << num(Y(rate)) << "\" stroke=\"#343a40\" stroke-width=\"2\" stroke-dasharray=\""
+        s << "<line class=\"roof compute\" x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(rate)) << "\" x2=\""
+          << num(left + pw) << "\" y2=\"" << num(Y(rate)) << "\" stroke=\"#343a40\" stroke-width=\"1.5\" stroke-dasharray=\""
           << (r->engine == Engine::matrix ? "6 3" : r->engine == Engine::scalar ? "2 3" : "none") << "\"/>\n";
-        s << "<text x=\"" << num(left + pw + 8) << "\" y=\"" << top + 12 + 14 * label_row++ << "\">"
-          << xml_escape(key + " " + si(rate, "op/s")) << "</text>\n";
+        s << "<text class=\"roof-label\" x=\"" << num(left + pw - 4) << "\" y=\"" << num(label_y[i])
+          << "\" text-anchor=\"end\" fill=\"#343a40\">" << xml_escape(r->name + " " + si(rate, "op/s")) << "</text>\n";
     }
     if (compute.empty() && bandwidth.empty())
         s << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(top + ph / 2)
           << "\" text-anchor=\"middle\" fill=\"#868e96\">no roofs measured at this thread count</text>\n";
-    for (const auto& p : pts) {
-        s << "<circle cx=\"" << num(X(p.intensity)) << "\" cy=\"" << num(Y(p.ops_per_s))
-          << "\" r=\"5\" fill=\"#f08c00\" stroke=\"#000000\"><title>" << xml_escape(p.label) << ": "
-          << xml_escape(si(p.ops_per_s, "op/s")) << " at " << fixed(p.intensity, 3) << " op/B</title></circle>\n";
-        s << "<text x=\"" << num(X(p.intensity) + 8) << "\" y=\"" << num(Y(p.ops_per_s) - 6) << "\">"
-          << xml_escape(p.label) << "</text>\n";
+
+    // Points, numbered; the list beside the plot names them.
+    const double list_x = left + pw + 24;
+    s << "<text x=\"" << num(list_x) << "\" y=\"" << num(top - 10) << "\" font-weight=\"bold\">"
+      << (pts.empty() ? "no points" : "points (naive \u25a0, optimized \u25cf, library \u25b2)") << "</text>\n";
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const auto& p = pts[i];
+        const std::string n = std::to_string(i + 1);
+        const std::string colour = family_colour[p.family];
+        const double x = X(p.intensity), y = Y(p.ops_per_s);
+        std::string tip = n + ". " + p.label + ": " + si(p.ops_per_s, "op/s") + " at " + fixed(p.intensity, 3) + " op/B";
+        if (!p.judged_against.empty()) tip += "; judged against " + p.judged_against;
+        if (p.judged_per_s && *p.judged_per_s > p.ops_per_s)
+            s << "<line class=\"judged\" x1=\"" << num(x) << "\" y1=\"" << num(y) << "\" x2=\"" << num(x) << "\" y2=\""
+              << num(Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\" stroke-dasharray=\"2 2\"/>\n"
+              << "<line class=\"judged\" x1=\"" << num(x - 5) << "\" y1=\"" << num(Y(*p.judged_per_s)) << "\" x2=\""
+              << num(x + 5) << "\" y2=\"" << num(Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\"/>\n";
+        s << "<g class=\"point\" data-n=\"" << n << "\">" << marker(p.variant, x, y, colour) << "/><title>"
+          << xml_escape(tip) << "</title></g>\n";
+        s << "<text class=\"point-number\" x=\"" << num(x + 7) << "\" y=\"" << num(y - 5) << "\" font-size=\"9\">" << n
+          << "</text>\n";
+        const double ly = top + 4 + row * static_cast<double>(i + 1);
+        s << marker(p.variant, list_x + 5, ly - 4, colour) << "/>\n";
+        s << "<text class=\"point-label\" x=\"" << num(list_x + 14) << "\" y=\"" << num(ly) << "\">"
+          << xml_escape(n + ". " + p.label) << "</text>\n";
     }
     s << "</svg>\n";
     return s.str();

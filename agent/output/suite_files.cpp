@@ -7,18 +7,10 @@ namespace ceiling::output {
 
 std::string suite_roofline_svg(const RunRecord& record, int threads) {
     const MachineProfile profile = record.machine_profile.value_or(MachineProfile{});
-    std::vector<RooflinePoint> points;
-    for (const auto& reg : record.regions) {
-        if (reg.kind != RegionKind::kernel || !reg.measurement.work) continue;
-        const Work& w = *reg.measurement.work;
-        if (w.device == Device::gpu) continue;  // judged against the GPU's roofs, not these
-        points.push_back({reg.name, w.intensity(), w.ops / reg.measurement.duration_s.median});
-    }
     RooflineSvgOptions o;
     o.threads = threads;
-    o.title =
-        "ceiling suite on " + profile.host.hostname + " (" + std::to_string(threads) + " threads)";
-    return render_roofline_svg(profile, points, o);
+    o.title = "ceiling suite on " + profile.host.hostname;  // the renderer adds the roofs' threads
+    return render_roofline_svg(profile, roofline_points(record), o);
 }
 
 std::string suite_trace(const SuiteTimeline& timeline) {

@@ -113,13 +113,50 @@ MachineProfile profile() {
 
 TEST(RooflineSvg, DrawsRoofsAndEscapedPoints) {
     const std::string svg =
-        render_roofline_svg(profile(), {{"a<b & c", 1.0, 1e10}, {"unknown", std::nan(""), 1e9}});
+        render_roofline_svg(profile(), {RooflinePoint{"a<b & c", 1.0, 1e10, "a", "", {}, {}, {}},
+                                        RooflinePoint{"unknown", std::nan(""), 1e9, "u", "", {}, {}, {}}});
     EXPECT_EQ(svg.rfind("<svg", 0), 0u);
     EXPECT_NE(svg.find("DRAM"), std::string::npos);
-    EXPECT_NE(svg.find("fp32 vector"), std::string::npos);
+    EXPECT_NE(svg.find("fp32_fma256"), std::string::npos) << "compute roofs by the names verdicts use";
     EXPECT_NE(svg.find("a&lt;b &amp; c"), std::string::npos);
     EXPECT_EQ(svg.find("unknown"), std::string::npos);  // an unknown coordinate is not plotted
     EXPECT_EQ(std::count(svg.begin(), svg.end(), '<') - std::count(svg.begin(), svg.end(), '>'), 0);
+}
+
+// Readable with many points: every point numbered and listed beside the plot (labels never
+// overprint), coloured by family and shaped by variant, with a dotted line up to the roof it
+// was judged against; roofs named as the verdicts name them, with their value; the roofs'
+// thread count said once.
+TEST(RooflineSvg, NumberedPointsListedBesideThePlotWithTheRoofTheyWereJudgedAgainst) {
+    std::vector<RooflinePoint> pts;
+    for (int i = 0; i < 40; ++i)
+        pts.push_back({"gemm/fp32/" + std::string(i % 2 ? "naive" : "optimized") + "/" + std::to_string(i),
+                       0.5 + i, 1e9 * (i + 1), i < 20 ? "gemm" : "nms", i % 2 ? "naive" : "optimized",
+                       i == 3 ? std::optional(9e10) : std::nullopt, i == 3 ? "fp32_fma256 at 1 thread: 4%" : "",
+                       {}});
+    RooflineSvgOptions o;
+    o.title = "ceiling suite on host";
+    o.threads = 2;
+    const std::string svg = render_roofline_svg(profile(), pts, o);
+    auto count = [&](const std::string& what) {
+        std::size_t n = 0;
+        for (auto at = svg.find(what); at != std::string::npos; at = svg.find(what, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count("class=\"point-label\""), 40u);
+    EXPECT_EQ(count("class=\"point\""), 40u);
+    EXPECT_NE(svg.find(">40. gemm/fp32/naive/39<"), std::string::npos);
+    EXPECT_EQ(count("(roofs at 2 threads)"), 2u) << "once in the title element, once drawn";
+    EXPECT_EQ(count("threads) ("), 0u);
+    EXPECT_EQ(count("class=\"judged\""), 2u) << "the dotted line and its cap, for the one judged point";
+    EXPECT_NE(svg.find("judged against fp32_fma256 at 1 thread: 4%"), std::string::npos);
+    EXPECT_NE(svg.find("<rect x="), std::string::npos) << "naive points are squares";
+    EXPECT_NE(svg.find("fp32_fma256 100 Gop/s"), std::string::npos) << "a roof is labelled with its value";
+    // Two families, two colours.
+    EXPECT_NE(svg.find("fill=\"#e69f00\""), std::string::npos);
+    EXPECT_NE(svg.find("fill=\"#56b4e9\""), std::string::npos);
+    // The list sets the height: 40 rows do not fit in the default 460 px.
+    EXPECT_EQ(svg.find("height=\"460"), std::string::npos);
 }
 
 TEST(HtmlReport, SelfContainedPage) {

@@ -184,10 +184,23 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
             .column("working set", A::right)
             .column("latency", A::right)
             .column("cycles", A::right);
+        // A cache level whose latency is DRAM-like did not keep its working set (a sliced or
+        // shared cache in a VM, or a random chase over 4 KiB pages paying TLB misses): the
+        // number is right, the level's name is not what it measured, so it is flagged.
+        double dram_s = 0;
         for (const auto& l : p.latencies)
-            t.row({l.level, bytes(static_cast<double>(l.working_set_bytes)),
+            if (l.level == "DRAM") dram_s = l.seconds.median;
+        bool flagged = false;
+        for (const auto& l : p.latencies) {
+            const bool dram_like = l.level != "DRAM" && dram_s > 0 && l.seconds.median >= 0.7 * dram_s;
+            flagged = flagged || dram_like;
+            t.row({l.level + (dram_like ? " (DRAM-like)" : ""), bytes(static_cast<double>(l.working_set_bytes)),
                    duration(l.seconds.median), l.cycles ? fixed(*l.cycles, 1) : "-"});
+        }
         t.render(out);
+        if (flagged)
+            out << "(DRAM-like: at least 70% of DRAM's latency, so this working set did not stay in that\n"
+                   " cache here: a sliced or shared cache in a VM, or TLB misses of a random chase)\n";
     }
 
     out << "\nDispatch overheads\n";

@@ -120,12 +120,17 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
     const std::string program =
         std::string(CEILING_VERDICT_PROGRAMS) + "/ceiling_verdict_" + c.program;
     TempDir dir;
-    int hits = 0, run = 0, attempts = 0, contended = 0;
+    int hits = 0, run = 0, attempts = 0, contended = 0, batch = 1;
     std::string seen;
     const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(patience_s);
     while (run < runs) {
+        if (std::chrono::steady_clock::now() > deadline && batch > 1) {
+            ADD_FAILURE() << c.program << " is labelled " << to_string(c.bound)
+                          << ": the first batch missed and no second one finished in time:" << seen;
+            return;
+        }
         if (std::chrono::steady_clock::now() > deadline)
             GTEST_SKIP() << "this machine is too busy to judge anything: other work used the CPUs "
                          << "or the host's memory bandwidth "
@@ -212,6 +217,17 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
             ASSERT_FALSE(v.diagnosis.findings.empty());
             EXPECT_NE(v.diagnosis.findings.front().detail.find("cores busy"), std::string::npos)
                 << v.path << ": " << v.diagnosis.findings.front().detail;
+        }
+        // A shared host can take half a core's throughput for one run where the guest cannot
+        // see it (seen here: 0.50 of the FMA roof at 1.97 busy cores, the roof checked right
+        // after back at 0.99 of the profile, no steal time): the verdict was right for what
+        // was measured. So one batch that misses gets one more; a wrong verdict misses in both.
+        if (run == runs && hits < runs && batch == 1 && roofs_are_the_machines) {
+            seen += "\n  (first batch: " + std::to_string(hits) + " of " + std::to_string(runs) +
+                    "; a second batch follows)";
+            ++batch;
+            run = 0;
+            hits = 0;
         }
     }
     if (!roofs_are_the_machines) GTEST_SKIP() << "verdicts not judged: roofs from a sanitizer build" << seen;

@@ -40,5 +40,25 @@ TEST(MachineTable, NoScalingNoteWhenRoofsScale) {
     EXPECT_EQ(rendered(p).find("Scaling from"), std::string::npos);
 }
 
+// A cache level whose latency is DRAM-like did not keep its working set: flagged, not
+// printed as that cache's latency (the quick profile called 197 ns "L3" here).
+TEST(MachineTable, DramLikeCacheLatencyIsFlagged) {
+    MachineProfile p;
+    auto lat = [](const std::string& level, double s) {
+        LatencyMeasurement m;
+        m.level = level;
+        m.working_set_bytes = 1 << 20;
+        m.seconds = summarize({s, s, s});
+        return m;
+    };
+    p.latencies = {lat("L1", 1.2e-9), lat("L2", 4e-9), lat("L3", 197e-9), lat("DRAM", 210e-9)};
+    const auto s = rendered(p);
+    EXPECT_NE(s.find("L3 (DRAM-like)"), std::string::npos) << s;
+    EXPECT_EQ(s.find("L2 (DRAM-like)"), std::string::npos) << s;
+    EXPECT_NE(s.find("did not stay in that"), std::string::npos) << s;
+    p.latencies = {lat("L1", 1.2e-9), lat("L3", 40e-9), lat("DRAM", 210e-9)};
+    EXPECT_EQ(rendered(p).find("DRAM-like"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ceiling::output

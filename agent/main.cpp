@@ -50,6 +50,8 @@ int main(int argc, char** argv) {
     app.fallthrough();
     GlobalOptions global;
     app.add_flag("-v,--verbose", global.verbosity, "More detail on stderr (-vv: trace)");
+    // Every option's default shows in --help (subcommands copy these defaults).
+    app.option_defaults()->always_capture_default();
     app.add_flag("-q,--quiet", global.quiet,
                  "Only warnings and errors on stderr; no progress (run still names a record it named itself)");
 

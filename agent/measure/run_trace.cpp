@@ -1,6 +1,7 @@
 #include "agent/measure/run_trace.hpp"
 
 #include <map>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -9,7 +10,8 @@ namespace ceiling::measure {
 output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program) {
     const auto& runs = run.executions;
     output::ChromeTrace trace(runs.empty() ? 0 : runs.front().start_ns);
-    constexpr int lane_base = 1'000'000'000;  // synthetic tids for ranges that need own lanes
+    constexpr int lane_base = 1'000'000'000;    // synthetic tids for start/end range lanes
+    constexpr int domain_base = 1'100'000'000;  // and for (thread, domain) tracks
     int sort = 0;
     for (const auto& x : runs) {
         const int pid = x.execution.pid.value_or(0);
@@ -20,6 +22,14 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
         trace.complete(pid, pid, label, "execution", x.start_ns, x.end_ns,
                        {{"end", x.execution.end.message}});
         std::map<int, std::vector<std::int64_t>> lanes;  // pid -> last end of each lane
+        // Push/pop ranges of a non-default domain nest per thread and domain, not with the
+        // thread's other ranges: each (thread, domain) gets its own track, named after the
+        // thread that pushed them.
+        std::map<std::tuple<int, int, std::string>, int> domain_tracks;
+        auto thread_label = [&](int p, int t) {
+            const auto it = x.capture.thread_names.find({p, t});
+            return it != x.capture.thread_names.end() ? it->second : "thread " + std::to_string(t);
+        };
         for (const auto& r : x.capture.instances) {
             nlohmann::json args = {{"path", r.path}};
             if (r.work)
@@ -27,9 +37,15 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
                 args["declared_bytes"] = r.work->compulsory_bytes;
             if (r.unclosed) args["unclosed"] = true;
             int tid = r.tid;
-            // Start/end ranges and non-default domains need not nest with the thread's
-            // push/pop ranges: each gets the first lane where it overlaps nothing.
-            if (!r.push_pop || !r.domain.empty()) {
+            if (r.push_pop && !r.domain.empty()) {
+                const auto key = std::make_tuple(r.pid, r.tid, r.domain);
+                auto [it, added] = domain_tracks.try_emplace(key, domain_base + static_cast<int>(domain_tracks.size()));
+                tid = it->second;
+                if (added)
+                    trace.thread(r.pid, tid, thread_label(r.pid, r.tid) + ": domain " + r.domain);
+            } else if (!r.push_pop) {
+                // Start/end ranges may end on another thread and need not nest: each gets the
+                // first lane of its process where it overlaps nothing.
                 auto& l = lanes[r.pid];
                 std::size_t k = 0;
                 while (k < l.size() && l[k] > r.start_ns) ++k;

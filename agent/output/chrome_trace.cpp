@@ -73,10 +73,14 @@ nlohmann::json ChromeTrace::to_json() const {
 void add_time_series(ChromeTrace& trace, int pid, std::int64_t start_ns,
                      const std::vector<Series>& series) {
     for (const auto& s : series) {
-        const std::string track = s.name + " (" + s.unit + ")";
+        // "rss_bytes" in bytes is the track "rss (bytes)"; its one series is the value.
+        std::string name = s.name;
+        const std::string suffix = "_" + s.unit;
+        if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+        const std::string track = name + " (" + s.unit + ")";
         for (std::size_t i = 0; i < s.values.size(); ++i)
             trace.counter(pid, track, start_ns + static_cast<std::int64_t>(std::llround(s.t_s[i] * 1e9)),
-                          {{s.name, s.values[i]}});
+                          {{"value", s.values[i]}});
     }
 }
 

@@ -14,20 +14,22 @@ std::string suite_roofline_svg(const RunRecord& record, int threads) {
 }
 
 std::string suite_trace(const SuiteTimeline& timeline) {
-    constexpr int pid = 1, tid = 1;
+    constexpr int pid = 1;
     ChromeTrace trace(timeline.start_ns);
     trace.process(pid, "ceiling suite");
-    trace.thread(pid, tid, "kernels");
     for (const auto& c : timeline.cases) {
         const Work& w = c.work;
+        // One track per team size: a 2-thread kernel is not drawn as one thread's work.
+        const int tid = std::max(1, c.threads);
+        trace.thread(pid, tid, "kernels, " + std::to_string(tid) + (tid == 1 ? " thread" : " threads"));
         for (const auto& [begin, end] : c.spans_ns) {
             const double s = static_cast<double>(end - begin) * 1e-9;
             trace.complete(
                 pid, tid, c.name, "kernel", begin, end,
                 {{"ops", w.ops}, {"compulsory_bytes", w.compulsory_bytes}, {"threads", c.threads}});
-            trace.counter(
-                pid, "achieved", begin,
-                {{"Gop_per_s", w.ops / s * 1e-9}, {"GB_per_s", w.compulsory_bytes / s * 1e-9}});
+            // One unit per counter track: viewers stack the series of one track.
+            trace.counter(pid, "achieved (Gop/s)", begin, {{"value", w.ops / s * 1e-9}});
+            trace.counter(pid, "achieved (GB/s)", begin, {{"value", w.compulsory_bytes / s * 1e-9}});
         }
     }
     return trace.dump();

@@ -302,6 +302,25 @@ TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
     for (const char* ph : {"M", "X", "C"}) EXPECT_TRUE(phases.count(ph)) << ph;
     for (const char* n : {"outer", "inner", "worker", "async", "process_name", "thread_name"})
         EXPECT_TRUE(names.count(n)) << n;
+    // A domain's push/pop range sits on a track of the thread that pushed it; counters are
+    // named once, with their unit, and their series is the value.
+    std::map<std::pair<int, long>, std::string> track_names;
+    for (const auto& e : events)
+        if (e["ph"] == "M" && e["name"] == "thread_name")
+            track_names[{e["pid"].get<int>(), e["tid"].get<long>()}] = e["args"]["name"];
+    bool domain_on_thread = false;
+    for (const auto& e : events) {
+        if (e["ph"] == "X" && e["name"] == "load") {
+            const auto& t = track_names[{e["pid"].get<int>(), e["tid"].get<long>()}];
+            domain_on_thread = domain_on_thread || t == "main thread: domain io";
+        }
+        if (e["ph"] == "C") {
+            EXPECT_EQ(e["args"].size(), 1u) << e.dump();
+            EXPECT_TRUE(e["args"].contains("value")) << e.dump();
+            EXPECT_EQ(e["name"].get<std::string>().find("bytes ("), std::string::npos) << e.dump();
+        }
+    }
+    EXPECT_TRUE(domain_on_thread) << "io::load is not on a track of the thread that pushed it";
 }
 
 TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {

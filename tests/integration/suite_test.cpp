@@ -44,8 +44,15 @@ TEST(Suite, QuickSubsetWritesARecordTheRooflineAndATrace) {
     EXPECT_NE(svg.find("nms/greedy/optimized"), std::string::npos);
     const auto trace = nlohmann::json::parse(slurp(dir / "s.trace.json"));
     std::size_t complete = 0;
-    for (const auto& e : trace.at("traceEvents"))
+    for (const auto& e : trace.at("traceEvents")) {
         if (e.value("ph", "") == "X") ++complete;
+        if (e.value("ph", "") == "M" && e.value("name", "") == "thread_name") {
+            EXPECT_EQ(e["args"]["name"], "kernels, 1 thread") << "--threads 1: one track, named so";
+        }
+        if (e.value("ph", "") == "C") {
+            EXPECT_EQ(e["args"].size(), 1u) << "one unit per counter track";
+        }
+    }
     EXPECT_GE(complete, 3 * rec.regions.size());  // one event per timed repetition
 
     // report re-renders the same cases from the record alone.

@@ -6,6 +6,7 @@
 #include "agent/output/format.hpp"
 #include "agent/output/roofline_svg.hpp"
 #include "agent/output/run_summary.hpp"
+#include "agent/output/suite_table.hpp"
 
 namespace ceiling::output {
 
@@ -15,13 +16,19 @@ constexpr const char* style = R"(body{font-family:sans-serif;margin:24px;color:#
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 pre{background:#f8f9fa;padding:12px;border:1px solid #dee2e6;overflow-x:auto;font-size:12px}
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #dee2e6;padding:4px 8px}
-th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
-.model{color:#1971c2;font-weight:bold}.muted{color:#868e96})";
+th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
+.model{color:#1971c2;font-weight:bold}.muted{color:#868e96;white-space:pre-line;font-size:12px}
+tr.group th{background:#e7f5ff})";
 
 double mean(const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
     return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
+}
+
+// Instances per run: a whole number as one ("3", not "3.0"), a mean over runs with a decimal.
+std::string count_per_run(double v) {
+    return v == std::floor(v) ? fixed(v, 0) : fixed(v, 1);
 }
 
 void region_table(const RunRecord& r, std::ostringstream& h) {
@@ -42,7 +49,7 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
             work = si(reg.measurement.work->ops, "op") + ", " + bytes(reg.measurement.work->compulsory_bytes);
         h << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\""
           << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name) << "</td><td class=\"n\">"
-          << fixed(static_cast<double>(reg.instances) / runs, 1) << "</td><td class=\"n\">" << duration(total)
+          << count_per_run(static_cast<double>(reg.instances) / runs) << "</td><td class=\"n\">" << duration(total)
           << "</td><td class=\"n\">" << percent(total / wall) << "</td><td class=\"n\">"
           << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
           << (reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-") << "</td><td class=\"n\">"
@@ -72,9 +79,21 @@ std::string render_html_report(const std::vector<RunRecord>& records, const std:
     for (std::size_t i = 0; i < records.size(); ++i) {
         const auto& r = records[i];
         h << "<h2>" << xml_escape(names.at(i)) << "</h2>\n";
-        std::ostringstream summary;
-        render_run_summary(r, summary);
-        h << "<pre>" << xml_escape(summary.str()) << "</pre>\n";
+        if (r.kind == RecordKind::suite) {
+            // A suite is its table, its comparisons and first moves, and the roofline: not a
+            // run's wall time, regions and model share.
+            if (const auto m = suite_machine_line(r); !m.empty())
+                h << "<p>" << xml_escape(m) << "</p>\n";
+            render_suite_table(r, h, true);
+            std::ostringstream findings;
+            render_suite_findings(r, findings);
+            h << "<h2>Comparisons and first moves</h2>\n<pre class=\"findings\">" << xml_escape(findings.str())
+              << "</pre>\n";
+        } else {
+            std::ostringstream summary;
+            render_run_summary(r, summary);
+            h << "<pre>" << xml_escape(summary.str()) << "</pre>\n";
+        }
         h << "<h2>Roofline</h2>\n";
         if (r.machine_profile) {
             const auto pts = roofline_points(r);
@@ -88,8 +107,10 @@ std::string render_html_report(const std::vector<RunRecord>& records, const std:
             h << "<p class=\"muted\">No machine profile in this record: run <code>ceiling machine</code>, then "
                  "<code>ceiling report --profile FILE</code>.</p>\n";
         }
-        h << "<h2>Regions</h2>\n";
-        region_table(r, h);
+        if (r.kind != RecordKind::suite) {
+            h << "<h2>Regions</h2>\n";
+            region_table(r, h);
+        }
     }
     h << "</body></html>\n";
     return h.str();

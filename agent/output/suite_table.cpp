@@ -4,8 +4,10 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "agent/output/format.hpp"
+#include "agent/output/roofline_svg.hpp"
 #include "agent/output/table.hpp"
 
 namespace ceiling::output {
@@ -175,10 +177,20 @@ void first_moves(const std::vector<Case>& cs, std::ostream& out) {
 
 }  // namespace
 
+std::string suite_machine_line(const RunRecord& record) {
+    const auto& p = record.machine_profile;
+    if (!p) return "";
+    return "Machine   " + p->host.cpu_model + " (" + p->host.hostname + "), profile of " + p->created_at +
+           (p->quick ? " (quick)" : "");
+}
+
 void render_suite(const RunRecord& record, std::ostream& out) {
-    if (const auto& p = record.machine_profile)
-        out << "Machine   " << p->host.cpu_model << " (" << p->host.hostname << "), profile of "
-            << p->created_at << (p->quick ? " (quick)" : "") << "\n";
+    if (const auto m = suite_machine_line(record); !m.empty()) out << m << "\n";
+    render_suite_table(record, out, false);
+    render_suite_findings(record, out);
+}
+
+void render_suite_table(const RunRecord& record, std::ostream& out, bool html) {
     const auto cs = cases_of(record);
     TextTable t;
     t.column("case")
@@ -219,16 +231,27 @@ void render_suite(const RunRecord& record, std::ostream& out) {
                d && d->bound ? std::string(to_string(*d->bound)) : (d ? "unknown" : "-"),
                d ? std::string(to_string(d->verdict)) : "-"});
     }
-    t.render(out);
-    out << "(median/p99 over repeats, spread = (p90-p10)/median, ! = unstable; %compute and "
-           "%memory are the\n"
-           " achieved rate over the roof of the case's precision and engine, and over the "
-           "bandwidth of the\n"
-           " level its working set lives in; analytic work: compulsory bytes, each input read "
-           "once;\n"
-        << " verdict: done at " << percent(record.thresholds.done)
-        << " of a roof or more, good from " << percent(record.thresholds.far) << " up to done, far below "
-        << percent(record.thresholds.far) << ")\n";
+    std::ostringstream note;
+    note << "(median/p99 over repeats, spread = (p90-p10)/median, ! = unstable; %compute and "
+            "%memory are the\n"
+            " achieved rate over the roof of the case's precision and engine, and over the "
+            "bandwidth of the\n"
+            " level its working set lives in; analytic work: compulsory bytes, each input read "
+            "once;\n"
+         << " verdict: done at " << percent(record.thresholds.done)
+         << " of a roof or more, good from " << percent(record.thresholds.far) << " up to done, far below "
+         << percent(record.thresholds.far) << ")\n";
+    if (html) {
+        t.render_html(out, "suite");
+        out << "<p class=\"muted\">" << xml_escape(note.str()) << "</p>\n";
+    } else {
+        t.render(out);
+        out << note.str();
+    }
+}
+
+void render_suite_findings(const RunRecord& record, std::ostream& out) {
+    const auto cs = cases_of(record);
     comparisons(cs, out);
     if (!cs.empty()) counted_vs_analytic(cs, out);
     first_moves(cs, out);

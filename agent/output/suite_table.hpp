@@ -14,4 +14,11 @@ namespace ceiling::output {
 // `record.kind` must be suite; regions without a verdict show "-".
 void render_suite(const RunRecord& record, std::ostream& out);
 
+// The parts, for the HTML page: the machine line, the table of cases with its footnote (as
+// text or as HTML), and what follows it (comparisons, counted vs analytic work, first moves,
+// notes).
+std::string suite_machine_line(const RunRecord& record);
+void render_suite_table(const RunRecord& record, std::ostream& out, bool html);
+void render_suite_findings(const RunRecord& record, std::ostream& out);
+
 }  // namespace ceiling::output

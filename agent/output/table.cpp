@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "agent/output/roofline_svg.hpp"
+
 namespace ceiling::output {
 
 namespace {
@@ -54,6 +56,27 @@ void TextTable::render(std::ostream& out) const {
         else
             line(r.cells);
     }
+}
+
+void TextTable::render_html(std::ostream& out, const std::string& css_class) const {
+    out << "<table class=\"" << xml_escape(css_class) << "\"><tr>";
+    for (const auto& c : columns_) out << "<th>" << xml_escape(c.heading) << "</th>";
+    out << "</tr>\n";
+    for (const auto& r : rows_) {
+        if (r.is_heading) {
+            out << "<tr class=\"group\"><th colspan=\"" << columns_.size() << "\">" << xml_escape(r.cells[0])
+                << "</th></tr>\n";
+            continue;
+        }
+        out << "<tr>";
+        for (std::size_t c = 0; c < r.cells.size(); ++c) {
+            std::string text = r.cells[c];
+            text.erase(0, text.find_first_not_of(' '));
+            out << (columns_[c].align == Align::right ? "<td class=\"n\">" : "<td>") << xml_escape(text) << "</td>";
+        }
+        out << "</tr>\n";
+    }
+    out << "</table>\n";
 }
 
 }  // namespace ceiling::output

@@ -15,6 +15,9 @@ public:
     TextTable& row(std::vector<std::string> cells);  // throws if the width differs
     TextTable& heading(std::string text);            // a line of its own between rows
     void render(std::ostream& out) const;
+    // The same table as an HTML <table> (cells escaped; right-aligned columns class "n";
+    // group headings as rows spanning every column).
+    void render_html(std::ostream& out, const std::string& css_class) const;
     bool empty() const { return rows_.empty(); }
 
 private:

@@ -183,5 +183,41 @@ TEST(Report, HtmlRendersInHeadlessChromium) {
     EXPECT_GT(size, 2 * blank) << "screenshot looks blank (" << size << " vs blank " << blank << " bytes)";
 }
 
+// The pages as a browser builds them (headless Chromium's DOM, not the file's text): a suite
+// page is the suite's table (%compute, %memory, bound, verdict per kernel), its comparisons
+// and first moves and the roofline, with nothing of a run's layout; a run page's counts are
+// whole numbers where they are.
+TEST(Report, SuiteAndRunPagesHaveTheirOwnLayoutInTheDom) {
+    std::string chromium;
+    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+        if (access(c, X_OK) == 0) chromium = c;
+    if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
+    TempDir dir;
+    store::save_run_record(suite_record(0.02), dir / "suite.json");
+    ASSERT_EQ(run_ceiling({"report", (dir / "suite.json").string(), "--html", (dir / "s.html").string()}).exit_code, 0);
+    ASSERT_EQ(ceiling_run(dir / "r.json", {"-q", "-r", "3"}, {run_target, "busy", "0.02"}).exit_code, 0);
+    ASSERT_EQ(run_ceiling({"report", (dir / "r.json").string(), "--html", (dir / "r.html").string()}).exit_code, 0);
+    auto dom = [&](const std::string& page) {
+        return run_process({chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--disable-extensions", "--user-data-dir=" + (dir / ("profile-" + page)).string(),
+                            "--dump-dom", "file://" + (dir / page).string()})
+            .out;
+    };
+    const std::string suite = dom("s.html");
+    ASSERT_NE(suite.find("<table class=\"suite\">"), std::string::npos) << suite;
+    for (const char* heading : {"<th>%compute</th>", "<th>%memory</th>", "<th>bound</th>", "<th>verdict</th>"})
+        EXPECT_NE(suite.find(heading), std::string::npos) << heading;
+    EXPECT_NE(suite.find("<td>gemm/blocked/512</td>"), std::string::npos) << "one row per case";
+    EXPECT_NE(suite.find("First moves"), std::string::npos);
+    EXPECT_NE(suite.find("class=\"point\""), std::string::npos) << "the kernel is on the roofline";
+    for (const char* run_only : {"wall time p50", "(0 runs)", "[model]", "<h2>Regions</h2>"})
+        EXPECT_EQ(suite.find(run_only), std::string::npos) << run_only << " on a suite page";
+
+    const std::string run = dom("r.html");
+    ASSERT_NE(run.find("<h2>Regions</h2>"), std::string::npos) << run;
+    EXPECT_NE(run.find("wall time"), std::string::npos);
+    EXPECT_EQ(run.find(".0</td>"), std::string::npos) << "a whole count printed with a decimal";
+}
+
 }  // namespace
 }  // namespace ceiling::testing

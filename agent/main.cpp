@@ -67,8 +67,8 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "ceiling: " << e.what() << "\n";
-        std::cerr << "Run 'ceiling --help' (or 'ceiling COMMAND --help') for usage.\n";
+        // One line, like every other bad input: what is wrong, and where the usage is.
+        std::cerr << "ceiling: " << e.what() << " (see ceiling --help, or ceiling COMMAND --help)\n";
         return exit_usage;
     }
     setup_logging(global);

@@ -28,7 +28,7 @@ struct BoundArgs {
     std::string ops, bytes, working_set;
     std::string precision = "fp32";
     std::string engine = "vector";
-    std::string threads;
+    int threads = 0;  // 0: the profile's all-core count
     std::string profile;
     bool json = false;
     ThresholdArgs thresholds;
@@ -76,8 +76,8 @@ nlohmann::json profile_json(const LoadedProfile& p) {
 
 // Checked before the profile is loaded (or measured): bad input fails at once.
 std::optional<int> threads_option(const BoundArgs& a) {
-    if (a.threads.empty()) return std::nullopt;
-    return whole("--threads", a.threads);
+    if (a.threads == 0) return std::nullopt;
+    return a.threads;
 }
 
 // The result as JSON (with the profile it came from) or as the table.
@@ -166,8 +166,10 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
 // Options both `bound` and `bound llm` take; registered on each so they may come before
 // or after `llm`.
 void shared_options(CLI::App* app, BoundArgs& a) {
+    // One type for --threads in every command: a whole number of threads, checked by CLI11.
     app->add_option("--threads", a.threads,
-                    "Threads the work runs on (default: the profile's all-core count)");
+                    "Threads the work runs on (default: the profile's all-core count)")
+        ->check(CLI::Range(1, 4096));
     add_profile_option(app, a.profile);
     app->add_flag("--json", a.json,
                   "Print the result as JSON (exact values, units in field names)");

@@ -23,6 +23,7 @@ struct DiffArgs {
     std::string budget_file;
     std::string fail_on_regression;  // a threshold ("5%", "0.05"); empty: beyond the noise
     bool json = false;
+    ThresholdArgs thresholds;
 };
 
 // "5%" or "0.05" as a fraction; a negative or unreadable threshold is a usage error.
@@ -57,6 +58,7 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
     app->add_option("--budget", args->budget_file,
                     "Judge both records against the budgets of this file (which flipped?)");
     app->add_flag("--json", args->json, "Print the comparison as JSON on stdout instead of the table");
+    add_threshold_options(app, args->thresholds);
     auto* gate = app->add_option("--fail-on-regression", args->fail_on_regression,
                                  "Exit with status 4 when the whole run or a region got slower beyond\n"
                                  "both sides' noise and, given THRESHOLD (5% or 0.05), by more than it\n"
@@ -70,10 +72,13 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                 if (!args->budget_file.empty()) budgets = read_budget_file(args->budget_file);
                 RunRecord before = store::load_run_record(args->before);
                 RunRecord after = store::load_run_record(args->after);
-                // The same budgets on both sides, judged on what each measured.
+                // The same budgets and thresholds on both sides, judged on what each measured
+                // (thresholds given here apply over each record's own).
+                const bool rejudge = budgets || !args->thresholds.file.empty() || !args->thresholds.assignments.empty();
                 for (RunRecord* r : {&before, &after}) {
-                    if (!budgets) break;
-                    r->budgets = budgets;
+                    if (!rejudge) break;
+                    if (budgets) r->budgets = budgets;
+                    r->thresholds = thresholds_of(args->thresholds, r->thresholds);
                     measure::judge_record(*r);
                 }
                 const auto diff = output::diff_records(before, after);

@@ -300,11 +300,17 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"latency", "random cyclic pointer chase, one dependent load per step"},
         {"pages", "buffers 2 MiB aligned with MADV_HUGEPAGE"},
     };
-    if (options.add_steps)
-        options.add_steps(
-            static_cast<int>((kernels::clock_kernels().size() + kernels::compute_kernels().size()) *
-                             thread_counts.size()) +
-            1);
+    if (options.add_steps) {
+        // The kernels this CPU runs (the others are skipped without a step), per thread count,
+        // then the memory sweep and latencies, then the overheads: the whole total at once.
+        int kernels_here = 0;
+        for (const auto& k : kernels::clock_kernels())
+            kernels_here += unavailable_reason(k.supported, k.needs_amx_permission).empty();
+        for (const auto& k : kernels::compute_kernels())
+            kernels_here += unavailable_reason(k.supported, k.needs_amx_permission).empty();
+        options.add_steps(kernels_here * static_cast<int>(thread_counts.size()) + 1 +
+                          memory_steps(p, thread_counts.size(), options.quick));
+    }
 
     auto phase = [&](const char* name, auto&& fn) {
         const double s = collectors::time_s(fn);

@@ -26,6 +26,9 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
 void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                              const MachineOptions& o);
 void measure_latencies(MachineProfile& p, const MachineOptions& o);
+// Progress steps of the two above, known before they run: the progress total is set once
+// (it grew from 39 to 47 while `machine` ran).
+int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick);
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o);
 
 // Relative spread above which a roof is flagged noisy.

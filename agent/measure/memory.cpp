@@ -71,6 +71,23 @@ struct Point {
 
 }  // namespace
 
+namespace {
+// --quick sweeps read (what decode-like kernels stream) and triad (STREAM's reference); the
+// full run adds write and copy.
+std::vector<kernels::BandwidthKernelInfo> sweep_kernels_for(bool quick) {
+    std::vector<kernels::BandwidthKernelInfo> out;
+    for (const auto& k : kernels::bandwidth_kernels)
+        if (!quick || k.name == "read" || k.name == "triad") out.push_back(k);
+    return out;
+}
+}  // namespace
+
+int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick) {
+    int caches = 0;
+    for (int level = 1; level <= 3; ++level) caches += p.host.cache(level) ? 1 : 0;
+    return static_cast<int>(thread_counts * sweep_kernels_for(quick).size()) + caches + 1;  // + DRAM
+}
+
 void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                              const MachineOptions& o) {
     const auto& impl = kernels::best_bandwidth_impl();
@@ -81,11 +98,7 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
     // point keeps its best block: a neighbour's burst on a shared host then spoils one
     // visit to a point, not the point.
     const RepeatPlan plan = o.quick ? RepeatPlan{0.004, 0, 2, 2} : RepeatPlan{0.01, 0, 3, 2};
-    // --quick sweeps read (what decode-like kernels stream) and triad (STREAM's reference);
-    // the full run adds write and copy.
-    std::vector<kernels::BandwidthKernelInfo> sweep_kernels;
-    for (const auto& k : kernels::bandwidth_kernels)
-        if (!o.quick || k.name == "read" || k.name == "triad") sweep_kernels.push_back(k);
+    const auto sweep_kernels = sweep_kernels_for(o.quick);
     p.method["bandwidth_isa"] = std::string(impl.isa);
     p.method["bandwidth_sweep"] = "4 KiB to " + output::bytes(static_cast<double>(limit)) + ", x" +
                                   (o.quick ? std::string("2") : std::string("1.41")) + " steps";
@@ -106,7 +119,6 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
         std::fill(arena.floats() + lo, arena.floats() + hi, 1.0f);
     });
 
-    if (o.add_steps) o.add_steps(static_cast<int>(thread_counts.size() * sweep_kernels.size()));
     for (int threads : thread_counts) {
         for (const auto& kernel : sweep_kernels) {
             o.on_step
@@ -214,7 +226,6 @@ void measure_latencies(MachineProfile& p, const MachineOptions& o) {
                 {name, measured ? measured : std::max(c->size_bytes / 2, 2 * prev), line});
         }
     targets.push_back({"DRAM", limit, 2 * line});
-    if (o.add_steps) o.add_steps(static_cast<int>(targets.size()));
 
     const RepeatPlan plan = o.quick ? RepeatPlan{0.01, 1, 3, 1} : RepeatPlan{0.03, 1, 5, 1};
     kernels::Buffer buf(limit);

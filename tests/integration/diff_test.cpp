@@ -57,6 +57,33 @@ TEST(Diff, FailOnRegressionGatesBeyondTheNoiseAndTheThreshold) {
     }
 }
 
+// Thresholds given to diff judge both records with them: the bound of a region can flip.
+TEST(Diff, ThresholdsJudgeBothRecords) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    // The declared region's rates are its declared work over a fixed busy time: the same on
+    // every machine, so its bound against this profile is too (DRAM at ~67 %: bandwidth).
+    const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json";
+    const auto a = (dir / "a.json").string(), b = (dir / "b.json").string();
+    ASSERT_EQ(ceiling_run(a, {"-q", "--profile", profile}, {nvtx_target, "declared", "2"}).exit_code, 0);
+    ASSERT_EQ(ceiling_run(b, {"-q", "--profile", profile}, {nvtx_target, "declared", "2"}).exit_code, 0);
+    const auto plain = run_ceiling({"diff", "--json", a, b});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    // near_roof 0.98: 67 % of the DRAM roof is no longer near it.
+    const auto strict = run_ceiling({"diff", "--json", a, b, "--threshold", "far=0.97", "--threshold",
+                                     "near_roof=0.98", "--threshold", "done=0.99"});
+    ASSERT_EQ(strict.exit_code, 0) << strict.err;
+    auto bound_of = [](const std::string& out, const std::string& name) {
+        const auto j = nlohmann::json::parse(out);
+        for (const auto& row : j.at("rows"))
+            if (row.at("name") == name) return row.at("bound_after").dump();
+        return std::string("absent");
+    };
+    EXPECT_EQ(bound_of(plain.out, "gemm"), "\"bandwidth\"") << plain.out;
+    EXPECT_EQ(bound_of(strict.out, "gemm"), "\"unknown\"") << strict.out;
+    EXPECT_EQ(run_ceiling({"diff", a, b, "--threshold", "far=2"}).exit_code, 2) << "a bad threshold is exit 2";
+}
+
 TEST(Diff, OneRunEachSaysTheNoiseIsUnknown) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "a.json", {"-q"}, {run_target, "exit", "0"}).exit_code, 0);

@@ -32,7 +32,7 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     EXPECT_NE(r.out.find("Compute roofs"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Bandwidth roofs"), std::string::npos) << r.out;
 
-    const MachineProfile p = parse_machine_profile(testing::slurp(file));
+    MachineProfile p = parse_machine_profile(testing::slurp(file));
     EXPECT_TRUE(p.quick);
     EXPECT_GE(p.host.threads_used, 1);
     EXPECT_FALSE(p.host.caches.empty());
@@ -60,6 +60,31 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     // all-thread roof is held to it only where it scaled (>= 75 % of linear, as `machine`
     // reports): threads that compete for one core's units (vCPUs a host placed on one core)
     // measure the placement, not the table.
+    // Roofs of this profile outside 85-105 % of their theoretical value (those compared).
+    auto outside_theory = [](const MachineProfile& prof) {
+        std::string out;
+        for (const auto& roof : prof.compute_roofs) {
+            if (!roof.theoretical_ops_per_s || (roof.name.find("fma") == std::string::npos &&
+                                                roof.name.find("scalar") == std::string::npos))
+                continue;
+            const ComputeRoof* one = nullptr;
+            for (const auto& other : prof.compute_roofs)
+                if (other.name == roof.name && other.threads == 1) one = &other;
+            if (roof.threads > 1 && (!one || roof.ops_per_s.median < 0.75 * roof.threads * one->ops_per_s.median))
+                continue;
+            const double f = roof.ops_per_s.median / *roof.theoretical_ops_per_s;
+            if (f < 0.85 || f > 1.05) out += " " + roof.name + "@" + std::to_string(roof.threads);
+        }
+        return out;
+    };
+    // A shared host can slow the clock chain or the roof in one moment and not the other (a
+    // 2-thread fp64 roof read 1.36 x theory once here, then 1.00 in the next runs): one more
+    // profile after a miss; a wrong table or a misread clock misses in both.
+    if (!p.host.microarchitecture.empty() && !outside_theory(p).empty()) {
+        const auto again = run_ceiling({"-q", "machine", "--quick", "--output", file.string()});
+        ASSERT_EQ(again.exit_code, 0) << again.err;
+        p = parse_machine_profile(testing::slurp(file));
+    }
     if (!p.host.microarchitecture.empty()) {
         int checked = 0;
         for (const auto& roof : p.compute_roofs) {

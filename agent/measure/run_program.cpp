@@ -175,6 +175,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         [&] {
             if (sampler) samples = sampler->stop();
         });
+    if (sampler) x.processes = sampler->processes();
     x.start_ns = res.start_ns;
     x.end_ns = res.end_ns;
     x.execution.pid = res.pid;

@@ -16,6 +16,7 @@
 
 #include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region.hpp"
+#include "agent/measure/sampler.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -42,6 +43,7 @@ struct ExecutionData {
     NvtxCapture capture;
     GpuRun gpu;
     std::vector<GpuOperation> gpu_ops;
+    std::vector<SeenProcess> processes;  // the tree's processes, as the sampler saw them
     std::int64_t start_ns = 0;  // CLOCK_MONOTONIC
     std::int64_t end_ns = 0;
 };

@@ -1,6 +1,8 @@
 #include "agent/measure/run_trace.hpp"
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -61,6 +63,17 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
         for (const auto& m : x.capture.marks) trace.instant(m.pid, m.tid, m.name, m.t_ns);
         for (const auto& [key, name] : x.capture.thread_names)
             trace.thread(key.first, key.second, name);
+        // Processes the program started that recorded no ranges of their own still get a
+        // track: their span as the sampler saw them (within one interval of the truth).
+        std::set<int> with_ranges;
+        for (const auto& r : x.capture.instances) with_ranges.insert(r.pid);
+        for (const auto& p : x.processes) {
+            if (p.pid == pid || with_ranges.count(p.pid)) continue;
+            trace.process(p.pid, program + " child " + p.name + " " + std::to_string(p.pid), sort++);
+            trace.thread(p.pid, p.pid, p.name);
+            trace.complete(p.pid, p.pid, p.name, "process", p.first_ns, std::max(p.last_ns, p.first_ns + 1),
+                           {{"span", "first to last sample that saw it"}});
+        }
         output::add_time_series(trace, pid, x.start_ns, x.execution.time_series);
         // GPU processes take pids no real process has (Linux pids stay below 2^22).
         constexpr int gpu_pid_base = 1'500'000'000, devices_per_execution = 64;

@@ -81,9 +81,14 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         s.threads += f->num_threads;
         s.rss_bytes += f->rss_pages * page_bytes;
         s.processes += 1;
+        // The command name lies between the first '(' and the last ')' of stat.
+        const auto open = buf.find('('), close = buf.rfind(')');
+        std::string name = open != std::string::npos && close != std::string::npos && close > open
+                               ? buf.substr(open + 1, close - open - 1)
+                               : std::string();
         if (read_small(dir / "status", buf))
             if (const auto hwm = collectors::parse_proc_status(buf).vm_hwm_bytes)
-                s.peaks.push_back({pid, f->start_ticks, *hwm});
+                s.peaks.push_back({pid, f->start_ticks, *hwm, std::move(name)});
         // One unreadable io file (another user's setuid child) makes the tree's totals
         // unknown for this sample, not smaller.
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
@@ -187,6 +192,11 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
     accumulator_.add(*s);
     peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);
     peak_threads_ = std::max(peak_threads_.load(), s->threads);
+    for (const auto& p : s->peaks) {
+        const auto [it, added] = seen_index_.try_emplace({p.pid, p.start_ticks}, seen_.size());
+        if (added) seen_.push_back({p.pid, p.name, s->t_ns, s->t_ns});
+        seen_[it->second].last_ns = s->t_ns;
+    }
     if (probe) return;
     if (cpu_seconds)
         if (const auto cpu = cpu_seconds()) s->cpu_s = *cpu;
@@ -221,6 +231,8 @@ void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) 
         }
     }
 }
+
+std::vector<SeenProcess> Sampler::processes() const { return seen_; }
 
 std::vector<TreeSample> Sampler::stop() {
     stop_thread();

@@ -32,6 +32,16 @@ struct ProcessPeak {
     pid_t pid = 0;
     double start_ticks = 0;  // with the pid, names the process (pids are reused)
     double hwm_bytes = 0;
+    std::string name;  // its command name (/proc/PID/stat)
+};
+
+// A process of the tree as the samples saw it: from the first sample that found it to the
+// last (so within a sampling interval of its real start and end).
+struct SeenProcess {
+    pid_t pid = 0;
+    std::string name;
+    std::int64_t first_ns = 0;
+    std::int64_t last_ns = 0;
 };
 
 // Totals over the process tree at one instant. CPU and I/O are cumulative (rates come from
@@ -111,6 +121,8 @@ class Sampler {
     double peak_threads() const { return peak_threads_.load(); }
     // After stop(): what the samples add up to over the window from construction to stop.
     const SampledPeaks& peaks() const { return peaks_; }
+    // After stop(): every process the samples saw, in the order first seen.
+    std::vector<SeenProcess> processes() const;
 
   private:
     void take(pid_t root, const CpuReader& cpu_seconds, bool probe);
@@ -127,6 +139,8 @@ class Sampler {
     PeakAccumulator accumulator_;
     std::optional<collectors::HostCpuTicks> host_start_;
     SampledPeaks peaks_;
+    std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_
+    std::vector<SeenProcess> seen_;
     std::thread thread_;
 };
 

@@ -323,6 +323,27 @@ TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
     EXPECT_TRUE(domain_on_thread) << "io::load is not on a track of the thread that pushed it";
 }
 
+// A process the program starts gets a track in the trace even when it records no NVTX range
+// (the shell's sleep here): its span as the sampler saw it.
+TEST(Run, TraceHasATrackForAChildWithoutRanges) {
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"-q", "--trace", (dir / "t.json").string()},
+                               {"/bin/sh", "-c", "sleep 0.3 & wait"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto trace = read_json(dir / "t.json");
+    bool process = false, span = false;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "process_name") {
+            const std::string name = e["args"]["name"];
+            process = process || name.find(" child sleep ") != std::string::npos;
+        }
+        if (e["ph"] == "X" && e["name"] == "sleep" && e.value("cat", "") == "process")
+            span = span || e["dur"].get<double>() > 100e3;  // us: most of its 0.3 s
+    }
+    EXPECT_TRUE(process) << trace.dump().substr(0, 2000);
+    EXPECT_TRUE(span) << "no span of most of the child's 0.3 s";
+}
+
 TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {
     TempDir dir;
     const auto r = ceiling_run("/proc/ceiling-cannot-write/r.json", {}, {run_target, "print", "MARKER"});

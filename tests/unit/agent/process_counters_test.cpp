@@ -68,11 +68,11 @@ TreeSample at(double t_s, double rss, std::vector<ProcessPeak> peaks,
 
 TEST(PeakAccumulator, EachProcessCountsOnceAtItsPeakAndProbesAreNotSamples) {
     PeakAccumulator acc;
-    acc.add(at(0.000, 1 * MiB, {{10, 5, 1 * MiB}}, 3, true));
-    acc.add(at(0.010, 8 * MiB, {{10, 5, 8 * MiB}, {11, 6, 2 * MiB}}, 3));
-    acc.add(at(0.020, 4 * MiB, {{10, 5, 8 * MiB}, {11, 6, 4 * MiB}}, 1));
+    acc.add(at(0.000, 1 * MiB, {{10, 5, 1 * MiB, "a"}}, 3, true));
+    acc.add(at(0.010, 8 * MiB, {{10, 5, 8 * MiB, "a"}, {11, 6, 2 * MiB, "b"}}, 3));
+    acc.add(at(0.020, 4 * MiB, {{10, 5, 8 * MiB, "a"}, {11, 6, 4 * MiB, "b"}}, 1));
     // pid 11 reused by another process (another start time): a process of its own.
-    acc.add(at(0.030, 0, {{11, 9, 3 * MiB}}, std::nullopt));
+    acc.add(at(0.030, 0, {{11, 9, 3 * MiB, "c"}}, std::nullopt));
     const auto p =
         acc.finish(static_cast<std::int64_t>(0.040e9), collectors::HostCpuTicks{1000, 50},
                    collectors::HostCpuTicks{1008, 52}, 100.0);

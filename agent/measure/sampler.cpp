@@ -196,6 +196,7 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         const auto [it, added] = seen_index_.try_emplace({p.pid, p.start_ticks}, seen_.size());
         if (added) seen_.push_back({p.pid, p.name, s->t_ns, s->t_ns});
         seen_[it->second].last_ns = s->t_ns;
+        seen_[it->second].name = p.name;  // the latest: a forked shell becomes what it execs
     }
     if (probe) return;
     if (cpu_seconds)

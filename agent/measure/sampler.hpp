@@ -36,7 +36,8 @@ struct ProcessPeak {
 };
 
 // A process of the tree as the samples saw it: from the first sample that found it to the
-// last (so within a sampling interval of its real start and end).
+// last (so within a sampling interval of its real start and end), named as the last sample
+// saw it (a fork is named after its parent until it execs).
 struct SeenProcess {
     pid_t pid = 0;
     std::string name;

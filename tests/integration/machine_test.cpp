@@ -154,6 +154,10 @@ TEST(MachineCommand, HelpExplainsOptionsAndExitsZero) {
     EXPECT_EQ(r.exit_code, 0);
     for (const char* word : {"--quick", "--threads", "--output", "--json", "--show"})
         EXPECT_NE(r.out.find(word), std::string::npos) << word;
+    // Defaults are shown with their options.
+    const auto run = run_ceiling({"run", "--help"});
+    EXPECT_NE(run.out.find("--interval TEXT=10ms"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("--repeat INT:INT in [1 - 100000]=1"), std::string::npos) << run.out;
 }
 
 }  // namespace

@@ -327,6 +327,7 @@ TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
 // (the shell's sleep here): its span as the sampler saw it.
 TEST(Run, TraceHasATrackForAChildWithoutRanges) {
     TempDir dir;
+    // (Its first sample may catch it between fork and exec, still named sh.)
     const auto r = ceiling_run(dir / "r.json", {"-q", "--trace", (dir / "t.json").string()},
                                {"/bin/sh", "-c", "sleep 0.3 & wait"});
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -133,6 +133,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::size_t with_cpu = 0;
         CountSum counted_ops, counted_bytes;
         double non_model_s = 0;
+        bool model = false;                   // the path matches --model-regions (asked once)
+        std::pair<int, int> last_thread{-1, -1};  // the set is not searched again for a run of one thread
     };
     std::map<std::string, Acc> by_path;
     std::vector<Acc*> by_index;
@@ -141,10 +143,18 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         const NvtxCapture& c = *executions[x];
         std::vector<std::size_t> region_of(c.instances.size());
         std::vector<bool> is_model(c.instances.size(), false);
+        // Instances come by thread and start: runs of one path are common (a loop of ranges),
+        // so the last path's accumulator is tried before the map.
+        Acc* last = nullptr;
         for (std::size_t i = 0; i < c.instances.size(); ++i) {
             const auto& r = c.instances[i];
-            auto [it, inserted] = by_path.try_emplace(r.path);
-            Acc& a = it->second;
+            bool inserted = false;
+            if (!last || last->region.path != r.path) {
+                auto [it, added] = by_path.try_emplace(r.path);
+                last = &it->second;
+                inserted = added;
+            }
+            Acc& a = *last;
             if (inserted) {
                 a.index = by_index.size();
                 by_index.push_back(&a);
@@ -156,16 +166,20 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.region.total_s_per_execution.assign(n, 0.0);
                 a.first_start = r.start_ns;
                 a.first_execution = x;
+                a.model = model && is_model_region(*model, r.name, r.path);
             }
             region_of[i] = a.index;
-            is_model[i] = model && is_model_region(*model, r.name, r.path);
+            is_model[i] = a.model;
             const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
             a.durations.push_back(d);
             a.region.total_s_per_execution[x] += d;
             a.region.instances += 1;
             a.region.unclosed = a.region.unclosed || r.unclosed;
-            a.threads.insert({r.pid, r.tid});
-            a.processes.insert(r.pid);
+            if (a.last_thread != std::pair{r.pid, r.tid}) {
+                a.last_thread = {r.pid, r.tid};
+                a.threads.insert(a.last_thread);
+                a.processes.insert(r.pid);
+            }
             if (r.push_pop) {
                 a.any_push_pop = true;
                 a.self_s += d - static_cast<double>(r.child_ns) * 1e-9;

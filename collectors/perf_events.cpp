@@ -185,31 +185,28 @@ void PerfEventSet::enable() { ioctl_all(PERF_EVENT_IOC_ENABLE); }
 void PerfEventSet::disable() { ioctl_all(PERF_EVENT_IOC_DISABLE); }
 void PerfEventSet::reset() { ioctl_all(PERF_EVENT_IOC_RESET); }
 
+std::optional<ScaledCount> PerfEventSet::read_spec(std::size_t i) const {
+    if (i >= fds_.size() || fds_[i].empty()) return std::nullopt;
+    std::vector<RawCount> raws;
+    for (int fd : fds_[i]) {
+        RawCount r;
+        if (api_->read(fd, r) == 0) raws.push_back(r);
+    }
+    return scale_and_sum(raws, min_running_fraction_);
+}
+
 std::vector<std::optional<ScaledCount>> PerfEventSet::read_counts() const {
     std::vector<std::optional<ScaledCount>> out(specs_.size());
-    for (std::size_t i = 0; i < specs_.size() && i < fds_.size(); ++i) {
-        if (fds_[i].empty()) continue;
-        std::vector<RawCount> raws;
-        for (int fd : fds_[i]) {
-            RawCount r;
-            if (api_->read(fd, r) == 0) raws.push_back(r);
-        }
-        out[i] = scale_and_sum(raws, min_running_fraction_);
-    }
+    for (std::size_t i = 0; i < specs_.size(); ++i) out[i] = read_spec(i);
     return out;
 }
 
 std::optional<double> PerfEventSet::read_value(std::string_view name) const {
-    for (std::size_t i = 0; i < specs_.size() && i < fds_.size(); ++i) {
-        if (specs_[i].name != name || fds_[i].empty()) continue;
-        std::vector<RawCount> raws;
-        for (int fd : fds_[i]) {
-            RawCount r;
-            if (api_->read(fd, r) == 0) raws.push_back(r);
-        }
-        const ScaledCount c = scale_and_sum(raws, min_running_fraction_);
-        if (!c.value) return std::nullopt;
-        return *c.value * specs_[i].scale;
+    for (std::size_t i = 0; i < specs_.size(); ++i) {
+        if (specs_[i].name != name) continue;
+        const auto c = read_spec(i);
+        if (!c || !c->value) return std::nullopt;
+        return *c->value * specs_[i].scale;
     }
     return std::nullopt;
 }

@@ -109,6 +109,7 @@ class PerfEventSet {
 
   private:
     PerfEventSet(PerfEventApi& api, std::vector<CounterSpec> specs, double min_running_fraction);
+    std::optional<ScaledCount> read_spec(std::size_t i) const;  // absent when not opened
     void close_all();
     void ioctl_all(unsigned long request);
 

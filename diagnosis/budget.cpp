@@ -280,16 +280,7 @@ void from_json(const nlohmann::json& j, Budgets& b) {
             continue;
         }
         const BudgetField& f = field(key, false);
-        if (value.is_number()) {
-            const double v = value.get<double>();
-            if (!(v >= 0)) throw std::invalid_argument("budget " + key + " must not be negative");
-            b.*f.member = v;
-        } else if (value.is_string()) {
-            set_budget(b, key, value.get<std::string>());
-        } else if (!value.is_null()) {
-            throw std::invalid_argument("budget " + key +
-                                        " must be a number or a string with a unit");
-        }
+        if (!value.is_null()) b.*f.member = budget_value(key, value, f.kind);
     }
 }
 

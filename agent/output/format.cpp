@@ -75,6 +75,8 @@ std::string fixed(double v, int decimals) {
     return buf;
 }
 
+std::string count_text(double v) { return fixed(v, v == std::floor(v) ? 0 : 1); }
+
 std::string or_dash(const std::optional<std::string>& s) { return s ? *s : "-"; }
 
 }  // namespace ceiling::output

@@ -12,6 +12,8 @@ std::string bytes(double b);              // 4096 -> "4 KiB", 1.5e9 -> "1.40 GiB
 std::string duration(double seconds);     // 1.2e-8 -> "12.0 ns", 0.0123 -> "12.3 ms"
 std::string percent(double fraction, int decimals = 0);  // 0.834 -> "83%"
 std::string fixed(double v, int decimals);
+// A count that may be a mean over runs: a whole number as one ("3", not "3.0"), else one decimal.
+std::string count_text(double v);
 std::string or_dash(const std::optional<std::string>& s);
 
 }  // namespace ceiling::output

@@ -26,11 +26,6 @@ double mean(const std::vector<double>& v) {
     return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
 }
 
-// Instances per run: a whole number as one ("3", not "3.0"), a mean over runs with a decimal.
-std::string count_per_run(double v) {
-    return v == std::floor(v) ? fixed(v, 0) : fixed(v, 1);
-}
-
 void region_table(const RunRecord& r, std::ostringstream& h) {
     if (r.regions.empty()) {
         h << "<p class=\"muted\">No regions recorded.</p>\n";
@@ -49,7 +44,7 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
             work = si(reg.measurement.work->ops, "op") + ", " + bytes(reg.measurement.work->compulsory_bytes);
         h << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\""
           << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name) << "</td><td class=\"n\">"
-          << count_per_run(static_cast<double>(reg.instances) / runs) << "</td><td class=\"n\">" << duration(total)
+          << count_text(static_cast<double>(reg.instances) / runs) << "</td><td class=\"n\">" << duration(total)
           << "</td><td class=\"n\">" << percent(total / wall) << "</td><td class=\"n\">"
           << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
           << (reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-") << "</td><td class=\"n\">"

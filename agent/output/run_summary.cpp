@@ -336,7 +336,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                 else if (w.compulsory_bytes > 0) rate = si(w.compulsory_bytes * per_run_instances / total, "B/s");
             }
             const double per_run = static_cast<double>(reg.instances) / n;
-            t.row({label, fixed(per_run, per_run == std::floor(per_run) ? 0 : 1),
+            t.row({label, count_text(per_run),
                    duration(total), wall.count ? percent(total / wall.mean) : "-",
                    reg.self_s ? duration(*reg.self_s) : "-", reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-",
                    d.count ? duration(d.median) : "-",

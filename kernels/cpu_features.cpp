@@ -123,6 +123,21 @@ const CpuFeatures& cpu_features() {
     return f;
 }
 
+const CacheSizes& cache_sizes() {
+    static const CacheSizes c = [] {
+        CacheSizes out;
+        const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
+        std::size_t* sizes[3] = {&out.l1d, &out.l2, &out.l3};
+        for (int i = 0; i < 3; ++i)
+            if (const long v = sysconf(names[i]); v > 0) {
+                *sizes[i] = static_cast<std::size_t>(v);
+                out.reported[i] = true;
+            }
+        return out;
+    }();
+    return c;
+}
+
 std::string request_amx_permission() {
     if (!cpu_features().amx_tile) return "the CPU or the OS does not support AMX tiles";
     constexpr int xfeature_xtiledata = 18;

@@ -3,6 +3,7 @@
 // kernels at run time. One binary serves every x86-64 machine: nothing here assumes
 // an ISA, and a feature the OS has not enabled (XSAVE state) counts as absent.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,6 +41,18 @@ struct CpuFeatures {
 
 // Read once (CPUID and XGETBV) and cached.
 const CpuFeatures& cpu_features();
+
+// Data cache sizes in bytes, for choosing cache blocks at run time (a core's L1d and L2,
+// the whole L3). From sysconf (glibc reads CPUID leaf 4 / 0x8000001D); a size the CPU does
+// not report (0, as some hypervisors leave it) reads as the fallback noted, and `reported`
+// says which were real.
+struct CacheSizes {
+    std::size_t l1d = 32 << 10;   // fallback 32 KiB
+    std::size_t l2 = 1 << 20;     // fallback 1 MiB
+    std::size_t l3 = 8 << 20;     // fallback 8 MiB
+    bool reported[3] = {false, false, false};
+};
+const CacheSizes& cache_sizes();
 
 // Linux requires a process to ask for the AMX tile-data state before using it
 // (arch_prctl ARCH_REQ_XCOMP_PERM). Returns an empty string when permitted, else why not.

@@ -30,6 +30,7 @@ struct SuiteArgs {
     int threads = 0;
     std::string device = "all";
     bool quick = false;
+    bool full = false;
     std::string profile;
     ThresholdArgs thresholds;
     std::string output;
@@ -66,7 +67,11 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                     "timed with CUDA events, judged against the profile's GPU roofs)")
         ->check(CLI::IsMember({"all", "cpu", "gpu"}))
         ->default_str("all");
-    app->add_flag("--quick", args->quick, "Fewer and smaller cases, fewer repeats");
+    auto* quick = app->add_flag("--quick", args->quick, "Fewer and smaller cases, fewer repeats");
+    app->add_flag("--full", args->full,
+                  "Every case, also those run only on request (naive GEMM 1024, OpenBLAS GEMM "
+                  "4096: seconds each, more with a library's fallback kernels)")
+        ->excludes(quick);
     add_profile_option(app, args->profile);
     add_threshold_options(app, args->thresholds);
     app->add_option(
@@ -88,7 +93,10 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
     return {app, [args, &global]() -> int {
                 std::vector<kernels::KernelCase> cases;
                 try {
-                    cases = measure::select_cases(args->kernels, args->variants, args->quick);
+                    cases = measure::select_cases(args->kernels, args->variants,
+                                                  args->quick  ? measure::CaseSet::quick
+                                                  : args->full ? measure::CaseSet::full
+                                                               : measure::CaseSet::standard);
                     if (args->device == "gpu") cases.clear();
                 } catch (const std::invalid_argument& e) {
                     throw UsageError(e.what());

@@ -46,7 +46,7 @@ Work to_work(const kernels::KernelWork& w) {
 
 std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& kernel_names,
                                               const std::vector<std::string>& variant_names,
-                                              bool quick) {
+                                              CaseSet set) {
     std::vector<std::string> valid_kernels;
     for (auto k : kernels::kernel_names()) valid_kernels.emplace_back(k);
     for (const auto& k : kernel_names)
@@ -64,7 +64,7 @@ std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& ke
     const std::set<std::string> vs(variant_names.begin(), variant_names.end());
     std::vector<kernels::KernelCase> out;
     for (auto& c : kernels::standard_cases()) {
-        if (!(quick ? c.in_quick : c.in_default)) continue;
+        if (set == CaseSet::quick ? !c.in_quick : set == CaseSet::standard && !c.in_default) continue;
         if (!ks.empty() && !ks.count(c.kernel)) continue;
         if (!vs.empty() && !vs.count(std::string(kernels::to_string(c.variant)))) continue;
         out.push_back(std::move(c));

@@ -58,12 +58,16 @@ struct SuiteResult {
     std::vector<std::string> notes;  // what could not be measured, and why
 };
 
-// The cases a suite run covers: every standard case in the default (or quick) set whose
-// kernel and variant are selected (empty selection = all). Throws std::invalid_argument
-// listing the valid names when a kernel or variant name is unknown.
+// Which standard cases a suite run takes: the quick set, the default set, or every case
+// (the default set plus those run only on request, such as naive GEMM 1024).
+enum class CaseSet { quick, standard, full };
+
+// The cases a suite run covers: every standard case in `set` whose kernel and variant are
+// selected (empty selection = all). Throws std::invalid_argument listing the valid names
+// when a kernel or variant name is unknown.
 std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& kernel_names,
                                               const std::vector<std::string>& variant_names,
-                                              bool quick);
+                                              CaseSet set);
 
 // GPU cases run on device 0, timed with CUDA events around each launch after a check
 // against the CPU reference; their kernel family is prefixed "gpu-" ("gpu-gemm") so their

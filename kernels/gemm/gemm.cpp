@@ -105,6 +105,21 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, GetB get_b) {
 
 std::span<const GemmImpl* const> gemm_impls() { return impls; }
 
+int small_m_chunk(int m) {
+    const auto floats = std::min<std::size_t>(cache_sizes().l1d / 2 / sizeof(float), gemm_small_m_tile_floats);
+    return std::max(64, static_cast<int>(floats / static_cast<std::size_t>(m)) / 64 * 64);
+}
+
+GemmBlocks gemm_blocks(int mr, int nr) {
+    const auto& caches = cache_sizes();
+    constexpr int kc = 512;
+    const auto panel_bytes = sizeof(float) * kc;  // one row of A or column of B in a block
+    const int mc = std::max(1, static_cast<int>(caches.l2 * 6 / 10 / panel_bytes) / mr) * mr;
+    const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));
+    const int nc_fit = static_cast<int>(caches.l3 / 2 / cpus / panel_bytes) / nr * nr;
+    return {kc, mc, std::clamp(nc_fit, nr, 4096 / nr * nr)};
+}
+
 const GemmImpl& best_gemm_impl() {
     for (const auto* im : impls)
         if (im->supported(cpu_features())) return *im;

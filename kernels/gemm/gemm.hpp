@@ -8,18 +8,24 @@
 // broadcasts of A. Threads split N (or M when N is too narrow), each with its own packing
 // buffers, so they never wait for each other.
 //
-// Bound and measured (development VM: 2 Emerald Rapids cores under KVM, shared and noisy;
-// thread or process CPU time, best of 5-9, OpenBLAS 0.3.21 with OPENBLAS_CORETYPE=SkylakeX):
-// - Compute bound. Peak per core 2 FMA ports x 16 lanes x 2 flop x 2.64 GHz (the AVX-512
-//   clock `ceiling machine` measures) = 169 GFLOP/s; the micro-kernel alone, panels in L1,
-//   runs 166-172. In the blocked loops it gets ~140 and the GEMM 116-125 on one core
-//   (1024^3, 0.72 of peak; OpenBLAS 138-146: 0.85-0.90x) and 165-210 on two (2048^3;
-//   OpenBLAS 190-284 in the same minutes: 0.72-0.88x, mostly ~0.86x). The gap: feeding the
-//   micro-kernel (B micro-panel + A micro-panel fill 46 of L1's 48 KiB; C rows 4-8 KiB apart
-//   alias in L1 sets) and packing (A transpose 4%, B copy 2-3% of the time).
-// - Decode-like M <= 8 (gemm_small_m): bound by B's DRAM stream (0.5 flop/byte at M = 1).
-//   M = 1, N = K = 4096: 13.1 GB/s on one core (~the 13-14 GB/s read roof), 21.8 GB/s on
-//   two (0.8 of 27); OpenBLAS 5-10 GB/s. The sweep turns compute bound past M ~ 32.
+// Bound and measured (2-core KVM guests, shared and noisy; ratios from the same run):
+// - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`
+//   measures: 117 GFLOP/s on a Zen 4 guest (one 512-bit FMA per cycle at 3.67 GHz). The
+//   micro-kernel alone, panels in L1/L2, runs 112 (96%). In the blocked loops on one core:
+//   2048^3 and 4096^3 at 100-105 (86-90%), OpenBLAS 0.3.21 (Cooperlake core) 96-106 in the
+//   same runs; on two cores 190-209 at 2048-4096 (OpenBLAS 176-206). What the blocking
+//   changed, each measured alone: kc 256 -> 512 (+5-12%: the C tile's load and store, from
+//   L3 or DRAM, amortised over twice the FMAs), the C tile prefetched into L2 at the start
+//   and into L1 32 k before the end (+4-5%), nc 1024 -> 4096 (A packed once per kc step
+//   instead of four times: pack_a fell from 5% to under 1% of the time), B and A micro-
+//   panels prefetched 16 k ahead (+1-3%). What remains: in place the micro-kernel runs ~7%
+//   slower than alone, and packing B (a copy at ~10-13 GB/s on one core, serial with the
+//   FMAs) is 6% of 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096 with B from DRAM.
+// - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
+//   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
+//   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
+//   M = 8 to 32 at 45-80 GFLOP/s on one core, 90-150 on two, 1.3-2.5x OpenBLAS; the packed
+//   path overtakes near M = 40 (measured on AVX-512 and AVX2).
 
 #include <array>
 #include <cstddef>
@@ -43,7 +49,27 @@ inline constexpr int gemm_max_mr = 16;
 // of B streams once, in chunks of columns whose m-row block of C stays in L1.
 using GemmSmallM = void (*)(const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
                             float* c, std::ptrdiff_t ldc, int n, int k, bool accumulate);
-inline constexpr int gemm_small_m = 8;
+inline constexpr int gemm_small_m = 32;
+
+// Columns per chunk of the small-M kernel with m rows: its m x chunk tile of C in half of
+// this CPU's L1d (and in gemm_small_m_tile_floats), a multiple of 64, at least 64.
+inline constexpr int gemm_small_m_tile_floats = 16384;  // 64 KiB on the stack
+int small_m_chunk(int m);
+
+// Cache blocks for an mr x nr micro-kernel, from this CPU's caches (cache_sizes()):
+//   kc = 512: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, and
+//     at 1024^2 and beyond C comes from L3 or DRAM, so kc is as long as the A block allows.
+//     The kc x nr B micro-panel (64 KiB at nr = 32) then outgrows L1 and streams from L2
+//     in order, which the hardware prefetchers follow: on Zen 4 (32 KiB L1d, 1 MiB L2),
+//     2048^3 on one thread ran 5-12% faster at kc 512 than at 256, 384 in between;
+//   mc: the mc x kc A block in 60% of a core's L2 (it is reread for every nr columns);
+//   nc: the kc x nc packed B block (one per thread) in half of L3 per CPU, at most
+//     4096 columns: packing A again for each nc costs a transpose of A (5% of the time
+//     at nc 1024 on 2048^3).
+struct GemmBlocks {
+    int kc, mc, nc;
+};
+GemmBlocks gemm_blocks(int mr, int nr);
 
 struct GemmImpl {
     std::string_view isa;  // "avx512", "avx2", "scalar"

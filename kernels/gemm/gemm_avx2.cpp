@@ -7,6 +7,7 @@ namespace ceiling::kernels {
 namespace {
 struct V256 {
     using reg = __m256;
+    static constexpr int registers = 16;
     static constexpr int lanes = 8;
     static reg zero() { return _mm256_setzero_ps(); }
     static reg set1(float x) { return _mm256_set1_ps(x); }
@@ -18,9 +19,9 @@ struct V256 {
 };
 bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 }  // namespace
-// 6 x 16 tile: 12 accumulators + 2 B + 1 A = 15 of the 16 ymm registers.
-// kc = 256: B micro-panel 16 KiB in L1.
+// 6 x 16 tile: 12 accumulators + 2 B + 1 A = 15 of the 16 ymm registers; cache blocks from
+// this CPU's caches (gemm_blocks, gemm.hpp).
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
-    "avx2", supported, 256, 144, 2048, nullptr, nullptr,
+    "avx2", supported, nullptr, nullptr,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_Pflb");
 }  // namespace ceiling::kernels

@@ -12,6 +12,7 @@ namespace ceiling::kernels {
 namespace {
 struct V512 {
     using reg = __m512;
+    static constexpr int registers = 32;
     static constexpr int lanes = 16;
     static reg zero() { return _mm512_setzero_ps(); }
     static reg set1(float x) { return _mm512_set1_ps(x); }
@@ -71,7 +72,7 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 
 // B block -> 32-column panels, row by row (sequential reads of B: for decode-like GEMMs
 // this copy is the DRAM stream, and 128-byte memcpy calls held it near half the read
-// roof); aligned stores into the L2-resident panel, the column tail zero-padded.
+// roof); aligned stores into the packed block, the column tail zero-padded.
 constexpr int nr = 32;
 void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;
@@ -94,12 +95,10 @@ void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
     }
 }
 }  // namespace
-// 14 x 32 tile. kc = 256: the B micro-panel (256 x 32 x 4 B = 32 KiB) stays in the 48 KiB
-// L1 beside the streamed A micro-panel (14 KiB); mc = 336 rows of A (336 KiB) and nc =
-// 1024 columns of packed B (1 MiB) together fit the 2 MiB L2. Swept on the development VM
-// (single thread, thread CPU time): kc 128-192 lose 5-15% to the more frequent C updates,
-// 384 no better; nc 512-2048 within noise.
+// 14 x 32 tile; cache blocks from this CPU's caches (gemm_blocks, gemm.hpp). Swept on a
+// Sapphire Rapids VM at kc 256 (48 KiB L1d, 2 MiB L2): kc 128-192 lost 5-15% to the more
+// frequent C updates; on Zen 4 (32 KiB L1d, 1 MiB L2) kc 512 beat 256 by 5-12%.
 extern const GemmImpl gemm_avx512 = detail::make_gemm_impl<V512, mr, 2>(
-    "avx512", supported, 256, 336, 1024, pack_a, pack_b,
+    "avx512", supported, pack_a, pack_b,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V512ELi14ELi2ELi14EEEviPKfS6_Pflb");
 }  // namespace ceiling::kernels

@@ -4,6 +4,7 @@
 // namespace, so instantiations of different ISAs never merge (no ODR clash).
 
 #include <cstddef>
+#include <type_traits>
 #include <utility>
 
 #include "kernels/gemm/gemm.hpp"
@@ -19,20 +20,28 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
-    // rest of C passes through the caches: at 1024^2 and beyond C lives in L3 (~370 cycles
-    // away on the development VM), which left unprefetched costs ~20% of a 3600-cycle call.
-    // Asked for now, its lines arrive while the FMAs run.
+    // rest of C passes through the caches: at 1024^2 and beyond C lives in L3 or DRAM
+    // (~370 cycles away on a Xeon VM), which left unprefetched costs ~20% of a call. Asked
+    // for at the start into L2 (an L1 prefetch there is evicted again by the A and B
+    // panels streaming through L1 during the call), then into L1 32 k before the end:
+    // +4-5% over one L1 prefetch at the start (Zen 4, 2048^3, one thread, same run).
+    const auto prefetch_c = [c, ldc](auto locality) {
 #pragma GCC unroll 16
-    for (int i = 0; i < ROWS; ++i) {
-        __builtin_prefetch(c + i * ldc, 1, 3);
-        __builtin_prefetch(c + i * ldc + NV * L - 1, 1, 3);
-    }
+        for (int i = 0; i < ROWS; ++i) {
+            __builtin_prefetch(c + i * ldc, 1, locality.value);
+            __builtin_prefetch(c + i * ldc + NV * L - 1, 1, locality.value);
+        }
+    };
+    prefetch_c(std::integral_constant<int, 2>{});
     R acc[ROWS][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
-    for (int k = 0; k < kc; ++k) {
+    const auto step = [&] {
+        __builtin_prefetch(b + 16 * NV * L, 0, 3);
+        __builtin_prefetch(b + 16 * NV * L + 16, 0, 3);
+        __builtin_prefetch(a + 16 * MR, 0, 3);
         R bv[NV];
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * L);
@@ -44,7 +53,11 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
         }
         a += MR;
         b += NV * L;
-    }
+    };
+    const int k_late = kc > 32 ? kc - 32 : 0;
+    for (int k = 0; k < k_late; ++k) step();
+    prefetch_c(std::integral_constant<int, 3>{});
+    for (int k = k_late; k < kc; ++k) step();
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {
         float* row = c + i * ldc;
@@ -56,51 +69,85 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     }
 }
 
-// M (<= 8) rows of C from unpacked A and B, for decode-like GEMMs whose bound is B's
-// DRAM stream: packing B (a copy into an L2 buffer) held one core near 8 GB/s, as every
-// packed line costs a fill buffer for its read-for-ownership, while plain reads of 2-16 KiB
-// pieces of B's rows run at 10-12 GB/s. Columns go in chunks whose M x chunk block of C
-// (24 KiB) stays in L1; four rows of B at a time, so each vector of C is loaded and stored
-// once per 4 k (with one row at a time, M = 8 spent more time on C than B took to stream).
+// M (<= gemm_small_m) rows of C from unpacked A and B, for decode-like GEMMs whose bound
+// is B's DRAM stream, and for small batches where packing B (a pass over all of B before
+// any FMA) would run the stream and the FMAs one after the other instead of together:
+// packing held one core near 8 GB/s (every packed line costs a fill buffer for its
+// read-for-ownership) while plain reads of B's rows run at 10-15 GB/s.
+// Columns go in chunks whose M x chunk block of C is accumulated in a contiguous tile in
+// half of L1 (small_m_chunk, from this CPU's L1d) while KB = 4 rows of B at a time stream
+// through the other half: each vector of the tile is loaded and stored once per 4 k. The
+// tile is not C itself: C's rows, ldc apart, fall in the same L1 sets when ldc is a
+// multiple of 4 KiB and evict each other once M passes the L1's ways (on Zen 4's 8-way
+// L1, M = 12 to 32 ran at 10-12 GF/s in place). A's M x KB slice is copied for the same
+// reason.
 template <typename V, int M>
 void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
                     float* c, std::ptrdiff_t ldc, int n, int k, bool accumulate) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     constexpr int KB = 4;
-    constexpr int chunk = (6144 / M) / 64 * 64;  // floats: M x chunk x 4 B <= 24 KiB
+    // Rows per group: G x KB broadcasts + KB vectors of B + G accumulators in V::registers.
+    constexpr int RB = (V::registers - KB) / (KB + 1) < M ? (V::registers - KB) / (KB + 1) : M;
+    alignas(64) float tile[gemm_small_m_tile_floats];
+    const int chunk = small_m_chunk(M);
+    // B's rows ahead of use, into L2: a chunk of a row is a short stream (1 KiB at M = 16)
+    // in its own page, too short for the hardware prefetchers to follow; 16 rows ahead is
+    // ~4 chunk passes, several DRAM latencies. One prefetch per line of B.
+    constexpr int prefetch_rows = 16;
+    constexpr int line = 64 / static_cast<int>(sizeof(float)) < L ? L : 64 / static_cast<int>(sizeof(float));
     const int k_main = k / KB * KB;
     for (int j0 = 0; j0 < n; j0 += chunk) {
         const int nb = n - j0 < chunk ? n - j0 : chunk;
         const int nv = nb / L * L;
-        if (!accumulate)
-            for (int i = 0; i < M; ++i)
-                for (int j = 0; j < nb; ++j) c[i * ldc + j0 + j] = 0.0f;
+        for (int i = 0; i < M * chunk; ++i) tile[i] = 0.0f;
         for (int kk = 0; kk < k_main; kk += KB) {
             const float* br = b + kk * ldb + j0;
-            for (int j = 0; j < nv; j += L) {
-                R bv[KB];
-#pragma GCC unroll 4
-                for (int q = 0; q < KB; ++q) bv[q] = V::loadu(br + q * ldb + j);
+            float as[M * KB];
+            for (int i = 0; i < M; ++i)
+                for (int q = 0; q < KB; ++q) as[i * KB + q] = a[i * lda + kk + q];
+            // G rows at a time: their G x KB broadcasts of A held in registers across the
+            // columns, beside KB vectors of B and G accumulators. All M rows at once made
+            // the compiler hoist 4M broadcasts out of the column loop and spill them (M = 32
+            // ran at half the speed of M = 40, whose row loop it did not unroll).
+            const auto rows = [&]<int G>(int i0) {
+                R av[G][KB];
 #pragma GCC unroll 8
-                for (int i = 0; i < M; ++i) {
-                    float* cp = c + i * ldc + j0 + j;
-                    const float* ai = a + i * lda + kk;
-                    R acc = V::loadu(cp);
+                for (int r = 0; r < G; ++r)
 #pragma GCC unroll 4
-                    for (int q = 0; q < KB; ++q) acc = V::fmadd(V::set1(ai[q]), bv[q], acc);
-                    V::storeu(cp, acc);
+                    for (int q = 0; q < KB; ++q) av[r][q] = V::set1(as[(i0 + r) * KB + q]);
+                for (int j = 0; j < nv; j += L) {
+                    R bv[KB];
+#pragma GCC unroll 4
+                    for (int q = 0; q < KB; ++q) bv[q] = V::loadu(br + q * ldb + j);
+                    if (i0 == 0 && kk + prefetch_rows < k && j % line == 0)
+#pragma GCC unroll 4
+                        for (int q = 0; q < KB; ++q)
+                            __builtin_prefetch(br + (prefetch_rows + q) * ldb + j, 0, 2);
+#pragma GCC unroll 8
+                    for (int r = 0; r < G; ++r) {
+                        float* tp = tile + (i0 + r) * chunk + j;
+                        R acc = V::loadu(tp);
+#pragma GCC unroll 4
+                        for (int q = 0; q < KB; ++q) acc = V::fmadd(av[r][q], bv[q], acc);
+                        V::storeu(tp, acc);
+                    }
                 }
-            }
+            };
+            for (int i0 = 0; i0 + RB <= M; i0 += RB) rows.template operator()<RB>(i0);
+            if constexpr (M % RB != 0) rows.template operator()<M % RB>(M / RB * RB);
             for (int j = nv; j < nb; ++j)
                 for (int i = 0; i < M; ++i)
-                    for (int q = 0; q < KB; ++q)
-                        c[i * ldc + j0 + j] += a[i * lda + kk + q] * br[q * ldb + j];
+                    for (int q = 0; q < KB; ++q) tile[i * chunk + j] += as[i * KB + q] * br[q * ldb + j];
         }
         for (int kk = k_main; kk < k; ++kk)
             for (int i = 0; i < M; ++i)
-                for (int j = 0; j < nb; ++j)
-                    c[i * ldc + j0 + j] += a[i * lda + kk] * b[kk * ldb + j0 + j];
+                for (int j = 0; j < nb; ++j) tile[i * chunk + j] += a[i * lda + kk] * b[kk * ldb + j0 + j];
+        for (int i = 0; i < M; ++i) {
+            float* row = c + i * ldc + j0;
+            const float* t = tile + i * chunk;
+            for (int j = 0; j < nb; ++j) row[j] = accumulate ? row[j] + t[j] : t[j];
+        }
     }
 }
 
@@ -117,19 +164,19 @@ constexpr std::array<GemmMicroKernel, gemm_max_mr> micro_kernel_table(
 }
 
 template <typename V, int MR, int NV>
-GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&), int kc,
-                        int mc, int nc,
+GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
                         void (*pack_a)(const float*, std::ptrdiff_t, int, int, float*),
                         void (*pack_b)(const float*, std::ptrdiff_t, int, int, float*),
                         std::string_view symbol) {
     static_assert(MR <= gemm_max_mr);
+    const GemmBlocks blocks = gemm_blocks(MR, NV * V::lanes);
     return {isa,
             supported,
             MR,
             NV * V::lanes,
-            kc,
-            mc,
-            nc,
+            blocks.kc,
+            blocks.mc,
+            blocks.nc,
             micro_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
             symbol,
             pack_a,

@@ -6,6 +6,7 @@ namespace ceiling::kernels {
 namespace {
 struct Scalar {
     using reg = float;
+    static constexpr int registers = 16;
     static constexpr int lanes = 1;
     static reg zero() { return 0.0f; }
     static reg set1(float x) { return x; }
@@ -18,5 +19,5 @@ struct Scalar {
 bool supported(const CpuFeatures&) { return true; }
 }  // namespace
 extern const GemmImpl gemm_scalar =
-    detail::make_gemm_impl<Scalar, 4, 8>("scalar", supported, 256, 64, 1024, nullptr, nullptr, "");
+    detail::make_gemm_impl<Scalar, 4, 8>("scalar", supported, nullptr, nullptr, "");
 }  // namespace ceiling::kernels

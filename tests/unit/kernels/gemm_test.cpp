@@ -20,8 +20,8 @@ using test::expect_verifies;
 
 // Odd sizes hit every edge: 1x1x1 (one element), tails in M (17 = 14 + 3 rows), N (33 =
 // 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the
-// kc/mc/nc cache blocks (300 > kc = 256, 700 > mc = 336).
-const char* const odd_shapes[] = {"1x1x1", "17x33x65", "1x4096x64", "31x17x300", "700x70x260"};
+// kc/mc cache blocks (600 > kc = 512; 1300 > mc, which is at most ~600 rows for a 2 MiB L2).
+const char* const odd_shapes[] = {"1x1x1", "17x33x65", "1x4096x64", "31x17x600", "1300x70x260"};
 
 TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
     for (const char* shape : odd_shapes)
@@ -136,6 +136,52 @@ TEST(GemmCases, BadShapesAndVariantsSayWhatIsValid) {
 
 namespace ceiling::kernels {
 namespace {
+
+// The small-M path (M <= gemm_small_m, B unpacked, C accumulated in an L1 tile) of each
+// ISA for every M, with a K tail (not a multiple of 4), an N tail (not a multiple of the
+// vector width), N beyond one column chunk, and ldc a multiple of 4 KiB (rows of C in one
+// L1 set), accumulating into a non-zero C; M = gemm_small_m + 1 takes the packed path.
+TEST(GemmFp32, SmallMPathMatchesNaiveForEveryM) {
+    const int n = 5000, k = 37, ld = 5120;
+    for (const auto* impl : gemm_impls()) {
+        if (!impl->supported(cpu_features())) continue;
+        SCOPED_TRACE(impl->isa);
+        GemmWorkspace ws(*impl, 2);
+        for (int m = 1; m <= gemm_small_m + 1; ++m) {
+            SCOPED_TRACE("M = " + std::to_string(m));
+            std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+            std::vector<float> c(static_cast<std::size_t>(m) * ld);
+            fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
+            fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
+            fill_uniform(c.data(), c.size(), 3, -1, 1, 1);
+            auto ref = c;
+            gemm_naive({a.data(), k, b.data(), n, ref.data(), ld, m, n, k, true});
+            gemm_optimized(*impl, {a.data(), k, b.data(), n, c.data(), ld, m, n, k, true}, ws, 2);
+            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-4) << i;
+        }
+    }
+}
+
+// Blocks come from this CPU's caches: kc a whole number of steps, the A block (mc x kc) in
+// L2, mc a whole number of register tiles, nc of B panels; the small-M tile in L1.
+TEST(GemmFp32, CacheBlocksFollowTheCaches) {
+    const auto& caches = cache_sizes();
+    for (const auto* impl : gemm_impls()) {
+        SCOPED_TRACE(impl->isa);
+        EXPECT_EQ(impl->mc % impl->mr, 0);
+        EXPECT_EQ(impl->nc % impl->nr, 0);
+        EXPECT_GT(impl->nc, 0);
+        EXPECT_LE(sizeof(float) * impl->mc * impl->kc, caches.l2);
+    }
+    for (int m = 1; m <= gemm_small_m; ++m) {
+        const int chunk = small_m_chunk(m);
+        EXPECT_EQ(chunk % 64, 0);
+        EXPECT_LE(chunk * m, gemm_small_m_tile_floats);
+        if (chunk > 64) {
+            EXPECT_LE(sizeof(float) * chunk * m, caches.l1d / 2) << m;
+        }
+    }
+}
 
 // The full-tile micro-kernel's k loop, read from the built library: exactly mr x nr/lanes
 // FMAs on registers of the ISA's width, and nothing spilled to the stack (an accumulator

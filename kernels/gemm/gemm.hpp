@@ -2,7 +2,7 @@
 // Single-precision GEMM, row-major, C (M x N) = A (M x K) * B (K x N), or C += A * B.
 //
 // optimized: the BLIS structure. B is packed into panels NR columns wide (kc x NR,
-// contiguous, in L1 while the micro-kernel sweeps a block of A), A into panels MR rows
+// contiguous, streamed from L2 while the micro-kernel sweeps a block of A), A into panels MR rows
 // tall (kc x MR, a block of MC rows kept in L2); the micro-kernel holds an MR x NR tile
 // of C in registers and does MR x NR/lanes FMAs per k with NR/lanes loads of B and MR
 // broadcasts of A. Threads split N (or M when N is too narrow), each with its own packing
@@ -18,9 +18,10 @@
 //   L3 or DRAM, amortised over twice the FMAs), the C tile prefetched into L2 at the start
 //   and into L1 32 k before the end (+4-5%), nc 1024 -> 4096 (A packed once per kc step
 //   instead of four times: pack_a fell from 5% to under 1% of the time), B and A micro-
-//   panels prefetched 16 k ahead (+1-3%). What remains: in place the micro-kernel runs ~7%
-//   slower than alone, and packing B (a copy at ~10-13 GB/s on one core, serial with the
-//   FMAs) is 6% of 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096 with B from DRAM.
+//   panels prefetched 16 k ahead (+1-3%), B packed two panels at a time while the micro-
+//   kernel prefetches the next two (B from DRAM: 48-64 x 4096 x 4096 +14-20% on two
+//   cores; on one core within the noise). What remains: in place the micro-kernel runs
+//   ~7% slower than alone, and packing B is still a copy at ~10-13 GB/s on one core.
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -39,9 +40,11 @@
 namespace ceiling::kernels {
 
 // C tile of `rows` x nr (rows <= mr) from packed panels: a advances by mr floats per k,
-// b by nr. accumulate: C += A * B, else C = A * B.
+// b by nr. accumulate: C += A * B, else C = A * B. Each k step also prefetches one line,
+// pf + k * pf_ld (into L2), for the caller's next B panels (pf_ld = 0: one line again).
 using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* c,
-                                 std::ptrdiff_t ldc, bool accumulate);
+                                 std::ptrdiff_t ldc, bool accumulate, const float* pf,
+                                 std::ptrdiff_t pf_ld);
 
 inline constexpr int gemm_max_mr = 16;
 

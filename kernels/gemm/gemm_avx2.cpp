@@ -23,5 +23,5 @@ bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 // this CPU's caches (gemm_blocks, gemm.hpp).
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
     "avx2", supported, nullptr, nullptr,
-    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_Pflb");
+    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");
 }  // namespace ceiling::kernels

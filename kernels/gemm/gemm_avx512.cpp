@@ -100,5 +100,5 @@ void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
 // frequent C updates; on Zen 4 (32 KiB L1d, 1 MiB L2) kc 512 beat 256 by 5-12%.
 extern const GemmImpl gemm_avx512 = detail::make_gemm_impl<V512, mr, 2>(
     "avx512", supported, pack_a, pack_b,
-    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V512ELi14ELi2ELi14EEEviPKfS6_Pflb");
+    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V512ELi14ELi2ELi14EEEviPKfS6_PflbS6_l");
 }  // namespace ceiling::kernels

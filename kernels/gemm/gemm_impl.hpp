@@ -16,7 +16,8 @@ namespace ceiling::kernels::detail {
 // latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers).
 template <typename V, int MR, int NV, int ROWS>
 void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
-                  float* __restrict c, std::ptrdiff_t ldc, bool accumulate) {
+                  float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
+                  std::ptrdiff_t pf_ld) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
@@ -39,6 +40,8 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
     const auto step = [&] {
+        __builtin_prefetch(pf, 0, 2);
+        pf += pf_ld;
         __builtin_prefetch(b + 16 * NV * L, 0, 3);
         __builtin_prefetch(b + 16 * NV * L + 16, 0, 3);
         __builtin_prefetch(a + 16 * MR, 0, 3);

@@ -68,9 +68,13 @@ void pack_b_columns(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int 
 // after is prefetched by the micro-kernel calls on this one (one line per k step, a
 // column of lines down the kc rows per call): packing all of a block first ran B's DRAM
 // stream (a copy at 10-13 GB/s on one core) and the FMAs one after the other, 6% of
-// 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096. Two panels (64 columns at nr = 32): the
-// group packed, the group prefetched (2 x 128 KiB at kc = 512) and the A block fit L2.
-constexpr int pack_group_panels = 2;
+// 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096. Panels per group: the group packed and
+// the group prefetched in a quarter of L2, beside the A block's 60% (one 128 KiB panel at
+// kc = 1024 with a 1 MiB L2).
+int pack_group_panels(const GemmImpl& im, int kc) {
+    const auto panel_bytes = sizeof(float) * static_cast<std::size_t>(kc) * static_cast<std::size_t>(im.nr);
+    return std::max(1, static_cast<int>(cache_sizes().l2 / 8 / panel_bytes));
+}
 
 // The five loops around the micro-kernel (jc, pc, ic, jr, ir), on the calling thread.
 // B comes packed (pre) or is packed from g.b into bp, group by group during the first A
@@ -84,21 +88,28 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
         return;
     }
     constexpr int line_floats = 64 / sizeof(float);
+    // Half as deep and twice as tall (the same A buffer) when the rows fit one such block,
+    // as in the batch sweep's M x 4096 x 4096: each B panel then serves few A tiles and B's
+    // stream weighs more than C's updates (M = 64-256: 2.5-10% faster at kc 512 than 1024
+    // on Zen 4; 512-4096 square 1.5-4% slower). A packed B keeps the depth it was packed at.
+    const bool shallow = !pre && g.m <= 2 * im.mc;
+    const int kc_block = shallow ? std::max(1, im.kc / 2) : im.kc;
+    const int mc_block = shallow ? 2 * im.mc : im.mc;
     for (int jc = 0; jc < g.n; jc += im.nc) {
         const int nc = std::min(im.nc, g.n - jc);
-        for (int pc = 0; pc < g.k; pc += im.kc) {
-            const int kc = std::min(im.kc, g.k - pc);
+        for (int pc = 0; pc < g.k; pc += kc_block) {
+            const int kc = std::min(kc_block, g.k - pc);
             const float* bsrc = pre ? nullptr : g.b + pc * g.ldb + jc;
             const float* block = pre ? pre->panel(jc, pc) : bp;
             const bool accumulate = g.accumulate || pc > 0;
-            for (int ic = 0; ic < g.m; ic += im.mc) {
-                const int mc = std::min(im.mc, g.m - ic);
+            for (int ic = 0; ic < g.m; ic += mc_block) {
+                const int mc = std::min(mc_block, g.m - ic);
                 if (im.pack_a)
                     im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
                 else
                     pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, im.mr, ap);
                 const bool packing = bsrc && ic == 0;
-                const int group = packing ? pack_group_panels * im.nr : nc;
+                const int group = packing ? pack_group_panels(im, kc) * im.nr : nc;
                 if (packing) pack_b_columns(im, bsrc, g.ldb, kc, 0, std::min(group, nc), bp);
                 for (int g0 = 0; g0 < nc; g0 += group) {
                     const int g1 = std::min(nc, g0 + group);
@@ -146,7 +157,7 @@ int small_m_chunk(int m) {
 
 GemmBlocks gemm_blocks(int mr, int nr) {
     const auto& caches = cache_sizes();
-    constexpr int kc = 512;
+    constexpr int kc = 1024;
     const auto panel_bytes = sizeof(float) * kc;  // one row of A or column of B in a block
     const int mc = std::max(1, static_cast<int>(caches.l2 * 6 / 10 / panel_bytes) / mr) * mr;
     const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));

@@ -14,8 +14,8 @@
 //   micro-kernel alone, panels in L1/L2, runs 112 (96%). In the blocked loops on one core:
 //   2048^3 and 4096^3 at 100-105 (86-90%), OpenBLAS 0.3.21 (Cooperlake core) 96-106 in the
 //   same runs; on two cores 190-209 at 2048-4096 (OpenBLAS 176-206). What the blocking
-//   changed, each measured alone: kc 256 -> 512 (+5-12%: the C tile's load and store, from
-//   L3 or DRAM, amortised over twice the FMAs), the C tile prefetched into L2 at the start
+//   changed, each measured alone: kc 256 -> 512 -> 1024 (+5-12%, then +1.5-4%: the C
+//   tile's load and store, from L3 or DRAM, amortised over more FMAs), the C tile prefetched into L2 at the start
 //   and into L1 32 k before the end (+4-5%), nc 1024 -> 4096 (A packed once per kc step
 //   instead of four times: pack_a fell from 5% to under 1% of the time), B and A micro-
 //   panels prefetched 16 k ahead (+1-3%), B packed two panels at a time while the micro-
@@ -60,15 +60,17 @@ inline constexpr int gemm_small_m_tile_floats = 16384;  // 64 KiB on the stack
 int small_m_chunk(int m);
 
 // Cache blocks for an mr x nr micro-kernel, from this CPU's caches (cache_sizes()):
-//   kc = 512: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, and
-//     at 1024^2 and beyond C comes from L3 or DRAM, so kc is as long as the A block allows.
-//     The kc x nr B micro-panel (64 KiB at nr = 32) then outgrows L1 and streams from L2
-//     in order, which the hardware prefetchers follow: on Zen 4 (32 KiB L1d, 1 MiB L2),
-//     2048^3 on one thread ran 5-12% faster at kc 512 than at 256, 384 in between;
+//   kc = 1024: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, and
+//     at 1024^2 and beyond C comes from L3 or DRAM, so kc is long. The kc x nr B micro-
+//     panel (128 KiB at nr = 32) then outgrows L1 and streams from L2 in order, which the
+//     hardware prefetchers follow: on Zen 4 (32 KiB L1d, 1 MiB L2), 2048^3 on one thread
+//     ran 5-12% faster at kc 512 than at 256 (384 in between), and 1024 gained another
+//     1.5-4% on 512-4096 on one and two threads (2048 no better); M that fits one A block
+//     of half the depth runs at kc / 2 (see blocked() in gemm.cpp);
 //   mc: the mc x kc A block in 60% of a core's L2 (it is reread for every nr columns);
 //   nc: the kc x nc packed B block (one per thread) in half of L3 per CPU, at most
 //     4096 columns: packing A again for each nc costs a transpose of A (5% of the time
-//     at nc 1024 on 2048^3).
+//     at nc 1024, kc 512 on 2048^3).
 struct GemmBlocks {
     int kc, mc, nc;
 };

@@ -21,10 +21,10 @@ using test::expect_verifies;
 
 // Odd sizes hit every edge: 1x1x1 (one element), tails in M (17 = 14 + 3 rows), N (33 =
 // 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the
-// kc/mc/nc cache blocks (600 > kc = 512; 1300 > mc, which is at most ~600 rows for a 2 MiB
-// L2; 4200 > nc = 4096 at most) and B's packing groups (70 = 64 + 6 columns).
+// kc/mc/nc cache blocks (1100 > kc = 1024; 1300 > mc, which is at most ~300 rows for a 2
+// MiB L2; 4200 > nc = 4096 at most) and B's packing groups (70 = 64 + 6 columns).
 const char* const odd_shapes[] = {"1x1x1",       "17x33x65",    "1x4096x64",
-                                  "31x17x600",   "1300x70x260", "40x4200x600"};
+                                  "31x17x1100",  "1300x70x260", "40x4200x1100"};
 
 TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
     for (const char* shape : odd_shapes)

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <string>
 
 namespace ceiling::kernels {
 namespace {
@@ -123,13 +125,50 @@ const CpuFeatures& cpu_features() {
     return f;
 }
 
+namespace {
+// "48K", "2048K", "32M" (sysfs cache sizes) -> bytes; 0 when unreadable.
+std::size_t parse_cache_size(const std::string& text) {
+    std::size_t pos = 0;
+    unsigned long long v = 0;
+    try {
+        v = std::stoull(text, &pos);
+    } catch (...) {
+        return 0;
+    }
+    const char unit = pos < text.size() ? text[pos] : ' ';
+    const unsigned long long scale = unit == 'K' ? 1ull << 10 : unit == 'M' ? 1ull << 20 : unit == 'G' ? 1ull << 30 : 1;
+    return static_cast<std::size_t>(v * scale);
+}
+
+std::string read_line(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return line;
+}
+}  // namespace
+
 const CacheSizes& cache_sizes() {
     static const CacheSizes c = [] {
         CacheSizes out;
-        const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
         std::size_t* sizes[3] = {&out.l1d, &out.l2, &out.l3};
+        // The kernel's view first (sysfs, what lscpu shows): in a VM glibc's CPUID-based
+        // sysconf can report the host's whole L3 (320 MiB on a 2-vCPU Zen 4 guest whose
+        // sysfs says 32 MiB).
+        for (int i = 0; i < 8; ++i) {
+            const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+            const std::string level = read_line(dir + "level"), type = read_line(dir + "type");
+            if (level.empty()) break;
+            const int l = level[0] - '0';
+            if (l < 1 || l > 3 || type == "Instruction") continue;
+            if (const auto bytes = parse_cache_size(read_line(dir + "size")); bytes > 0) {
+                *sizes[l - 1] = bytes;
+                out.reported[l - 1] = true;
+            }
+        }
+        const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
         for (int i = 0; i < 3; ++i)
-            if (const long v = sysconf(names[i]); v > 0) {
+            if (const long v = sysconf(names[i]); !out.reported[i] && v > 0) {
                 *sizes[i] = static_cast<std::size_t>(v);
                 out.reported[i] = true;
             }

@@ -43,8 +43,8 @@ struct CpuFeatures {
 const CpuFeatures& cpu_features();
 
 // Data cache sizes in bytes, for choosing cache blocks at run time (a core's L1d and L2,
-// the whole L3). From sysconf (glibc reads CPUID leaf 4 / 0x8000001D); a size the CPU does
-// not report (0, as some hypervisors leave it) reads as the fallback noted, and `reported`
+// the whole L3 of cpu0). From sysfs (the kernel's view, what lscpu prints), else sysconf
+// (glibc reads CPUID); a size neither reports reads as the fallback noted, and `reported`
 // says which were real.
 struct CacheSizes {
     std::size_t l1d = 32 << 10;   // fallback 32 KiB

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -162,6 +163,21 @@ TEST(GemmFp32, SmallMPathMatchesNaiveForEveryM) {
             gemm_optimized(*impl, {a.data(), k, b.data(), n, c.data(), ld, m, n, k, true}, ws, 2);
             for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-4) << i;
         }
+    }
+}
+
+// The caches the blocks come from: ordered as a hierarchy, and L3 as the kernel sees it
+// (sysfs, when it says), not the host's whole L3 that CPUID can give a guest.
+TEST(CacheSizes, AreAHierarchyAndFollowSysfs) {
+    const auto& c = cache_sizes();
+    EXPECT_GE(c.l1d, std::size_t{8} << 10);
+    EXPECT_GT(c.l2, c.l1d);
+    EXPECT_GE(c.l3, c.l2);
+    std::ifstream level("/sys/devices/system/cpu/cpu0/cache/index3/level");
+    std::ifstream size("/sys/devices/system/cpu/cpu0/cache/index3/size");
+    std::string l, text;
+    if (level >> l && l == "3" && size >> text && text.back() == 'K') {
+        EXPECT_EQ(c.l3, std::stoull(text) << 10);
     }
 }
 

@@ -33,8 +33,12 @@ TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
             expect_verifies("gemm", "fp32", v, shape);
 }
 
+// 64x200x100 splits N over the threads; 300x40x1100 splits M (three threads: uneven
+// shares; K > kc: two blocks). Each thread packs the B it needs.
 TEST(GemmFp32, OptimizedVerifiesOnOneAndTwoThreads) {
-    for (int threads : {1, 2, 3}) expect_verifies("gemm", "fp32", Variant::optimized, "64x200x100", threads);
+    for (int threads : {1, 2, 3})
+        for (const char* shape : {"64x200x100", "300x40x1100"})
+            expect_verifies("gemm", "fp32", Variant::optimized, shape, threads);
 }
 
 // Each ISA's micro-kernels (every row count 1..mr) against the naive loop, accumulating

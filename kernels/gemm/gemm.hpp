@@ -12,8 +12,11 @@
 // - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`
 //   measures: 117 GFLOP/s on a Zen 4 guest (one 512-bit FMA per cycle at 3.67 GHz). The
 //   micro-kernel alone, panels in L1/L2, runs 112 (96%). In the blocked loops on one core:
-//   2048^3 and 4096^3 at 100-105 (86-90%), OpenBLAS 0.3.21 (Cooperlake core) 96-106 in the
-//   same runs; on two cores 190-209 at 2048-4096 (OpenBLAS 176-206). What the blocking
+//   2048^3 and 4096^3 at 105-109 (90-93%), OpenBLAS 0.3.21 (Cooperlake core, its own
+//   choice here) 98-105 in the same runs; on two cores 200-215 (OpenBLAS 176-212). Zen 4
+//   runs 256-bit FMAs at the same 32 flop/cycle, and OpenBLAS's Haswell core is 3-10%
+//   faster than its Cooperlake one here: against it 2048-4096 are at 0.99, 512 and
+//   M = 64 at 1.03, M = 256 x 4096 x 4096 at 0.92. What the blocking
 //   changed, each measured alone: kc 256 -> 512 -> 1024 (+5-12%, then +1.5-4%: the C
 //   tile's load and store, from L3 or DRAM, amortised over more FMAs), the C tile prefetched into L2 at the start
 //   and into L1 32 k before the end (+4-5%), nc 1024 -> 4096 (A packed once per kc step

@@ -84,6 +84,9 @@ TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {
     EXPECT_NE(r.err.find("optimized"), std::string::npos) << r.err;
     r = run_ceiling({"suite", "--threads", "100000", "-o", (dir / "s.json").string()});
     EXPECT_EQ(r.exit_code, 2) << r.err;
+    r = run_ceiling({"suite", "--quick", "--full", "-o", (dir / "s.json").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--full"), std::string::npos) << r.err;
     EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
 }
 

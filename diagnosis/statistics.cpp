@@ -22,15 +22,32 @@ Summary summarize(std::vector<double> samples) {
     if (samples.empty()) throw std::invalid_argument("summary of an empty sample");
     for (double x : samples)
         if (!std::isfinite(x)) throw std::invalid_argument("summary of a non-finite sample");
-    std::sort(samples.begin(), samples.end());
     Summary s;
     s.count = samples.size();
+    s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(s.count);
+    // Only the order statistics the summary reads are put in place (ascending ranks, each
+    // selected in what lies above the last): 200 000 region instances were ~7 ms of
+    // sorting; the values are those of a full sort.
+    constexpr double qs[] = {0.1, 0.5, 0.9, 0.99};
+    std::vector<std::size_t> ranks = {0, samples.size() - 1};
+    for (double q : qs) {
+        const auto lo = static_cast<std::size_t>(std::floor(static_cast<double>(samples.size() - 1) * q));
+        ranks.push_back(lo);
+        ranks.push_back(std::min(lo + 1, samples.size() - 1));
+    }
+    std::sort(ranks.begin(), ranks.end());
+    ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+    auto from = samples.begin();
+    for (std::size_t r : ranks) {
+        const auto at = samples.begin() + static_cast<std::ptrdiff_t>(r);
+        std::nth_element(from, at, samples.end());
+        from = at + 1;
+    }
     s.median = percentile(samples, 0.5);
     s.p90 = percentile(samples, 0.9);
     s.p99 = percentile(samples, 0.99);
     s.min = samples.front();
     s.max = samples.back();
-    s.mean = std::accumulate(samples.begin(), samples.end(), 0.0) / static_cast<double>(s.count);
     const double p10 = percentile(samples, 0.1);
     s.rel_spread = (s.count > 1 && s.median != 0) ? (s.p90 - p10) / std::fabs(s.median) : 0.0;
     return s;

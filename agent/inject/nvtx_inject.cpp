@@ -26,6 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdint>
@@ -154,8 +155,23 @@ struct ThreadState {
         header->event_bytes = sizeof(Event);
         next = reinterpret_cast<Event*>(static_cast<char*>(m) + sizeof(EventFileHeader));
         end = next + chunk_events;
+        populate(static_cast<char*>(m));
         return true;
     }
+    // Maps in the chunk's pages from `from` (page aligned) to the next populate_bytes
+    // boundary at once, ahead of the writes: written one 4 KiB page fault at a time, the
+    // 13 MB of events of 200 000 ranges cost ~3 000 faults in the program. A thread that
+    // records little still costs only what it wrote, rounded up to populate_bytes.
+    void populate(char* from) {
+        if (populate_failed) return;
+        const auto a = reinterpret_cast<std::uintptr_t>(from);
+        const auto to = std::min((a | (populate_bytes - 1)) + 1,
+                                 reinterpret_cast<std::uintptr_t>(map) + chunk_bytes);
+        if (to > a && ::madvise(from, to - a, MADV_POPULATE_WRITE) != 0)
+            populate_failed = true;  // before Linux 5.14: pages fault in as before
+    }
+    static constexpr std::uintptr_t populate_bytes = std::uintptr_t{256} << 10;
+    bool populate_failed = false;
 };
 thread_local ThreadState state;
 
@@ -225,6 +241,8 @@ void emit(EventKind kind, std::int64_t t, std::uint32_t string, std::uint32_t do
           std::uint64_t range_id) {
     ThreadState& s = state;
     if (s.next == s.end && !s.open_chunk()) return;
+    if ((reinterpret_cast<std::uintptr_t>(s.next) & (ThreadState::populate_bytes - 1)) == 0)
+        s.populate(reinterpret_cast<char*>(s.next));
     Event* e = s.next++;
     e->t_ns = t;
     e->range_id = range_id;

@@ -48,7 +48,7 @@ using ceiling::inject::EventFileHeader;
 using ceiling::inject::EventKind;
 
 // 4 MiB of events per chunk: a new file every ~0.6 s at 100k ranges/s, and a sparse file on
-// tmpfs costs only the pages written.
+// tmpfs costs only the pages written (rounded up to 256 KiB: ThreadState::populate).
 constexpr std::uint64_t chunk_events = (std::uint64_t{4} << 20) / sizeof(Event);
 constexpr std::size_t chunk_bytes = sizeof(EventFileHeader) + chunk_events * sizeof(Event);
 

@@ -25,6 +25,9 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; absent from older C library headers
+#endif
 
 #include <algorithm>
 #include <atomic>

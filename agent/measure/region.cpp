@@ -1,15 +1,17 @@
 #include "agent/measure/region.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23  // Linux 5.14; absent from older C library headers
+#endif
 
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <memory>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -135,42 +137,27 @@ struct ChunkFile {
     EventFileHeader header;
 };
 
-// The events of one chunk file, mapped read-only rather than read: 200 000 ranges are 13 MB
-// of events, which read() copied into fresh, zeroed pages. Empty when the file cannot be
-// mapped (the chunk is then skipped like an unreadable one).
-class MappedEvents {
-public:
-    MappedEvents(const fs::path& path, std::uint64_t capacity) {
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd < 0) return;
-        struct stat st {};
-        if (::fstat(fd, &st) == 0 && st.st_size > static_cast<off_t>(sizeof(EventFileHeader))) {
-            bytes_ = static_cast<std::size_t>(st.st_size);
-            void* p = ::mmap(nullptr, bytes_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-            if (p != MAP_FAILED) {
-                base_ = p;
-                const auto fits = (bytes_ - sizeof(EventFileHeader)) / sizeof(Event);
-                count_ = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, fits));
-            }
-        }
-        ::close(fd);
+// Reads the events of one chunk file into `buffer` (kept across chunks) and returns how
+// many were read: at most the header's capacity and what the file holds, so a damaged or
+// hostile header cannot size anything. Read, not mapped: the program (or an orphan of it)
+// could shorten a mapped file under us, and touching a page past its end is SIGBUS. One
+// buffer of uninitialised memory for every chunk: a fresh zeroed vector per chunk had the
+// kernel hand out 13 MB of pages for 200 000 ranges.
+std::size_t read_events(const fs::path& path, std::uint64_t capacity, std::unique_ptr<Event[]>& buffer,
+                        std::size_t& buffer_events) {
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(sizeof(EventFileHeader));
+    std::error_code size_ec;
+    const std::uintmax_t bytes = fs::file_size(path, size_ec);
+    const std::uint64_t fits = size_ec || bytes < sizeof(EventFileHeader) ? 0 : (bytes - sizeof(EventFileHeader)) / sizeof(Event);
+    const auto want = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, fits));
+    if (want > buffer_events) {
+        buffer.reset(new Event[want]);
+        buffer_events = want;
     }
-    ~MappedEvents() {
-        if (base_) ::munmap(base_, bytes_);
-    }
-    MappedEvents(const MappedEvents&) = delete;
-    MappedEvents& operator=(const MappedEvents&) = delete;
-    const Event* events() const {
-        return base_ ? reinterpret_cast<const Event*>(static_cast<const char*>(base_) + sizeof(EventFileHeader))
-                     : nullptr;
-    }
-    std::size_t count() const { return count_; }
-
-private:
-    void* base_ = nullptr;
-    std::size_t bytes_ = 0;
-    std::size_t count_ = 0;
-};
+    in.read(reinterpret_cast<char*>(buffer.get()), static_cast<std::streamsize>(want * sizeof(Event)));
+    return static_cast<std::size_t>(in.gcount()) / sizeof(Event);
+}
 
 std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
     std::map<std::uint32_t, std::string> out;
@@ -330,6 +317,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     if (cap.instances.capacity() * sizeof(RegionInstance) >= populate_ahead_min_bytes)
         populate = std::jthread(populate_pages, cap.instances.data(), cap.instances.capacity() * sizeof(RegionInstance));
 
+    std::unique_ptr<Event[]> event_buffer;
+    std::size_t event_buffer_events = 0;
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
         std::sort(chunks.begin(), chunks.end(), [](const ChunkFile& a, const ChunkFile& b) {
@@ -338,11 +327,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         // Push/pop nesting is per thread and per domain (nvToolsExt.h).
         std::map<std::uint32_t, std::vector<RegionInstance>> stacks;
         for (const auto& c : chunks) {
-            // The capacity is the program's word; the file's size bounds what is read, so a
-            // damaged or hostile header cannot reach past it.
-            const MappedEvents mapped(c.path, c.header.capacity);
-            const Event* events = mapped.events();
-            const std::size_t got = mapped.count();
+            const std::size_t got = read_events(c.path, c.header.capacity, event_buffer, event_buffer_events);
+            const Event* events = event_buffer.get();
             for (std::size_t i = 0; i < got; ++i) {
                 // Times are the program's word: outside [0, its end] they are corrupt or late
                 // (an orphan's), and unbounded ones overflow every duration taken from them.

@@ -152,6 +152,7 @@ const CacheSizes& cache_sizes() {
     static const CacheSizes c = [] {
         CacheSizes out;
         std::size_t* sizes[3] = {&out.l1d, &out.l2, &out.l3};
+        bool found[3] = {false, false, false};
         // The kernel's view first (sysfs, what lscpu shows): in a VM glibc's CPUID-based
         // sysconf can report the host's whole L3 (320 MiB on a 2-vCPU Zen 4 guest whose
         // sysfs says 32 MiB).
@@ -163,15 +164,12 @@ const CacheSizes& cache_sizes() {
             if (l < 1 || l > 3 || type == "Instruction") continue;
             if (const auto bytes = parse_cache_size(read_line(dir + "size")); bytes > 0) {
                 *sizes[l - 1] = bytes;
-                out.reported[l - 1] = true;
+                found[l - 1] = true;
             }
         }
         const int names[3] = {_SC_LEVEL1_DCACHE_SIZE, _SC_LEVEL2_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE};
         for (int i = 0; i < 3; ++i)
-            if (const long v = sysconf(names[i]); !out.reported[i] && v > 0) {
-                *sizes[i] = static_cast<std::size_t>(v);
-                out.reported[i] = true;
-            }
+            if (const long v = sysconf(names[i]); !found[i] && v > 0) *sizes[i] = static_cast<std::size_t>(v);
         return out;
     }();
     return c;

@@ -44,13 +44,11 @@ const CpuFeatures& cpu_features();
 
 // Data cache sizes in bytes, for choosing cache blocks at run time (a core's L1d and L2,
 // the whole L3 of cpu0). From sysfs (the kernel's view, what lscpu prints), else sysconf
-// (glibc reads CPUID); a size neither reports reads as the fallback noted, and `reported`
-// says which were real.
+// (glibc reads CPUID); a size neither reports reads as the fallback noted.
 struct CacheSizes {
     std::size_t l1d = 32 << 10;   // fallback 32 KiB
     std::size_t l2 = 1 << 20;     // fallback 1 MiB
     std::size_t l3 = 8 << 20;     // fallback 8 MiB
-    bool reported[3] = {false, false, false};
 };
 const CacheSizes& cache_sizes();
 

@@ -1,7 +1,7 @@
 #include "kernels/gemm/gemm.hpp"
 
 #include <algorithm>
-#include <cstring>
+#include <string>
 
 #include "kernels/parallel.hpp"
 
@@ -17,51 +17,11 @@ const std::array<const GemmImpl*, 3> impls = {&gemm_avx512, &gemm_avx2, &gemm_sc
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// A block (mc x kc, leading dimension lda) -> panels of mr rows, each kc x mr with the mr
-// values of one k adjacent (what the micro-kernel broadcasts in turn). Rows past mc are
-// zero, so the edge tile computes zeros it then discards.
-void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, int mr, float* ap) {
-    for (int p = 0; p < mc; p += mr) {
-        const int rows = std::min(mr, mc - p);
-        float* dst = ap + static_cast<std::ptrdiff_t>(p) * kc;
-        for (int i = 0; i < rows; ++i) {
-            const float* src = a + (p + i) * lda;
-            for (int k = 0; k < kc; ++k) dst[k * mr + i] = src[k];
-        }
-        for (int i = rows; i < mr; ++i)
-            for (int k = 0; k < kc; ++k) dst[k * mr + i] = 0.0f;
-    }
-}
-
-// B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
-// nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
-// sequentially: for decode-like GEMMs (M of 1 to 16) packing B is the DRAM stream, and
-// panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at half the
-// read roof.
-void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, int nr, float* bp) {
-    const int full = nc / nr * nr;
-    for (int k = 0; k < kc; ++k) {
-        const float* row = b + k * ldb;
-        for (int q = 0; q < full; q += nr)
-            std::memcpy(bp + static_cast<std::ptrdiff_t>(q) * kc + k * nr, row + q,
-                        sizeof(float) * static_cast<std::size_t>(nr));
-        if (full < nc) {
-            float* dst = bp + static_cast<std::ptrdiff_t>(full) * kc + k * nr;
-            std::memcpy(dst, row + full, sizeof(float) * static_cast<std::size_t>(nc - full));
-            std::fill(dst + (nc - full), dst + nr, 0.0f);
-        }
-    }
-}
-
 // Packs columns [q0, q1) of a kc-row slice of B (q0 a multiple of nr) into their panels
 // of the packed block bp (panel q at bp + q * kc).
 void pack_b_columns(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int kc, int q0, int q1,
                     float* bp) {
-    float* dst = bp + static_cast<std::ptrdiff_t>(q0) * kc;
-    if (im.pack_b)
-        im.pack_b(b + q0, ldb, kc, q1 - q0, dst);
-    else
-        pack_b(b + q0, ldb, kc, q1 - q0, im.nr, dst);
+    im.pack_b(b + q0, ldb, kc, q1 - q0, bp + static_cast<std::ptrdiff_t>(q0) * kc);
 }
 
 // B panels packed per group, just before the first A block uses them, while the group
@@ -75,6 +35,9 @@ int pack_group_panels(const GemmImpl& im, int kc) {
     const auto panel_bytes = sizeof(float) * static_cast<std::size_t>(kc) * static_cast<std::size_t>(im.nr);
     return std::max(1, static_cast<int>(cache_sizes().l2 / 8 / panel_bytes));
 }
+
+// Rows (of one thread) up to which blocked() runs half as deep and twice as tall.
+int shallow_rows(const GemmImpl& im) { return 2 * im.mc; }
 
 // The five loops around the micro-kernel (jc, pc, ic, jr, ir), on the calling thread.
 // B comes packed (pre) or is packed from g.b into bp, group by group during the first A
@@ -92,7 +55,7 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
     // as in the batch sweep's M x 4096 x 4096: each B panel then serves few A tiles and B's
     // stream weighs more than C's updates (M = 64-256: 2.5-10% faster at kc 512 than 1024
     // on Zen 4; 512-4096 square 1.5-4% slower). A packed B keeps the depth it was packed at.
-    const bool shallow = !pre && g.m <= 2 * im.mc;
+    const bool shallow = !pre && g.m <= shallow_rows(im);
     const int kc_block = shallow ? std::max(1, im.kc / 2) : im.kc;
     const int mc_block = shallow ? 2 * im.mc : im.mc;
     for (int jc = 0; jc < g.n; jc += im.nc) {
@@ -104,10 +67,7 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
             const bool accumulate = g.accumulate || pc > 0;
             for (int ic = 0; ic < g.m; ic += mc_block) {
                 const int mc = std::min(mc_block, g.m - ic);
-                if (im.pack_a)
-                    im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
-                else
-                    pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, im.mr, ap);
+                im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
                 const bool packing = bsrc && ic == 0;
                 const int group = packing ? pack_group_panels(im, kc) * im.nr : nc;
                 if (packing) pack_b_columns(im, bsrc, g.ldb, kc, 0, std::min(group, nc), bp);
@@ -165,6 +125,14 @@ GemmBlocks gemm_blocks(int mr, int nr) {
     return {kc, mc, std::clamp(nc_fit, nr, 4096 / nr * nr)};
 }
 
+std::string gemm_description(const GemmImpl& im) {
+    const auto n = [](int v) { return std::to_string(v); };
+    return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) + " micro-kernel, packed panels, blocks kc " +
+           n(im.kc) + " mc " + n(im.mc) + " nc " + n(im.nc) + " (kc " + n(im.kc / 2) + " mc " +
+           n(2 * im.mc) + " when a thread's rows are at most " + n(shallow_rows(im)) + "); M <= " +
+           n(gemm_small_m) + ": B unpacked, C in an L1 tile";
+}
+
 const GemmImpl& best_gemm_impl() {
     for (const auto* im : impls)
         if (im->supported(cpu_features())) return *im;
@@ -197,11 +165,7 @@ PackedB::PackedB(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int k, 
         const int nc = std::min(nc_, n - jc);
         for (int pc = 0; pc < k; pc += kc_) {
             const int kc = std::min(kc_, k - pc);
-            float* dst = data_.data() + (panel(jc, pc) - data_.data());
-            if (im.pack_b)
-                im.pack_b(b + pc * ldb + jc, ldb, kc, nc, dst);
-            else
-                pack_b(b + pc * ldb + jc, ldb, kc, nc, nr_, dst);
+            im.pack_b(b + pc * ldb + jc, ldb, kc, nc, data_.data() + (panel(jc, pc) - data_.data()));
         }
     }
 }

@@ -34,6 +34,7 @@
 #include <array>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -86,15 +87,19 @@ struct GemmImpl {
     int kc, mc, nc;        // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
     std::array<GemmMicroKernel, gemm_max_mr> kernels;  // kernels[r - 1] computes r rows
     std::string_view symbol;  // the full-tile micro-kernel, for reading its disassembly
-    // Packs an mc x kc block of A into mr-row panels (see gemm.cpp); null: the portable one.
+    // Packs an mc x kc block of A into mr-row panels: the ISA's own, else the portable one
+    // (make_gemm_impl, gemm_impl.hpp). Always set.
     void (*pack_a)(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) = nullptr;
-    // Packs a kc x nc block of B into nr-column panels; null: the portable one.
+    // Packs a kc x nc block of B into nr-column panels; always set, likewise.
     void (*pack_b)(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) = nullptr;
     // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
     std::array<GemmSmallM, gemm_small_m> small_m{};
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first
+// What the optimized variant runs with this implementation, for the suite's label: the
+// tile, the blocks and the rules that pick them (stated where the rules are).
+std::string gemm_description(const GemmImpl& impl);
 const GemmImpl& best_gemm_impl();               // the widest this CPU runs
 
 // Packing buffers of `threads` threads for one implementation.

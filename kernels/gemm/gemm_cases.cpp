@@ -198,11 +198,7 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             c.implementation = "triple loop i, j, k; one thread";
         } else if (variant == Variant::optimized) {
             const auto& im = best_gemm_impl();
-            c.implementation = std::string(im.isa) + " " + std::to_string(im.mr) + "x" +
-                               std::to_string(im.nr) + " micro-kernel, packed panels, blocks kc " +
-                               std::to_string(im.kc) + " mc " + std::to_string(im.mc) + " nc " +
-                               std::to_string(im.nc) + (d.m <= 2 * im.mc ? " (kc " + std::to_string(im.kc / 2) + " mc " + std::to_string(2 * im.mc) + " for these rows)" : "") +
-                               (d.m <= gemm_small_m ? "; rows <= " + std::to_string(gemm_small_m) + ": B unpacked, C in an L1 tile" : "");
+            c.implementation = gemm_description(im);
             c.bytes_per_thread = GemmWorkspace::bytes(im, 1);
         } else {
             const auto& lib = openblas_info();

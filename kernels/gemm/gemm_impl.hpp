@@ -4,6 +4,7 @@
 // namespace, so instantiations of different ISAs never merge (no ODR clash).
 
 #include <cstddef>
+#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -154,6 +155,48 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
     }
 }
 
+// The portable packers, for an ISA without its own (see GemmImpl::pack_a / pack_b). Keyed
+// on V too, like everything here: an instantiation compiled under one ISA's flags must not
+// stand in for another's (and no std:: algorithm templates, whose instantiations would).
+//
+// A block (mc x kc, leading dimension lda) -> panels of mr rows, each kc x mr with the mr
+// values of one k adjacent (what the micro-kernel broadcasts in turn). Rows past mc are
+// zero, so the edge tile computes zeros it then discards.
+template <typename V, int mr>
+void pack_a_portable(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
+    for (int p = 0; p < mc; p += mr) {
+        const int rows = mc - p < mr ? mc - p : mr;
+        float* dst = ap + static_cast<std::ptrdiff_t>(p) * kc;
+        for (int i = 0; i < rows; ++i) {
+            const float* src = a + (p + i) * lda;
+            for (int k = 0; k < kc; ++k) dst[k * mr + i] = src[k];
+        }
+        for (int i = rows; i < mr; ++i)
+            for (int k = 0; k < kc; ++k) dst[k * mr + i] = 0.0f;
+    }
+}
+
+// B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
+// nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
+// sequentially: for decode-like GEMMs (M of 1 to 16) packing B is the DRAM stream, and
+// panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at half the
+// read roof.
+template <typename V, int nr>
+void pack_b_portable(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
+    const int full = nc / nr * nr;
+    for (int k = 0; k < kc; ++k) {
+        const float* row = b + k * ldb;
+        for (int q = 0; q < full; q += nr)
+            std::memcpy(bp + static_cast<std::ptrdiff_t>(q) * kc + k * nr, row + q,
+                        sizeof(float) * static_cast<std::size_t>(nr));
+        if (full < nc) {
+            float* dst = bp + static_cast<std::ptrdiff_t>(full) * kc + k * nr;
+            std::memcpy(dst, row + full, sizeof(float) * static_cast<std::size_t>(nc - full));
+            for (int j = nc - full; j < nr; ++j) dst[j] = 0.0f;
+        }
+    }
+}
+
 template <typename V, std::size_t... Ms>
 constexpr std::array<GemmSmallM, gemm_small_m> small_m_table(std::index_sequence<Ms...>) {
     return {{&small_m_kernel<V, static_cast<int>(Ms) + 1>...}};
@@ -182,8 +225,8 @@ GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeature
             blocks.nc,
             micro_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
             symbol,
-            pack_a,
-            pack_b,
+            pack_a ? pack_a : &pack_a_portable<V, MR>,
+            pack_b ? pack_b : &pack_b_portable<V, NV * V::lanes>,
             small_m_table<V>(std::make_index_sequence<gemm_small_m>{})};
 }
 

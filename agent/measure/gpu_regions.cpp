@@ -52,7 +52,7 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
             if (op.kind == GpuOpKind::kernel && op.range) ++kernels_in[*op.range];
         for (const auto& op : ops) {
             const RegionInstance* range = op.range ? &capture.instances[*op.range] : nullptr;
-            const std::string parent = range ? range->path : std::string();
+            const std::string parent = range ? range->path.str() : std::string();
             auto [it, inserted] = by_key.try_emplace({parent, op.kind, op.name, op.device});
             Acc& a = it->second;
             if (inserted) {
@@ -78,11 +78,11 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
             if (op.kind != GpuOpKind::kernel || !range || !range->work) continue;
             const int launched = kernels_in[*op.range];
             if (range->work->device != Device::gpu) {
-                notes.add("range '" + range->path +
+                notes.add("range '" + range->path.str() +
                           "' declares CPU work but launched GPU kernels: add device=gpu to its "
                           "declaration to judge them against the GPU roofs");
             } else if (launched != 1) {
-                notes.add("range '" + range->path +
+                notes.add("range '" + range->path.str() +
                           "' declares GPU work but an instance launched " +
                           std::to_string(launched) +
                           " kernels: the work cannot be split between them, so they are not "

@@ -23,6 +23,10 @@
 
 namespace ceiling::measure {
 
+// Copied, moved and freed by the hundred thousand when a program records many ranges: kept
+// to plain bytes (interned strings, no owning members).
+static_assert(std::is_trivially_copyable_v<RegionInstance> && std::is_trivially_destructible_v<RegionInstance>);
+
 namespace fs = std::filesystem;
 using inject::Event;
 using inject::EventFileHeader;
@@ -259,15 +263,20 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         }
     }
 
-    // Each string id is parsed once per image; an event then costs one hash lookup (a program
-    // may record a few hundred thousand ranges with a handful of names).
+    // Each string id is parsed and interned once per image; an event then costs one hash
+    // lookup (a program may record a few hundred thousand ranges with a handful of names).
+    struct Resolved {
+        Interned name;
+        const std::optional<Work>* work;
+    };
     std::map<std::string, DeclaredName> declared;
-    std::map<std::string, std::unordered_map<std::uint32_t, const DeclaredName*>> resolved;
-    auto resolve = [&](const std::string& image, std::uint32_t id) -> const DeclaredName& {
-        static const DeclaredName unnamed{"(unnamed)", std::nullopt, {}};
+    std::map<std::string, std::unordered_map<std::uint32_t, Resolved>> resolved;
+    auto resolve = [&](const std::string& image, std::unordered_map<std::uint32_t, Resolved>& cache,
+                       std::uint32_t id) -> const Resolved& {
+        static const std::optional<Work> no_work;
+        static const Resolved unnamed{"(unnamed)", &no_work};
         if (id == 0) return unnamed;
-        auto& cache = resolved[image];
-        if (const auto hit = cache.find(id); hit != cache.end()) return *hit->second;
+        if (const auto hit = cache.find(id); hit != cache.end()) return hit->second;
         const auto si = strings.find(image);
         const std::string raw = si != strings.end() && si->second.count(id)
                                     ? si->second.at(id)
@@ -277,7 +286,26 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             it->second = parse_declared_work(valid_utf8(raw));
             if (!it->second.error.empty()) cap.warnings.push_back(it->second.error);
         }
-        cache.emplace(id, &it->second);
+        return cache.emplace(id, Resolved{it->second.name, &it->second.work}).first->second;
+    };
+    // An instance's path from its parent's (or, at top level, its domain) and its name: built
+    // once per distinct triple, not per instance.
+    struct PathKey {
+        Interned parent, domain, name;
+        bool operator==(const PathKey&) const = default;
+    };
+    struct PathKeyHash {
+        std::size_t operator()(const PathKey& k) const {
+            return k.parent.hash() ^ (k.domain.hash() * 31) ^ (k.name.hash() * 1009);
+        }
+    };
+    std::unordered_map<PathKey, Interned, PathKeyHash> paths;
+    auto path_of = [&](Interned parent, Interned domain, Interned name) {
+        auto [it, inserted] = paths.try_emplace(PathKey{parent, domain, name});
+        if (inserted)
+            it->second = !parent.empty() ? parent.str() + "/" + name.str()
+                         : domain.empty() ? name.str()
+                                          : domain.str() + "::" + name.str();
         return it->second;
     };
     // A range never ends before it starts, and its nested time stays within it and within the
@@ -288,9 +316,6 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     auto close = [](RegionInstance& r, std::int64_t t) {
         r.end_ns = std::max(t, r.start_ns);
         r.child_ns = std::min(r.child_ns, r.end_ns - r.start_ns);
-    };
-    auto domain_name = [&](const std::string& image, std::uint32_t id) -> std::string {
-        return id == 0 ? std::string() : resolve(image, id).name;
     };
 
     // start/end ranges of each image, keyed by range id; paired after all threads are read.
@@ -326,6 +351,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         });
         // Push/pop nesting is per thread and per domain (nvToolsExt.h).
         std::map<std::uint32_t, std::vector<RegionInstance>> stacks;
+        auto& image_strings = resolved[image];
+        auto string_of = [&](std::uint32_t id) -> const Resolved& { return resolve(image, image_strings, id); };
+        auto domain_of = [&](std::uint32_t id) { return id == 0 ? Interned() : string_of(id).name; };
         for (const auto& c : chunks) {
             const std::size_t got = read_events(c.path, c.header.capacity, event_buffer, event_buffer_events);
             const Event* events = event_buffer.get();
@@ -339,15 +367,13 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                 switch (kind) {
                     case EventKind::push: {
                         auto& stack = stacks[e.domain];
-                        const DeclaredName& dn = resolve(image, e.string);
+                        const Resolved& dn = string_of(e.string);
                         RegionInstance r;
                         r.name = dn.name;
-                        r.work = dn.work;
-                        r.domain = domain_name(image, e.domain);
-                        r.parent = stack.empty() ? std::string() : stack.back().path;
-                        r.path = r.parent.empty()
-                                     ? (r.domain.empty() ? r.name : r.domain + "::" + r.name)
-                                     : r.parent + "/" + r.name;
+                        r.work = *dn.work;
+                        r.domain = domain_of(e.domain);
+                        r.parent = stack.empty() ? Interned() : stack.back().path;
+                        r.path = path_of(r.parent, r.domain, r.name);
                         r.pid = c.header.pid;
                         r.tid = c.header.tid;
                         r.start_ns = e.t_ns;
@@ -370,12 +396,12 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                         break;
                     }
                     case EventKind::start: {
-                        const DeclaredName& dn = resolve(image, e.string);
+                        const Resolved& dn = string_of(e.string);
                         RegionInstance r;
                         r.name = dn.name;
-                        r.work = dn.work;
-                        r.domain = domain_name(image, e.domain);
-                        r.path = r.domain.empty() ? r.name : r.domain + "::" + r.name;
+                        r.work = *dn.work;
+                        r.domain = domain_of(e.domain);
+                        r.path = path_of(Interned(), r.domain, r.name);
                         r.pid = c.header.pid;
                         r.tid = c.header.tid;
                         r.start_ns = e.t_ns;
@@ -388,8 +414,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                         break;
                     case EventKind::mark: {
                         MarkInstance m;
-                        m.name = resolve(image, e.string).name;
-                        m.domain = domain_name(image, e.domain);
+                        m.name = string_of(e.string).name;
+                        m.domain = domain_of(e.domain);
                         m.pid = c.header.pid;
                         m.tid = c.header.tid;
                         m.t_ns = e.t_ns;
@@ -398,7 +424,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                     }
                     case EventKind::thread_name:
                         cap.thread_names[{c.header.pid, static_cast<int>(e.range_id)}] =
-                            resolve(image, e.string).name;
+                            string_of(e.string).name;
                         break;
                     case EventKind::cpu_time:
                         cpu_reads[image].push_back(

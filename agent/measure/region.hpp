@@ -26,6 +26,7 @@
 
 #include <sys/types.h>
 
+#include "agent/measure/interned.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -44,11 +45,12 @@ struct CountedAmount {
     bool low_confidence = false;  // multiplexed too thinly, or a proxy (bytes from cache misses)
 };
 
+// Trivially copyable (interned strings): a capture may hold hundreds of thousands.
 struct RegionInstance {
-    std::string name;    // declared-work group removed
-    std::string path;    // enclosing names on this thread and domain, then name, '/'-joined
-    std::string parent;  // path of the enclosing instance; empty at top level
-    std::string domain;
+    Interned name;    // declared-work group removed
+    Interned path;    // enclosing names on this thread and domain, then name, '/'-joined
+    Interned parent;  // path of the enclosing instance; empty at top level
+    Interned domain;
     std::optional<Work> work;
     int pid = 0;
     int tid = 0;
@@ -70,8 +72,8 @@ struct RegionInstance {
 };
 
 struct MarkInstance {
-    std::string name;
-    std::string domain;
+    Interned name;
+    Interned domain;
     int pid = 0;
     int tid = 0;
     std::int64_t t_ns = 0;

@@ -118,6 +118,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                                               std::size_t durations_limit) {
     struct Acc {
         RecordedRegion region;
+        Interned path;  // region.path, compared by address
         std::size_t index = 0;
         std::vector<double> durations;
         std::set<std::pair<int, int>> threads;
@@ -149,7 +150,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         for (std::size_t i = 0; i < c.instances.size(); ++i) {
             const auto& r = c.instances[i];
             bool inserted = false;
-            if (!last || last->region.path != r.path) {
+            if (!last || last->path != r.path) {
                 auto [it, added] = by_path.try_emplace(r.path);
                 last = &it->second;
                 inserted = added;
@@ -159,6 +160,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.index = by_index.size();
                 by_index.push_back(&a);
                 a.region.kind = RegionKind::range;
+                a.path = r.path;
                 a.region.path = r.path;
                 a.region.name = r.name;
                 a.region.parent = r.parent;

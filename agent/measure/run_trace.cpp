@@ -44,7 +44,7 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
                 auto [it, added] = domain_tracks.try_emplace(key, domain_base + static_cast<int>(domain_tracks.size()));
                 tid = it->second;
                 if (added)
-                    trace.thread(r.pid, tid, thread_label(r.pid, r.tid) + ": domain " + r.domain);
+                    trace.thread(r.pid, tid, thread_label(r.pid, r.tid) + ": domain " + r.domain.str());
             } else if (!r.push_pop) {
                 // Start/end ranges may end on another thread and need not nest: each gets the
                 // first lane of its process where it overlaps nothing.

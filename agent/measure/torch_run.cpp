@@ -275,7 +275,7 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record) {
     std::set<std::string> versions;
     for (const auto& x : run.executions)
         for (const auto& m : x.capture.marks)
-            if (m.domain == torch_domain && m.name.rfind("torch ", 0) == 0) versions.insert(m.name);
+            if (m.domain == torch_domain && m.name.str().starts_with("torch ")) versions.insert(m.name);
     for (const auto& v : versions) record.notes.push_back("torch: " + v.substr(6));
     if (versions.empty() && !any)
         record.notes.push_back(

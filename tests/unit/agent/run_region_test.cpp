@@ -150,7 +150,7 @@ TEST(Capture, InstancesAreOrderedByProcessThreadStartThenLongestFirst) {
     const NvtxCapture c = read_nvtx_capture(d.path(), 2000);
     std::vector<std::string> order;
     for (const auto& r : c.instances)
-        order.push_back(std::to_string(r.tid) + ":" + r.path + "@" + std::to_string(r.start_ns));
+        order.push_back(std::to_string(r.tid) + ":" + r.path.str() + "@" + std::to_string(r.start_ns));
     EXPECT_EQ(order, (std::vector<std::string>{"30:a@50", "30:c@600", "30:b@650", "31:a@100",
                                                "31:a/b@100", "31:a/c@400"}));
 }

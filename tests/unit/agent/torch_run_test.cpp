@@ -61,8 +61,8 @@ public:
         r.name = d.name;
         r.work = d.work;
         r.domain = domain;
-        r.parent = open_.empty() ? std::string() : open_.back().path;
-        r.path = r.parent.empty() ? domain + "::" + r.name : r.parent + "/" + r.name;
+        r.parent = open_.empty() ? measure::Interned() : open_.back().path;
+        r.path = r.parent.empty() ? domain + "::" + r.name.str() : r.parent.str() + "/" + r.name.str();
         r.pid = 10;
         r.tid = 10;
         r.start_ns = ns(t_ms);

@@ -15,11 +15,26 @@ CumulativeTimeline::CumulativeTimeline(std::vector<TimelinePoint> points,
     if (max_rate_per_s) max_rate_per_ns_ = *max_rate_per_s * 1e-9;
 }
 
-std::optional<Estimate> CumulativeTimeline::at(std::int64_t t) const {
-    if (points_.empty()) return std::nullopt;
-    const auto after =
+std::size_t CumulativeTimeline::first_not_before(std::int64_t t, std::size_t from) const {
+    const std::size_t n = points_.size();
+    auto is_first = [&](std::size_t i) {
+        return i <= n && (i == 0 || points_[i - 1].t_ns < t) && (i == n || points_[i].t_ns >= t);
+    };
+    if (is_first(from)) return from;
+    if (is_first(from + 1)) return from + 1;
+    return static_cast<std::size_t>(
         std::lower_bound(points_.begin(), points_.end(), t,
-                         [](const TimelinePoint& p, std::int64_t x) { return p.t_ns < x; });
+                         [](const TimelinePoint& p, std::int64_t x) { return p.t_ns < x; }) -
+        points_.begin());
+}
+
+std::optional<Estimate> CumulativeTimeline::at(std::int64_t t) const {
+    return at_index(t, first_not_before(t, 0));
+}
+
+std::optional<Estimate> CumulativeTimeline::at_index(std::int64_t t, std::size_t index) const {
+    if (points_.empty()) return std::nullopt;
+    const auto after = points_.begin() + static_cast<std::ptrdiff_t>(index);
     if (after != points_.end() && after->t_ns == t) return Estimate{after->value, 0.0};
     const double rate = max_rate_per_ns_.value_or(0.0);
     double lo = 0, hi = 0, v = 0;
@@ -62,10 +77,12 @@ std::optional<Estimate> CumulativeTimeline::at(std::int64_t t) const {
     return Estimate{v, std::max(hi - v, v - lo)};
 }
 
-std::optional<Estimate> CumulativeTimeline::between(std::int64_t begin_ns,
-                                                    std::int64_t end_ns) const {
-    const auto a = at(begin_ns);
-    const auto b = at(end_ns);
+std::optional<Estimate> CumulativeTimeline::between(std::int64_t begin_ns, std::int64_t end_ns,
+                                                    std::size_t* hint) const {
+    const std::size_t i = first_not_before(begin_ns, hint ? *hint : 0);
+    if (hint) *hint = i;
+    const auto a = at_index(begin_ns, i);
+    const auto b = at_index(end_ns, first_not_before(end_ns, i));
     if (!a || !b) return std::nullopt;
     return Estimate{std::max(0.0, b->value - a->value), a->error + b->error};
 }

@@ -33,11 +33,9 @@ const std::string* intern(std::string_view s) {
 
 }  // namespace
 
-Interned::Interned() {
-    static const std::string* const empty = intern({});
-    p_ = empty;
-}
+constinit const std::string Interned::empty_text{};
 
-Interned::Interned(std::string_view s) : p_(intern(s)) {}
+// One empty string, the default one.
+Interned::Interned(std::string_view s) : p_(s.empty() ? &empty_text : intern(s)) {}
 
 }  // namespace ceiling::measure

@@ -23,7 +23,7 @@ namespace ceiling::measure {
 
 class Interned {
 public:
-    Interned();  // the empty string
+    Interned() : p_(&empty_text) {}  // inline: an instance default-constructs four
     Interned(std::string_view s);
     Interned(const std::string& s) : Interned(std::string_view(s)) {}
     Interned(const char* s) : Interned(std::string_view(s)) {}
@@ -48,6 +48,7 @@ public:
     std::size_t hash() const { return std::hash<const void*>()(p_); }
 
 private:
+    static const std::string empty_text;  // constant-initialised: usable from any static
     const std::string* p_;
 };
 

@@ -56,6 +56,30 @@ TEST(CumulativeTimeline, InterpolatesWithinWhatMonotonicityAllows) {
     EXPECT_FALSE(CumulativeTimeline().at(0));
 }
 
+// The search hint only speeds a lookup: every answer equals the plain search's, for instants
+// that move forward (the common case), jump back (the next thread), fall outside the points
+// or land on one exactly, and for a hint left by another timeline.
+TEST(CumulativeTimeline, AHintedSearchAnswersAsThePlainOne) {
+    std::vector<TimelinePoint> points;
+    for (int i = 0; i < 50; ++i) points.push_back({i * 100, i * 70.0 + (i % 3) * 5.0});
+    const CumulativeTimeline t(points, 2e9);
+    std::vector<std::pair<std::int64_t, std::int64_t>> spans;
+    for (std::int64_t b = -150; b < 5200; b += 37) spans.emplace_back(b, b + (b % 5) * 13);  // forward
+    spans.emplace_back(400, 400);     // back, exactly on a point
+    spans.emplace_back(4900, 6000);   // to the last point and beyond it
+    spans.emplace_back(-500, -100);   // wholly before
+    spans.emplace_back(1250, 1350);   // back, mid-way
+    std::size_t hint = 1000;          // from a longer timeline
+    for (const auto& [b, e] : spans) {
+        const auto plain = t.between(b, e);
+        const auto hinted = t.between(b, e, &hint);
+        ASSERT_EQ(plain.has_value(), hinted.has_value()) << b << " " << e;
+        if (!plain) continue;
+        EXPECT_DOUBLE_EQ(hinted->value, plain->value) << b << " " << e;
+        EXPECT_DOUBLE_EQ(hinted->error, plain->error) << b << " " << e;
+    }
+}
+
 // The reported case: a range pushed on the main thread around work on two threads it
 // starts was recorded with one thread. Its process kept two cores busy, which the CPU-time
 // reads (from any thread of the process) show.

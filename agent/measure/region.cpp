@@ -521,25 +521,42 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
 
 double covered_s(const NvtxCapture& capture,
                  const std::function<bool(const RegionInstance&)>& select) {
+    // The union of spans taken in start order. Instances come by process, thread and start,
+    // so one thread's are merged as they come; only when a start goes back (another thread)
+    // are the spans collected and sorted (200 000 instances: 3 MB of fresh memory).
+    struct Union {
+        std::int64_t total = 0, begin = 0, end = 0;
+        bool open = false;
+        void add(std::int64_t b, std::int64_t e) {
+            if (open && b <= end) {
+                end = std::max(end, e);
+                return;
+            }
+            if (open) total += end - begin;
+            begin = b;
+            end = e;
+            open = true;
+        }
+        double seconds() const { return static_cast<double>(total + (open ? end - begin : 0)) * 1e-9; }
+    };
+    Union in_order;
+    bool sorted = true;
+    for (const auto& r : capture.instances) {
+        if (!select(r)) continue;
+        if (in_order.open && r.start_ns < in_order.begin) {
+            sorted = false;
+            break;
+        }
+        in_order.add(r.start_ns, r.end_ns);
+    }
+    if (sorted) return in_order.seconds();
     std::vector<std::pair<std::int64_t, std::int64_t>> spans;
     for (const auto& r : capture.instances)
         if (select(r)) spans.emplace_back(r.start_ns, r.end_ns);
-    // Instances come sorted by process, thread and start: one thread's are in order already.
-    if (!std::is_sorted(spans.begin(), spans.end())) std::sort(spans.begin(), spans.end());
-    std::int64_t total = 0, cur_begin = 0, cur_end = 0;
-    bool open = false;
-    for (const auto& [b, e] : spans) {
-        if (!open || b > cur_end) {
-            if (open) total += cur_end - cur_begin;
-            cur_begin = b;
-            cur_end = e;
-            open = true;
-        } else {
-            cur_end = std::max(cur_end, e);
-        }
-    }
-    if (open) total += cur_end - cur_begin;
-    return static_cast<double>(total) * 1e-9;
+    std::sort(spans.begin(), spans.end());
+    Union all;
+    for (const auto& [b, e] : spans) all.add(b, e);
+    return all.seconds();
 }
 
 }  // namespace ceiling::measure

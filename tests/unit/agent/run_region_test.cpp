@@ -133,6 +133,37 @@ TEST(Capture, NestingSelfTimeAndStartEndRanges) {
     EXPECT_NEAR(covered_s(c, [](const RegionInstance& r) { return r.name == "inner"; }), 150e-9, 1e-15);
 }
 
+// Covered time is the union over threads and nesting: checked against a count of covered
+// nanoseconds on random spans of one thread (merged as they come) and of three (sorted).
+TEST(Capture, CoveredTimeIsTheUnionOfTheSelectedSpans) {
+    std::srand(7);
+    for (int threads : {1, 3}) {
+        NvtxCapture c;
+        for (int t = 0; t < threads; ++t) {
+            std::int64_t start = std::rand() % 50;
+            for (int i = 0; i < 40; ++i) {
+                RegionInstance r;
+                r.name = i % 4 == 0 ? "rare" : "common";
+                r.pid = 1;
+                r.tid = t;
+                r.start_ns = start;
+                r.end_ns = start + std::rand() % 60;
+                c.instances.push_back(r);
+                start += std::rand() % 40;  // overlapping, nested, touching or apart
+            }
+        }
+        for (const char* name : {"rare", "common"}) {
+            std::vector<bool> covered(4000, false);
+            for (const auto& r : c.instances)
+                if (r.name == name)
+                    for (auto t = r.start_ns; t < r.end_ns; ++t) covered[static_cast<std::size_t>(t)] = true;
+            const auto expected = static_cast<double>(std::count(covered.begin(), covered.end(), true)) * 1e-9;
+            EXPECT_NEAR(covered_s(c, [&](const RegionInstance& r) { return r.name == name; }), expected, 1e-15)
+                << threads << " thread(s), " << name;
+        }
+    }
+}
+
 // Instances come out by (pid, tid, start, longest first), whatever order the ranges ended in
 // (pops end the innermost first) and whatever order the files were read in.
 TEST(Capture, InstancesAreOrderedByProcessThreadStartThenLongestFirst) {

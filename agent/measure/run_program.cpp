@@ -70,14 +70,16 @@ void add_note_once(std::vector<std::string>& notes, const std::string& note) {
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
 }
 
-// Why a program under the CUDA injection library left no activity file.
+// Why a program under the CUDA injection library left no activity file, from the driver's
+// /proc entries (gpu_presence: initialising CUDA to ask would cost a CPU-only program's run
+// 0.1-2 s on a GPU host). `ceiling doctor` has the full probe.
 std::string no_gpu_activity_reason() {
-    const auto probe = collectors::gpu::probe_gpu();
+    const auto gpus = collectors::gpu::gpu_presence();
     const std::string prefix = "GPU activity: none recorded: ";
-    if (!probe.driver.available)
-        return std::string(no_cuda_driver_note) + " (" + probe.driver.reason + ")";
-    if (!probe.devices.available) return prefix + probe.devices.reason;
-    return prefix + "the program did not initialise CUDA";
+    if (!gpus.kernel_module)
+        return std::string(no_cuda_driver_note) + " (no NVIDIA kernel module: /proc/driver/nvidia/version absent)";
+    if (gpus.gpus == 0) return prefix + "the NVIDIA driver lists no GPU (/proc/driver/nvidia/gpus is empty)";
+    return prefix + "the program did not initialise CUDA (`ceiling doctor` checks the driver)";
 }
 
 // What the CUDA side of one execution left: its counters, notes, and operations placed

@@ -80,6 +80,13 @@ std::string cuda_version_string(int version) {
     return std::to_string(version / 1000) + "." + std::to_string((version % 1000) / 10);
 }
 
+GpuPresence gpu_presence(const FsRoot& root) {
+    GpuPresence p;
+    p.kernel_module = root.exists("/proc/driver/nvidia/version");
+    if (p.kernel_module) p.gpus = static_cast<int>(root.list("/proc/driver/nvidia/gpus").size());
+    return p;
+}
+
 GpuProbe probe_gpu(const DriverApi& driver, const FsRoot& root) {
     GpuProbe p;
     p.driver_version = kernel_module_version(root);

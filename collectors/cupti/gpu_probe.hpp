@@ -57,6 +57,16 @@ struct GpuProbe {
 
 GpuProbe probe_gpu(const DriverApi& driver = system_driver_api(), const FsRoot& root = FsRoot::system());
 
+// Whether the NVIDIA kernel module is loaded and how many GPUs it lists, from its /proc
+// entries alone: no library loaded, CUDA not initialised. For `ceiling run` to say why a
+// program left no GPU activity: probe_gpu's cuInit takes 0.1-2 s on a GPU host, which
+// every run of a CPU-only program would pay after the program ended.
+struct GpuPresence {
+    bool kernel_module = false;  // /proc/driver/nvidia/version
+    int gpus = 0;                // entries of /proc/driver/nvidia/gpus (one per PCI device)
+};
+GpuPresence gpu_presence(const FsRoot& root = FsRoot::system());
+
 // Whether this build holds the CUPTI collector, and CUPTI's API version (cuptiGetVersion).
 bool built_with_cupti();
 std::optional<unsigned> cupti_api_version();

@@ -191,5 +191,25 @@ TEST(CuptiErrors, TablesHaveUniqueCodesAndNames) {
     }
 }
 
+// `ceiling run` asks the kernel module's /proc entries, not the driver, why a program left no
+// GPU activity: no module, a module listing no GPU, a module listing two.
+TEST(GpuPresence, ComesFromTheKernelModulesProcEntriesAlone) {
+    FakeRoot none;
+    EXPECT_FALSE(gpu_presence(none.root()).kernel_module);
+    EXPECT_EQ(gpu_presence(none.root()).gpus, 0);
+
+    FakeRoot module_only;
+    module_only.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03\n");
+    EXPECT_TRUE(gpu_presence(module_only.root()).kernel_module);
+    EXPECT_EQ(gpu_presence(module_only.root()).gpus, 0);
+
+    FakeRoot two;
+    two.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03\n");
+    two.write("/proc/driver/nvidia/gpus/0000:18:00.0/information", "Model: NVIDIA H200\n");
+    two.write("/proc/driver/nvidia/gpus/0000:2a:00.0/information", "Model: NVIDIA H200\n");
+    EXPECT_TRUE(gpu_presence(two.root()).kernel_module);
+    EXPECT_EQ(gpu_presence(two.root()).gpus, 2);
+}
+
 }  // namespace
 }  // namespace ceiling::collectors::gpu

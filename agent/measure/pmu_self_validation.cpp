@@ -1,11 +1,16 @@
 #include "agent/measure/pmu_self_validation.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include <unistd.h>
 
+#include "agent/output/atomic_file.hpp"
+#include "agent/version.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/roofs/bandwidth.hpp"
 #include "kernels/roofs/compute.hpp"
@@ -24,12 +29,86 @@ constexpr std::size_t llc_multiple = 4;
 constexpr std::size_t min_stream_bytes = std::size_t{64} << 20;
 constexpr std::size_t max_stream_bytes = std::size_t{1} << 30;
 
+// What the cached verdicts hold for: this boot of this machine (the kernel's boot id), this
+// build, the kernel checked and the counters the plan chose. Empty (no caching) without a
+// boot id.
+std::string cache_key(const std::string& kernel, const collectors::PmuPlan& plan,
+                      const PmuSelfValidationOptions& options) {
+    std::ifstream in("/proc/sys/kernel/random/boot_id");
+    std::string boot;
+    if (!std::getline(in, boot) || boot.empty()) return {};
+    return "boot " + boot + "; ceiling " + std::string(version_string()) + " " + std::string(git_commit()) +
+           "; kernel " + kernel + " x " + std::to_string(options.iterations) + "; stream " +
+           std::to_string(options.stream_bytes) + "; flops " + (plan.table && !plan.table->flops.empty() ? "yes" : "no") +
+           "; bytes " + (plan.bytes ? (plan.bytes->estimate ? "estimate" : "yes") : "no");
+}
+
+nlohmann::json to_json(const std::optional<collectors::Validation>& v) {
+    if (!v) return nullptr;
+    return {{"verdict", std::string(collectors::to_string(v->verdict))},
+            {"expected", v->expected},
+            {"measured", v->measured ? nlohmann::json(*v->measured) : nlohmann::json(nullptr)},
+            {"ratio", v->ratio ? nlohmann::json(*v->ratio) : nlohmann::json(nullptr)},
+            {"tolerance", v->tolerance},
+            {"explanation", v->explanation}};
+}
+
+// Throws on anything unexpected: the file is then measured over.
+std::optional<collectors::Validation> validation_from_json(const nlohmann::json& j) {
+    if (j.is_null()) return std::nullopt;
+    collectors::Validation v;
+    const auto verdict = j.at("verdict").get<std::string>();
+    bool known = false;
+    for (auto candidate : {collectors::Verdict::trusted, collectors::Verdict::untrusted_zero,
+                           collectors::Verdict::untrusted_ratio, collectors::Verdict::not_measured})
+        if (collectors::to_string(candidate) == verdict) {
+            v.verdict = candidate;
+            known = true;
+        }
+    if (!known) throw std::runtime_error("unknown verdict");
+    v.expected = j.at("expected").get<double>();
+    if (!j.at("measured").is_null()) v.measured = j.at("measured").get<double>();
+    if (!j.at("ratio").is_null()) v.ratio = j.at("ratio").get<double>();
+    v.tolerance = j.at("tolerance").get<double>();
+    v.explanation = j.at("explanation").get<std::string>();
+    return v;
+}
+
+// The cached verdicts when the file holds them for `key`.
+bool read_cache(const std::filesystem::path& path, const std::string& key, PmuSelfValidation& out) {
+    std::ifstream in(path);
+    if (!in) return false;
+    try {
+        const auto j = nlohmann::json::parse(in);
+        if (j.at("key").get<std::string>() != key) return false;
+        out.flops = validation_from_json(j.at("flops"));
+        out.bytes = validation_from_json(j.at("bytes"));
+        out.from_cache = true;
+        return true;
+    } catch (const std::exception&) {
+        out.flops.reset();
+        out.bytes.reset();
+        return false;
+    }
+}
+
+void write_cache(const std::filesystem::path& path, const std::string& key, const PmuSelfValidation& v) {
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(path.parent_path(), ec);
+        const nlohmann::json j = {{"key", key}, {"flops", to_json(v.flops)}, {"bytes", to_json(v.bytes)}};
+        output::write_file_atomically(path, j.dump(1) + "\n");
+    } catch (const std::exception&) {
+        // Not kept: the next run measures again.
+    }
+}
+
 }  // namespace
 
 std::size_t default_validation_stream_bytes() {
-    const long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    const std::size_t want =
-        llc > 0 ? static_cast<std::size_t>(llc) * llc_multiple : min_stream_bytes;
+    // sysfs's size (cache_sizes), not sysconf's: glibc gave a 2-vCPU guest its host's 320 MiB.
+    const std::size_t llc = kernels::cache_sizes().l3;
+    const std::size_t want = llc > 0 ? llc * llc_multiple : min_stream_bytes;
     std::size_t bytes = std::clamp(want, min_stream_bytes, max_stream_bytes);
     const std::size_t block = kernels::bandwidth_block_floats * sizeof(float);
     return bytes / block * block;
@@ -71,6 +150,8 @@ PmuSelfValidation run_pmu_self_validation(const collectors::PmuBackends& backend
     out.ran = true;
     out.kernel = kernel->name;
     out.kernel_flops = kernel->flops_per_iteration * static_cast<double>(iterations);
+    const std::string key = options.cache.empty() ? std::string() : cache_key(kernel->name, pmu.plan(), options);
+    if (!key.empty() && read_cache(options.cache, key, out)) return out;
 
     // FLOPs: the kernel alone, on this thread.
     const kernels::ComputeKernel* k = kernels::find_compute_kernel(kernel->name);
@@ -107,6 +188,7 @@ PmuSelfValidation run_pmu_self_validation(const collectors::PmuBackends& backend
             static_cast<double>(bytes) * passes, r ? std::optional<double>(r->value) : std::nullopt,
             collectors::bytes_tolerance);
     }
+    if (!key.empty()) write_cache(options.cache, key, out);
     return out;
 }
 

@@ -5,6 +5,7 @@
 // The verdicts (collectors/pmu_metrics.hpp) go into `ceiling doctor` and decide whether
 // measured FLOPs and bytes are used or the diagnosis falls back to analytic counts.
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,7 @@ struct PmuSelfValidation {
     double kernel_flops = 0;     // its known work
     std::optional<collectors::Validation> flops;
     std::optional<collectors::Validation> bytes;
+    bool from_cache = false;  // the verdicts of an earlier check in this boot (options.cache)
     // Trusted when every check that ran agreed; absent checks do not vote.
     bool trusted() const;
 };
@@ -35,6 +37,11 @@ std::optional<ValidationKernel> flop_validation_kernel();
 struct PmuSelfValidationOptions {
     std::int64_t iterations = 200'000;  // of the compute kernel: 4.8e6 FMA instructions
     std::size_t stream_bytes = 0;       // read twice for the byte check; 0: 4 x LLC, 64 MiB..1 GiB
+    // A file keeping the verdicts for this boot, this build and this PMU plan: the checks
+    // allocate and stream up to 1 GiB (a few hundred ms), which every `ceiling run` would pay
+    // before its program starts. Empty: always measure (`ceiling doctor`). The file is only
+    // read when its key matches; one that cannot be written is not an error.
+    std::filesystem::path cache;
 };
 
 // The buffer the byte check streams by default: 4 x the last-level cache, within limits.

@@ -62,7 +62,8 @@ RegionCounting plan_region_counting(const collectors::PmuBackends& backends,
         out.why_not =
             "regions without declared work are not counted: the CPU PMU failed its "
             "self-validation" +
-            (why.empty() ? std::string() : " (" + why + ")");
+            (why.empty() ? std::string() : " (" + why + ")") +
+            (v.from_cache ? "; checked earlier this boot (`ceiling doctor` checks again)" : "");
     }
     return out;
 }

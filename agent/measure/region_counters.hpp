@@ -57,7 +57,7 @@ void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& sa
                       const RegionCounting& counting);
 
 // Probes the CPU PMU and runs its self-validation once (a few hundred ms where a PMU exists,
-// nothing where none does). Seams as in run_pmu_self_validation. why_not stays empty where
+// nothing where none does; with options.cache, once per boot). Seams as in run_pmu_self_validation. why_not stays empty where
 // no PMU is usable at all: each region's unknown line says so.
 RegionCounting plan_region_counting(const collectors::PmuBackends& backends = {},
                                     const PmuSelfValidationOptions& options = {});

@@ -15,6 +15,7 @@
 #include "agent/measure/pmu_readings.hpp"
 #include "agent/measure/region_counters.hpp"
 #include "agent/measure/sampler.hpp"
+#include "agent/store/profile_store.hpp"
 #include "collectors/cupti/gpu_probe.hpp"
 #include "collectors/perf_events.hpp"
 #include "collectors/process_accounting.hpp"
@@ -251,7 +252,9 @@ ProgramRun run_program(const RunPlan& plan) {
 
     const int total = plan.warmup + plan.repeat;
     std::optional<std::string> gpu_absent;
-    const RegionCounting counting = plan_region_counting();
+    PmuSelfValidationOptions validation;
+    validation.cache = store::pmu_validation_cache_path();
+    const RegionCounting counting = plan_region_counting({}, validation);
     if (!counting.why_not.empty()) run.notes.push_back(counting.why_not);
     {
         SignalForwarding forwarding;

@@ -14,15 +14,26 @@ namespace ceiling::store {
 
 namespace fs = std::filesystem;
 
-fs::path default_profile_path() {
-    if (const char* p = std::getenv("CEILING_PROFILE"); p && *p) return p;
+namespace {
+
+// NAME-HOST.json in the user's cache directory.
+fs::path cache_file(const std::string& name) {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
-    const std::string name = std::string("machine-") + host + ".json";
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ceiling" / name;
-    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ceiling" / name;
-    return fs::path(".ceiling") / name;
+    const std::string file = name + "-" + host + ".json";
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ceiling" / file;
+    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ceiling" / file;
+    return fs::path(".ceiling") / file;
 }
+
+}  // namespace
+
+fs::path default_profile_path() {
+    if (const char* p = std::getenv("CEILING_PROFILE"); p && *p) return p;
+    return cache_file("machine");
+}
+
+fs::path pmu_validation_cache_path() { return cache_file("pmu-validation"); }
 
 std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {
     std::error_code ec;

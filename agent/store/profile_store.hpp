@@ -13,6 +13,11 @@ namespace ceiling::store {
 // $HOME/.cache/ceiling/machine-HOST.json.
 std::filesystem::path default_profile_path();
 
+// Where `ceiling run` keeps the PMU self-validation's verdicts of this boot
+// (agent/measure/pmu_self_validation.hpp): beside the default profile, one file per host
+// ($XDG_CACHE_HOME or $HOME/.cache)/ceiling/pmu-validation-HOST.json.
+std::filesystem::path pmu_validation_cache_path();
+
 // Reads a profile. Throws cli::UsageError (exit 2) naming the file when it is missing,
 // unreadable, not JSON, of another schema_version, or malformed.
 MachineProfile load_profile(const std::filesystem::path& path);

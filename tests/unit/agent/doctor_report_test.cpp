@@ -5,6 +5,8 @@
 #include "agent/output/doctor_report.hpp"
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <thread>
 
@@ -238,6 +240,51 @@ TEST(PmuSelfValidation, NotRunWithoutAPmu) {
     EXPECT_FALSE(v.trusted());
 }
 
+
+// `ceiling run` keeps the verdicts for the boot: a second check with a PMU that now reads
+// zero still gets the first verdicts, from the file, and says so; a file whose key does not
+// match (another build, boot or plan) or that is damaged is measured over and rewritten;
+// without a cache path (`ceiling doctor`) nothing is read.
+TEST(PmuSelfValidation, VerdictsAreKeptForTheBootWhenACacheIsGiven) {
+    if (!measure::flop_validation_kernel()) GTEST_SKIP() << "no FMA kernel runs on this CPU";
+    if (!std::ifstream("/proc/sys/kernel/random/boot_id")) GTEST_SKIP() << "no boot id: nothing is cached";
+    const auto dir = std::filesystem::temp_directory_path() / ("ceiling-pmu-cache-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    auto o = small();
+    o.cache = dir / "sub" / "pmu-validation.json";  // the directory is created
+    FakeSpr good(flops_of(o), 1.0, static_cast<double>(o.stream_bytes) * 2, 1.0);
+    FakeSpr zero(flops_of(o), 0.0, static_cast<double>(o.stream_bytes) * 2, 0.0);
+
+    const auto first = measure::run_pmu_self_validation(good.backends(), o);
+    EXPECT_TRUE(first.trusted());
+    EXPECT_FALSE(first.from_cache);
+    ASSERT_TRUE(std::filesystem::exists(o.cache));
+
+    const auto again = measure::run_pmu_self_validation(zero.backends(), o);
+    EXPECT_TRUE(again.from_cache);
+    EXPECT_TRUE(again.trusted()) << "the boot's verdicts, not a new measurement";
+    ASSERT_TRUE(again.flops);
+    EXPECT_EQ(again.flops->explanation, first.flops->explanation);
+    EXPECT_DOUBLE_EQ(*again.flops->ratio, *first.flops->ratio);
+
+    auto fresh = o;
+    fresh.cache.clear();
+    EXPECT_FALSE(measure::run_pmu_self_validation(zero.backends(), fresh).trusted());
+
+    auto other = o;
+    other.iterations = o.iterations * 2;  // another check: another key
+    FakeSpr zero_other(flops_of(other), 0.0, static_cast<double>(o.stream_bytes) * 2, 0.0);
+    const auto remeasured = measure::run_pmu_self_validation(zero_other.backends(), other);
+    EXPECT_FALSE(remeasured.from_cache);
+    EXPECT_FALSE(remeasured.trusted());
+
+    std::ofstream(o.cache) << "{ not json";
+    const auto damaged = measure::run_pmu_self_validation(zero.backends(), o);
+    EXPECT_FALSE(damaged.from_cache);
+    EXPECT_FALSE(damaged.trusted());
+    EXPECT_TRUE(measure::run_pmu_self_validation(good.backends(), o).from_cache) << "rewritten";
+    std::filesystem::remove_all(dir);
+}
 
 // Region counting (region_counters.hpp) uses what the self-validation trusted, per quantity.
 TEST(RegionCounting, OnlyTrustedQuantitiesAreGivenToRegions) {

@@ -7,8 +7,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <unistd.h>
-
 #include "agent/output/atomic_file.hpp"
 #include "agent/version.hpp"
 #include "kernels/cpu_features.hpp"

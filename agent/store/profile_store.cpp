@@ -33,7 +33,14 @@ fs::path default_profile_path() {
     return cache_file("machine");
 }
 
-fs::path pmu_validation_cache_path() { return cache_file("pmu-validation"); }
+fs::path pmu_validation_cache_path() {
+    // Written on every run that measured: never into the working directory (cache_file's
+    // last resort, fine for a profile that is only read there).
+    const char* x = std::getenv("XDG_CACHE_HOME");
+    const char* h = std::getenv("HOME");
+    if (!(x && *x) && !(h && *h)) return {};
+    return cache_file("pmu-validation");
+}
 
 std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {
     std::error_code ec;

@@ -15,7 +15,8 @@ std::filesystem::path default_profile_path();
 
 // Where `ceiling run` keeps the PMU self-validation's verdicts of this boot
 // (agent/measure/pmu_self_validation.hpp): beside the default profile, one file per host
-// ($XDG_CACHE_HOME or $HOME/.cache)/ceiling/pmu-validation-HOST.json.
+// ($XDG_CACHE_HOME or $HOME/.cache)/ceiling/pmu-validation-HOST.json; empty (nothing kept)
+// without either variable.
 std::filesystem::path pmu_validation_cache_path();
 
 // Reads a profile. Throws cli::UsageError (exit 2) naming the file when it is missing,

@@ -33,7 +33,9 @@ const std::string* intern(std::string_view s) {
 
 }  // namespace
 
-constinit const std::string Interned::empty_text{};
+// Constant-initialised where the library's std::string constructor is constexpr (GCC 12);
+// clang 14 initialises it dynamically, which is as safe: a handle only takes its address.
+const std::string Interned::empty_text{};
 
 // One empty string, the default one.
 Interned::Interned(std::string_view s) : p_(s.empty() ? &empty_text : intern(s)) {}

@@ -48,7 +48,7 @@ public:
     std::size_t hash() const { return std::hash<const void*>()(p_); }
 
 private:
-    static const std::string empty_text;  // constant-initialised: usable from any static
+    static const std::string empty_text;  // the default handle points here
     const std::string* p_;
 };
 

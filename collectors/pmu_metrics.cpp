@@ -82,10 +82,17 @@ std::optional<double> ratio(std::optional<double> numerator, std::optional<doubl
     return *numerator / *denominator;
 }
 
-std::string_view to_string(Verdict v) {
-    static constexpr std::array<std::string_view, 4> names = {"trusted", "untrusted_zero",
-                                                              "untrusted_ratio", "not_measured"};
-    return names.at(static_cast<std::size_t>(v));
+namespace {
+constexpr std::array<std::string_view, 4> verdict_names = {"trusted", "untrusted_zero",
+                                                           "untrusted_ratio", "not_measured"};
+}  // namespace
+
+std::string_view to_string(Verdict v) { return verdict_names.at(static_cast<std::size_t>(v)); }
+
+std::optional<Verdict> parse_verdict(std::string_view name) {
+    for (std::size_t i = 0; i < verdict_names.size(); ++i)
+        if (verdict_names[i] == name) return static_cast<Verdict>(i);
+    return std::nullopt;
 }
 
 Validation validate_count(std::string_view what, double expected, std::optional<double> measured,

@@ -50,6 +50,7 @@ enum class Verdict {
     not_measured,     // the counter could not be read at all
 };
 std::string_view to_string(Verdict v);
+std::optional<Verdict> parse_verdict(std::string_view name);  // to_string's inverse
 
 // FP_ARITH on a roof kernel counts exactly the kernel's instructions; memory-controller
 // traffic includes other activity and prefetch, hence the wider band.

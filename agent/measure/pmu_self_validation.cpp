@@ -41,35 +41,12 @@ std::string cache_key(const std::string& kernel, const collectors::PmuPlan& plan
            "; bytes " + (plan.bytes ? (plan.bytes->estimate ? "estimate" : "yes") : "no");
 }
 
-nlohmann::json to_json(const std::optional<collectors::Validation>& v) {
-    if (!v) return nullptr;
-    return {{"verdict", std::string(collectors::to_string(v->verdict))},
-            {"expected", v->expected},
-            {"measured", v->measured ? nlohmann::json(*v->measured) : nlohmann::json(nullptr)},
-            {"ratio", v->ratio ? nlohmann::json(*v->ratio) : nlohmann::json(nullptr)},
-            {"tolerance", v->tolerance},
-            {"explanation", v->explanation}};
+nlohmann::json optional_json(const std::optional<collectors::Validation>& v) {
+    return v ? validation_json(*v) : nlohmann::json(nullptr);
 }
-
-// Throws on anything unexpected: the file is then measured over.
-std::optional<collectors::Validation> validation_from_json(const nlohmann::json& j) {
+std::optional<collectors::Validation> optional_from_json(const nlohmann::json& j) {
     if (j.is_null()) return std::nullopt;
-    collectors::Validation v;
-    const auto verdict = j.at("verdict").get<std::string>();
-    bool known = false;
-    for (auto candidate : {collectors::Verdict::trusted, collectors::Verdict::untrusted_zero,
-                           collectors::Verdict::untrusted_ratio, collectors::Verdict::not_measured})
-        if (collectors::to_string(candidate) == verdict) {
-            v.verdict = candidate;
-            known = true;
-        }
-    if (!known) throw std::runtime_error("unknown verdict");
-    v.expected = j.at("expected").get<double>();
-    if (!j.at("measured").is_null()) v.measured = j.at("measured").get<double>();
-    if (!j.at("ratio").is_null()) v.ratio = j.at("ratio").get<double>();
-    v.tolerance = j.at("tolerance").get<double>();
-    v.explanation = j.at("explanation").get<std::string>();
-    return v;
+    return validation_from_json(j);
 }
 
 // The cached verdicts when the file holds them for `key`.
@@ -79,8 +56,8 @@ bool read_cache(const std::filesystem::path& path, const std::string& key, PmuSe
     try {
         const auto j = nlohmann::json::parse(in);
         if (j.at("key").get<std::string>() != key) return false;
-        out.flops = validation_from_json(j.at("flops"));
-        out.bytes = validation_from_json(j.at("bytes"));
+        out.flops = optional_from_json(j.at("flops"));
+        out.bytes = optional_from_json(j.at("bytes"));
         out.from_cache = true;
         return true;
     } catch (const std::exception&) {
@@ -94,7 +71,7 @@ void write_cache(const std::filesystem::path& path, const std::string& key, cons
     try {
         std::error_code ec;
         std::filesystem::create_directories(path.parent_path(), ec);
-        const nlohmann::json j = {{"key", key}, {"flops", to_json(v.flops)}, {"bytes", to_json(v.bytes)}};
+        const nlohmann::json j = {{"key", key}, {"flops", optional_json(v.flops)}, {"bytes", optional_json(v.bytes)}};
         output::write_file_atomically(path, j.dump(1) + "\n");
     } catch (const std::exception&) {
         // Not kept: the next run measures again.
@@ -102,6 +79,28 @@ void write_cache(const std::filesystem::path& path, const std::string& key, cons
 }
 
 }  // namespace
+
+nlohmann::json validation_json(const collectors::Validation& v) {
+    return {{"verdict", std::string(collectors::to_string(v.verdict))},
+            {"expected", v.expected},
+            {"measured", v.measured ? nlohmann::json(*v.measured) : nlohmann::json(nullptr)},
+            {"ratio", v.ratio ? nlohmann::json(*v.ratio) : nlohmann::json(nullptr)},
+            {"tolerance", v.tolerance},
+            {"explanation", v.explanation}};
+}
+
+collectors::Validation validation_from_json(const nlohmann::json& j) {
+    collectors::Validation v;
+    const auto verdict = collectors::parse_verdict(j.at("verdict").get<std::string>());
+    if (!verdict) throw std::runtime_error("unknown PMU check verdict");
+    v.verdict = *verdict;
+    v.expected = j.at("expected").get<double>();
+    if (!j.at("measured").is_null()) v.measured = j.at("measured").get<double>();
+    if (!j.at("ratio").is_null()) v.ratio = j.at("ratio").get<double>();
+    v.tolerance = j.at("tolerance").get<double>();
+    v.explanation = j.at("explanation").get<std::string>();
+    return v;
+}
 
 std::size_t default_validation_stream_bytes() {
     // sysfs's size (cache_sizes), not sysconf's: glibc gave a 2-vCPU guest its host's 320 MiB.

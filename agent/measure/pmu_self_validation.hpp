@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "collectors/pmu_collector.hpp"
 #include "collectors/pmu_metrics.hpp"
 
@@ -25,6 +27,11 @@ struct PmuSelfValidation {
     // Trusted when every check that ran agreed; absent checks do not vote.
     bool trusted() const;
 };
+
+// One check as JSON (`ceiling doctor --json`, the verdict cache) and back; the reading throws
+// on a malformed or unknown value.
+nlohmann::json validation_json(const collectors::Validation& v);
+collectors::Validation validation_from_json(const nlohmann::json& j);
 
 // The compute kernel used for the FLOP check on this CPU (a double-precision FMA kernel,
 // the widest the CPU has), with the FLOPs one call of `iterations` does.

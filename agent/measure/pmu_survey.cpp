@@ -196,12 +196,7 @@ DoctorItem self_validation_item(const Capability& cpu_pmu, bool wanted) {
     for (const auto& [key, check] : {std::pair{"flops", &v.flops}, std::pair{"bytes", &v.bytes}}) {
         if (!*check) continue;
         const collectors::Validation& c = **check;
-        i.facts[key] = {
-            {"verdict", std::string(collectors::to_string(c.verdict))},
-            {"expected", c.expected},
-            {"measured", c.measured ? nlohmann::json(*c.measured) : nlohmann::json(nullptr)},
-            {"ratio", c.ratio ? nlohmann::json(*c.ratio) : nlohmann::json(nullptr)},
-            {"tolerance", c.tolerance}};
+        i.facts[key] = validation_json(c);
         detail += (detail.empty() ? "" : "; ") + c.explanation;
     }
     if (detail.empty()) detail = "no FLOP or byte events to check on this CPU model";

@@ -16,30 +16,33 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// NAME-HOST.json in the user's cache directory.
-fs::path cache_file(const std::string& name) {
+// NAME-HOST.json: one file per host, so a home directory shared by machines keeps each apart.
+std::string host_file(const std::string& name) {
     char host[256] = "localhost";
     gethostname(host, sizeof host - 1);
-    const std::string file = name + "-" + host + ".json";
-    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ceiling" / file;
-    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ceiling" / file;
-    return fs::path(".ceiling") / file;
+    return name + "-" + host + ".json";
+}
+
+// The user's cache directory for ceiling ($XDG_CACHE_HOME, else $HOME/.cache); none without
+// either.
+std::optional<fs::path> cache_dir() {
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "ceiling";
+    if (const char* h = std::getenv("HOME"); h && *h) return fs::path(h) / ".cache" / "ceiling";
+    return std::nullopt;
 }
 
 }  // namespace
 
 fs::path default_profile_path() {
     if (const char* p = std::getenv("CEILING_PROFILE"); p && *p) return p;
-    return cache_file("machine");
+    return cache_dir().value_or(".ceiling") / host_file("machine");
 }
 
+// Written by every run that measured: never into the working directory (the profile's last
+// resort, where it is only read unless `machine` is asked to write it).
 fs::path pmu_validation_cache_path() {
-    // Written on every run that measured: never into the working directory (cache_file's
-    // last resort, fine for a profile that is only read there).
-    const char* x = std::getenv("XDG_CACHE_HOME");
-    const char* h = std::getenv("HOME");
-    if (!(x && *x) && !(h && *h)) return {};
-    return cache_file("pmu-validation");
+    const auto dir = cache_dir();
+    return dir ? *dir / host_file("pmu-validation") : fs::path();
 }
 
 std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {

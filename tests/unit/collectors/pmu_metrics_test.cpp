@@ -209,5 +209,13 @@ TEST(Tables, AreSoundAndTheCheckCatchesMistakes) {
     EXPECT_TRUE(mentions("unknown direction"));
 }
 
+// The verdict cache and doctor's JSON read verdicts back by name.
+TEST(Verdict, NamesReadBackAndUnknownNamesDoNot) {
+    for (auto v : {Verdict::trusted, Verdict::untrusted_zero, Verdict::untrusted_ratio, Verdict::not_measured})
+        EXPECT_EQ(parse_verdict(to_string(v)), v);
+    EXPECT_FALSE(parse_verdict("trusted "));
+    EXPECT_FALSE(parse_verdict(""));
+}
+
 }  // namespace
 }  // namespace ceiling::collectors

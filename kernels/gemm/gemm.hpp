@@ -23,8 +23,12 @@
 //   instead of four times: pack_a fell from 5% to under 1% of the time), B and A micro-
 //   panels prefetched 16 k ahead (+1-3%), B packed two panels at a time while the micro-
 //   kernel prefetches the next two (B from DRAM: 48-64 x 4096 x 4096 +14-20% on two
-//   cores; on one core within the noise). What remains: in place the micro-kernel runs
-//   ~7% slower than alone, and packing B is still a copy at ~10-13 GB/s on one core.
+//   cores; on one core within the noise), the next A block's rows prefetched during the
+//   current block's last calls (512^3 +1.5-2 %, 64-128 x 4096 x 4096 on two cores +2-4 %:
+//   A's pack had stalled on L3 or DRAM). What remains (perf, 4096^3, one thread):
+//   the micro-kernel is 98% of the time (pack_a 1.1%, pack_b 0.7%) and runs ~2-4% slower in
+//   place than alone, most of it spread evenly over the FMA loop, ~3% on the C update;
+//   prefetching C into L1 96 or 256 k before the end instead of 32 changed nothing (+-1%).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);

@@ -18,6 +18,13 @@ double percentile(std::span<const double> sorted, double q) {
     return sorted[lo] + (h - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
 }
 
+double mean(std::span<const double> samples) {
+    if (samples.empty()) return std::nan("");
+    double s = 0;
+    for (double x : samples) s += x;
+    return s / static_cast<double>(samples.size());
+}
+
 Summary summarize(std::vector<double> samples) {
     if (samples.empty()) throw std::invalid_argument("summary of an empty sample");
     for (double x : samples)

@@ -26,6 +26,9 @@ struct Summary {
 // - x[floor h]). Throws std::invalid_argument on an empty sample.
 double percentile(std::span<const double> sorted, double q);
 
+// Arithmetic mean; NaN for an empty sample (an unknown, never a 0 that reads as measured).
+double mean(std::span<const double> samples);
+
 // Throws std::invalid_argument on an empty sample or a non-finite value.
 Summary summarize(std::vector<double> samples);
 

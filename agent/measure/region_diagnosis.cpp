@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "diagnosis/regions.hpp"
+#include "diagnosis/statistics.hpp"
 
 namespace ceiling::measure {
 
@@ -33,12 +34,6 @@ std::optional<double> peak(const RunRecord& r, const std::string& name) {
         for (const auto& c : e->counters)
             if (c.name == name) m = std::max(m.value_or(0.0), c.value);
     return m;
-}
-
-double mean(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? 0.0 : s / static_cast<double>(v.size());
 }
 
 // What the OS said about the program, per timed execution, in the engine's terms.
@@ -222,7 +217,7 @@ void judge_record(RunRecord& record) {
         if (const auto it = index.find(reg.parent); !reg.parent.empty() && it != index.end())
             rt.parent = it->second;
         rt.model = reg.model;
-        rt.total_s = mean(reg.total_s_per_execution);
+        rt.total_s = reg.total_s_per_execution.empty() ? 0.0 : mean(reg.total_s_per_execution);
         const auto runs = std::max<std::size_t>(1, reg.total_s_per_execution.size());
         rt.count = reg.instances / runs;
         rt.non_model_s = reg.non_model_s;

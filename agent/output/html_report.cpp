@@ -7,6 +7,7 @@
 #include "agent/output/roofline_svg.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
+#include "diagnosis/statistics.hpp"
 
 namespace ceiling::output {
 
@@ -19,12 +20,6 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #dee2e6;pad
 th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .model{color:#1971c2;font-weight:bold}.muted{color:#868e96;white-space:pre-line;font-size:12px}
 tr.group th{background:#e7f5ff})";
-
-double mean(const std::vector<double>& v) {
-    double s = 0;
-    for (double x : v) s += x;
-    return v.empty() ? std::nan("") : s / static_cast<double>(v.size());
-}
 
 void region_table(const RunRecord& r, std::ostringstream& h) {
     if (r.regions.empty()) {

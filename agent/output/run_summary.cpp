@@ -13,6 +13,7 @@
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
 #include "diagnosis/process_evidence.hpp"
+#include "diagnosis/statistics.hpp"
 
 namespace ceiling::output {
 
@@ -35,13 +36,6 @@ std::string runs_phrase(const RunRecord& r) {
     std::string s = std::to_string(timed) + (timed == 1 ? " run" : " runs");
     if (warm) s += " after " + std::to_string(warm) + " warm-up" + (warm == 1 ? "" : "s");
     return s;
-}
-
-double mean(const std::vector<double>& v) {
-    if (v.empty()) return std::nan("");
-    double s = 0;
-    for (double x : v) s += x;
-    return s / static_cast<double>(v.size());
 }
 
 bool ends_with(const std::string& s, const std::string& suffix) {

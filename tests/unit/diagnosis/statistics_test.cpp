@@ -29,6 +29,12 @@ TEST(Statistics, MedianAndP99OfOneToHundred) {
 
 // The summary selects only the order statistics it reads: every field equals what a full
 // sort gives, for sizes 1 to a few thousand, with ties and in any input order.
+TEST(Statistics, MeanOfASampleAndNanOfNone) {
+    const std::vector<double> v = {1.5, 2.5, 8.0};
+    EXPECT_DOUBLE_EQ(mean(v), 4.0);
+    EXPECT_TRUE(std::isnan(mean(std::vector<double>{}))) << "no sample is unknown, not 0";
+}
+
 TEST(Statistics, SelectionGivesTheSortedValues) {
     std::mt19937 rng(7);
     for (std::size_t n : {1u, 2u, 3u, 10u, 11u, 100u, 101u, 4099u}) {

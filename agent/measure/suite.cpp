@@ -1,6 +1,7 @@
 #include "agent/measure/suite.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -69,6 +70,18 @@ std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& ke
         if (!vs.empty() && !vs.count(std::string(kernels::to_string(c.variant)))) continue;
         out.push_back(std::move(c));
     }
+    // Each shape's variants one after the other (naive, optimized, library of 512^3, then of
+    // 1024^3...), in the order the families list their shapes: the suite's comparisons are
+    // ratios of medians, and a shared host drifts between cases run seconds apart (grouped
+    // by variant, the optimized and library GEMM of one shape ran ~8 s apart).
+    const auto group = [](const kernels::KernelCase& c) {
+        return c.kernel + "/" + c.problem + "/" + c.shape + "/" + std::string(kernels::to_string(c.work.device));
+    };
+    std::map<std::string, std::size_t> first_seen;
+    for (const auto& c : out) first_seen.emplace(group(c), first_seen.size());
+    std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
+        return first_seen.at(group(a)) < first_seen.at(group(b));
+    });
     return out;
 }
 

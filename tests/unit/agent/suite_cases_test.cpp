@@ -4,6 +4,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +38,28 @@ TEST(SuiteCases, KernelsAndVariantsFilter) {
     }
     EXPECT_THROW(select_cases({"gem"}, {}, CaseSet::standard), std::invalid_argument);
     EXPECT_THROW(select_cases({}, {"fast"}, CaseSet::standard), std::invalid_argument);
+}
+
+// The variants of one shape run back to back (their ratio is a comparison, and the host
+// drifts between cases run seconds apart), each shape once, in the families' shape order.
+TEST(SuiteCases, VariantsOfOneShapeRunBackToBack) {
+    const auto cases = select_cases({}, {}, CaseSet::full);
+    std::vector<std::string> groups;
+    std::set<std::string> done;
+    for (const auto& c : cases) {
+        const std::string g = c.kernel + "/" + c.problem + "/" + c.shape + "/" +
+                              std::string(kernels::to_string(c.work.device));
+        if (!groups.empty() && groups.back() == g) continue;
+        EXPECT_FALSE(done.count(g)) << g << " comes back after other shapes";
+        done.insert(g);
+        groups.push_back(g);
+    }
+    // GEMM fp32 512^3: naive, optimized, library adjacent.
+    std::vector<std::string> at_512;
+    for (const auto& c : cases)
+        if (c.kernel == "gemm" && c.problem == "fp32" && c.shape == "512x512x512")
+            at_512.emplace_back(kernels::to_string(c.variant));
+    EXPECT_EQ(at_512, (std::vector<std::string>{"naive", "optimized", "library"}));
 }
 
 }  // namespace

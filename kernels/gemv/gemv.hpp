@@ -10,6 +10,10 @@
 // fp32: one core 11.9-13.6 GB/s = 0.86-0.95 of the read roof (OpenBLAS 10.4-12.2, ratio
 // 0.9-1.2); two cores 21.5-25.3 GB/s = 0.84-1.02 of 24-27 (OpenBLAS 21-25). bf16 runs
 // 1.6-1.9x and int8 3.1-4.0x faster than fp32 (ideal 2x and ~4x: the bytes ratio).
+// Zen 4 VM, one process, interleaved: a plain read of the same 1 GiB ran 27.7 / 31.7 GB/s
+// on one / two threads, fp32 (8 x 1) 24.8 / 29.2 (0.90 / 0.92 of it), OpenBLAS 19.8 / 16.9.
+// The host's DRAM is shared: `ceiling machine` read 63 GB/s on two threads the day before, so
+// a fraction of a roof measured at another time moves with the neighbours.
 
 #include <cstddef>
 #include <cstdint>
@@ -29,6 +33,7 @@ struct GemvImpl {
     void (*bf16)(const Bf16* w, const float* x, float* y, int m, int k);
     void (*int8)(const std::int8_t* w, const float* scale, const float* x, float* y, int m, int k);
     std::string_view fp32_symbol;  // for reading the disassembly
+    int fp32_rows = 0, fp32_vecs = 0;  // the fp32 kernel's rows x vectors per step, for labels
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

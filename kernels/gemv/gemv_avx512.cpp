@@ -10,7 +10,7 @@ struct V512 {
     static constexpr int lanes = 16;
     // Rows x vectors per step for each weight type (gemv_impl.hpp says why).
     template <typename W>
-    static constexpr detail::GemvBlocking blocking = sizeof(W) == 4   ? detail::GemvBlocking{4, 2}
+    static constexpr detail::GemvBlocking blocking = sizeof(W) == 4   ? detail::GemvBlocking{8, 1}
                                                      : sizeof(W) == 2 ? detail::GemvBlocking{16, 1}
                                                                       : detail::GemvBlocking{16, 1};
     static constexpr __mmask16 full = 0xffff;

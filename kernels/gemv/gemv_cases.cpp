@@ -172,8 +172,9 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     if (variant == Variant::naive) {
         c.implementation = "one accumulator per row, k in order; one thread";
     } else if (variant == Variant::optimized) {
-        c.implementation = std::string(best_gemv_impl().isa) +
-                           ", 4 rows x 2 vectors of fp32 FMAs per step, rows split over threads";
+        const auto& im = best_gemv_impl();
+        c.implementation = std::string(im.isa) + ", " + std::to_string(im.fp32_rows) + " rows x " +
+                           std::to_string(im.fp32_vecs) + " vectors of fp32 FMAs per step, rows split over threads";
     } else {
         const auto& lib = openblas_info();
         c.implementation = lib.description + ", cblas_sgemv";

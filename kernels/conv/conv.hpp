@@ -16,7 +16,9 @@
 //   non-temporal output stores the traffic is the compulsory 98 MiB (ordinary stores add a
 //   read-for-ownership of the 49 MiB output). One core 9.8 ms = 10.5 GB/s (oneDNN 10.9 ms:
 //   1.11x); two 5.9 ms = 17.6 GB/s (oneDNN 7.0 ms: 1.2x). 1x56x56x256 (in cache): 0.45 ms
-//   vs 0.48 ms.
+//   vs 0.48 ms. On Zen 4 (one 512-bit load per cycle) the one-pixel loop ran that case at
+//   0.65-0.72x oneDNN; strips of pixels (depthwise_impl.hpp) brought it to 0.76-1.0x in the
+//   suite (2 threads, ~150 us a call, noisy).
 // - Dense 3x3: compute bound (9C multiply-adds per output); 206-213 GFLOP/s on two cores
 //   against oneDNN's 259-277 (0.77-0.82x): each tap repacks its shifted A and updates the
 //   C row again; an implicit-GEMM packer over the 9C-long k would cut both.

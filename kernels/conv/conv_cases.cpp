@@ -244,7 +244,7 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
         c.implementation = "direct loops with bounds checks; one thread";
     } else if (variant == Variant::optimized) {
         const std::string dw = std::string(best_depthwise_impl().isa) +
-                               " depthwise over channel vectors, rows split over threads, "
+                               " depthwise over channel vectors in strips of 4-8 pixels (by C), rows split over threads, "
                                "non-temporal output stores when DRAM-sized";
         const std::string gm = std::string(gemm.isa) + " GEMM micro-kernel";
         c.implementation = problem == "depthwise" ? dw

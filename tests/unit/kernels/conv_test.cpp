@@ -39,17 +39,23 @@ TEST(Conv, StreamingStoresWhenDramSized) {
     }
 }
 
+// Channels 37 (no strips: C not a multiple of the lanes), 32 (strips of 8 pixels and a
+// remainder of 3), 512 (strips of 4, remainder 3), 1024 (none: 4 KiB stride).
 TEST(Conv, EveryDepthwiseIsaMatchesNaive) {
-    const ConvShape s{2, 5, 6, 37};
-    std::vector<float> in(s.elements()), wt(9 * 37), ref(s.elements()), out(s.elements());
-    fill_uniform(in.data(), in.size(), 1, -1, 1, 1);
-    fill_uniform(wt.data(), wt.size(), 2, -1, 1, 1);
-    depthwise_naive(in.data(), wt.data(), ref.data(), s);
-    for (const auto* im : depthwise_impls()) {
-        if (!im->supported(cpu_features())) continue;
-        SCOPED_TRACE(im->isa);
-        depthwise_optimized(*im, in.data(), wt.data(), out.data(), s, 2, false);
-        for (std::size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-5) << i;
+    for (const ConvShape s : {ConvShape{2, 5, 6, 37}, ConvShape{1, 3, 13, 32}, ConvShape{1, 3, 11, 512},
+                              ConvShape{1, 2, 7, 1024}}) {
+        SCOPED_TRACE(s.c);
+        std::vector<float> in(s.elements()), wt(9 * static_cast<std::size_t>(s.c)), ref(s.elements()),
+            out(s.elements());
+        fill_uniform(in.data(), in.size(), 1, -1, 1, 1);
+        fill_uniform(wt.data(), wt.size(), 2, -1, 1, 1);
+        depthwise_naive(in.data(), wt.data(), ref.data(), s);
+        for (const auto* im : depthwise_impls()) {
+            if (!im->supported(cpu_features())) continue;
+            SCOPED_TRACE(im->isa);
+            depthwise_optimized(*im, in.data(), wt.data(), out.data(), s, 2, false);
+            for (std::size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 1e-5) << i;
+        }
     }
 }
 

@@ -22,8 +22,10 @@ bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 // 6 x 16 tile: 12 accumulators + 2 B + 1 A = 15 of the 16 ymm registers; cache blocks from
 // this CPU's caches (gemm_blocks, gemm.hpp). Against OpenBLAS 0.3.21's Haswell core on a
 // Zen 4 guest (the AVX2 path forced; both at 32 flop/cycle there): M <= 8 x 4096 x 4096
-// 1.1-2.1x, 512^3 0.98-1.08, 2048^3 0.95-1.00, M = 32-256 0.85-0.95 (the 8-load-per-12-FMA
-// tile is the suspect: AVX-512's 14 x 32 does 16 loads per 28 FMAs).
+// 1.1-2.1x, 512^3 0.98-1.08, 2048^3 0.95-1.00, M = 32-256 0.85-0.95. The 8-load-per-12-FMA
+// tile was the suspect, but 3 x 32 and 4 x 24 (7 loads per 12 FMAs) ran no faster (1024^3
+// to 256 x 4096 x 4096, one thread, two rounds: 0.83-0.97 of OpenBLAS against 0.91-0.95 for
+// 6 x 16), nor did dropping the second B prefetch per k (one line of B per k here: 0.84-0.95).
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
     "avx2", supported, nullptr, nullptr,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");

@@ -18,13 +18,14 @@ struct GemvBlocking {
 // the 48 KiB L1, so each of its lines comes from L2 once per group of rows, and those
 // misses take L1 fill buffers away from the DRAM stream of W (one core's DRAM bandwidth
 // is bound by the lines it has in flight: ~48 x 64 B / 221 ns = 14 GB/s here). Groups are
-// sized so every x line serves at least 4 lines of W whatever the weight type (AVX2: fp32
-// 4 rows x 2 vectors, bf16 8 x 2, int8 16 x 1; with 4 rows the int8 kernel streamed 9 GB/s
-// against fp32's 12.7 on one thread). AVX-512 fp32 runs 8 rows x 1 vector (8 W lines per
-// x line): on Zen 4 (32 KiB L1d), interleaved in one process over 1 GiB, 5-8 % faster than
-// 4 x 2 on one and two threads in each of four runs; 16 x 1, 12 x 1, 8 x 2 and 2 x 4 were
-// no faster, nor was x blocked into L1-sized chunks of k. ROWS x VECS independent FMA
-// chains (>= 8) cover the 4-cycle latency on 2 ports.
+// sized so every x line serves at least 4 lines of W whatever the weight type (the traits'
+// tables: AVX2 fp32 and bf16 4 rows x 2 vectors, int8 8 x 1; AVX-512 bf16 and int8 16 x 1;
+// with 4 rows the int8 kernel had streamed 9 GB/s against fp32's 12.7 on one thread).
+// AVX-512 fp32 runs 8 rows x 1 vector (8 W lines per x line): on Zen 4 (32 KiB L1d),
+// interleaved in one process over 1 GiB, 5-8 % faster than 4 x 2 on one and two threads in
+// each of four runs; 16 x 1, 12 x 1, 8 x 2 and 2 x 4 were no faster, nor was x blocked
+// into L1-sized chunks of k. ROWS x VECS independent FMA chains (>= 8) cover the 4-cycle
+// latency on 2 ports.
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the
 // first n (n < lanes), the rest zero.
 template <typename V, typename W, int ROWS, int VECS>

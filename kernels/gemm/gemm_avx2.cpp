@@ -25,7 +25,8 @@ bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 // 1.1-2.1x, 512^3 0.98-1.08, 2048^3 0.95-1.00, M = 32-256 0.85-0.95. The 8-load-per-12-FMA
 // tile was the suspect, but 3 x 32 and 4 x 24 (7 loads per 12 FMAs) ran no faster (1024^3
 // to 256 x 4096 x 4096, one thread, two rounds: 0.83-0.97 of OpenBLAS against 0.91-0.95 for
-// 6 x 16), nor did dropping the second B prefetch per k (one line of B per k here: 0.84-0.95).
+// 6 x 16), nor did dropping the second B prefetch per k (one line of B per k here: 0.84-0.95)
+// or a shallower kc for this tile (512: 0.83-0.98, 256: 0.75-0.97; 1024 0.87-0.97 beside them).
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
     "avx2", supported, nullptr, nullptr,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");

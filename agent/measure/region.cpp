@@ -370,90 +370,88 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         auto string_of = [&](std::uint32_t id) -> const Resolved& { return resolve(image, image_strings, id); };
         auto domain_of = [&](std::uint32_t id) { return id == 0 ? Interned() : string_of(id).name; };
         for (const auto& c : chunks) {
-            reader.open(c.path, c.header.capacity);
-            bool chunk_ended = false;  // an event never written: the chunk's end
-            for (auto events = reader.next(); !events.empty() && !chunk_ended; events = reader.next()) {
-                for (const Event& event : events) {
-                    // Times are the program's word: outside [0, its end] they are corrupt or late
-                    // (an orphan's), and unbounded ones overflow every duration taken from them.
-                    Event e = event;
-                    e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(end_ns, 0));
-                    const auto kind = static_cast<EventKind>(e.kind);
-                    if (kind == EventKind::none) {
-                        chunk_ended = true;
+            // One event of this chunk; false at an event never written (the chunk's end).
+            const auto handle = [&](const Event& event) {
+                // Times are the program's word: outside [0, its end] they are corrupt or late
+                // (an orphan's), and unbounded ones overflow every duration taken from them.
+                Event e = event;
+                e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(end_ns, 0));
+                const auto kind = static_cast<EventKind>(e.kind);
+                if (kind == EventKind::none) return false;
+                switch (kind) {
+                    case EventKind::push: {
+                        auto& stack = stacks[e.domain];
+                        const Resolved& dn = string_of(e.string);
+                        RegionInstance r;
+                        r.name = dn.name;
+                        r.work = *dn.work;
+                        r.domain = domain_of(e.domain);
+                        r.parent = stack.empty() ? Interned() : stack.back().path;
+                        r.path = path_of(r.parent, r.domain, r.name);
+                        r.pid = c.header.pid;
+                        r.tid = c.header.tid;
+                        r.start_ns = e.t_ns;
+                        r.depth = static_cast<int>(stack.size());
+                        stack.push_back(std::move(r));
                         break;
                     }
-                    switch (kind) {
-                        case EventKind::push: {
-                            auto& stack = stacks[e.domain];
-                            const Resolved& dn = string_of(e.string);
-                            RegionInstance r;
-                            r.name = dn.name;
-                            r.work = *dn.work;
-                            r.domain = domain_of(e.domain);
-                            r.parent = stack.empty() ? Interned() : stack.back().path;
-                            r.path = path_of(r.parent, r.domain, r.name);
-                            r.pid = c.header.pid;
-                            r.tid = c.header.tid;
-                            r.start_ns = e.t_ns;
-                            r.depth = static_cast<int>(stack.size());
-                            stack.push_back(std::move(r));
+                    case EventKind::pop: {
+                        auto& stack = stacks[e.domain];
+                        if (stack.empty()) {
+                            cap.warnings.push_back("an NVTX pop without a push was ignored");
                             break;
                         }
-                        case EventKind::pop: {
-                            auto& stack = stacks[e.domain];
-                            if (stack.empty()) {
-                                cap.warnings.push_back("an NVTX pop without a push was ignored");
-                                break;
-                            }
-                            RegionInstance r = std::move(stack.back());
-                            stack.pop_back();
-                            close(r, e.t_ns);
-                            if (!stack.empty()) add_child(stack.back(), r);
-                            cap.instances.push_back(std::move(r));
-                            instance_image.push_back(&image);
-                            break;
-                        }
-                        case EventKind::start: {
-                            const Resolved& dn = string_of(e.string);
-                            RegionInstance r;
-                            r.name = dn.name;
-                            r.work = *dn.work;
-                            r.domain = domain_of(e.domain);
-                            r.path = path_of(Interned(), r.domain, r.name);
-                            r.pid = c.header.pid;
-                            r.tid = c.header.tid;
-                            r.start_ns = e.t_ns;
-                            r.push_pop = false;
-                            started[image][e.range_id] = std::move(r);
-                            break;
-                        }
-                        case EventKind::end:
-                            ended[image].emplace_back(e.range_id, e.t_ns);
-                            break;
-                        case EventKind::mark: {
-                            MarkInstance m;
-                            m.name = string_of(e.string).name;
-                            m.domain = domain_of(e.domain);
-                            m.pid = c.header.pid;
-                            m.tid = c.header.tid;
-                            m.t_ns = e.t_ns;
-                            cap.marks.push_back(std::move(m));
-                            break;
-                        }
-                        case EventKind::thread_name:
-                            cap.thread_names[{c.header.pid, static_cast<int>(e.range_id)}] =
-                                string_of(e.string).name;
-                            break;
-                        case EventKind::cpu_time:
-                            cpu_reads[image].push_back(
-                                {e.t_ns, static_cast<double>(e.range_id) * 1e-9});
-                            break;
-                        default:
-                            break;
+                        RegionInstance r = std::move(stack.back());
+                        stack.pop_back();
+                        close(r, e.t_ns);
+                        if (!stack.empty()) add_child(stack.back(), r);
+                        cap.instances.push_back(std::move(r));
+                        instance_image.push_back(&image);
+                        break;
                     }
+                    case EventKind::start: {
+                        const Resolved& dn = string_of(e.string);
+                        RegionInstance r;
+                        r.name = dn.name;
+                        r.work = *dn.work;
+                        r.domain = domain_of(e.domain);
+                        r.path = path_of(Interned(), r.domain, r.name);
+                        r.pid = c.header.pid;
+                        r.tid = c.header.tid;
+                        r.start_ns = e.t_ns;
+                        r.push_pop = false;
+                        started[image][e.range_id] = std::move(r);
+                        break;
+                    }
+                    case EventKind::end:
+                        ended[image].emplace_back(e.range_id, e.t_ns);
+                        break;
+                    case EventKind::mark: {
+                        MarkInstance m;
+                        m.name = string_of(e.string).name;
+                        m.domain = domain_of(e.domain);
+                        m.pid = c.header.pid;
+                        m.tid = c.header.tid;
+                        m.t_ns = e.t_ns;
+                        cap.marks.push_back(std::move(m));
+                        break;
+                    }
+                    case EventKind::thread_name:
+                        cap.thread_names[{c.header.pid, static_cast<int>(e.range_id)}] =
+                            string_of(e.string).name;
+                        break;
+                    case EventKind::cpu_time:
+                        cpu_reads[image].push_back(
+                            {e.t_ns, static_cast<double>(e.range_id) * 1e-9});
+                        break;
+                    default:
+                        break;
                 }
-            }
+                return true;
+            };
+            reader.open(c.path, c.header.capacity);
+            for (auto events = reader.next(); !events.empty(); events = reader.next())
+                if (!std::all_of(events.begin(), events.end(), handle)) break;
         }
         // Ranges still open when the process ended (crash, exit inside a range) end with it.
         for (auto& [domain, stack] : stacks) {

@@ -177,8 +177,10 @@ std::string per_cycle(double ipc) {
 // is taken at slightly less than the roof's full density (a little faster), and a shared
 // host adds a few percent.
 constexpr double agree_within = 0.15;
-// Counts a core can plausibly sustain, for a CPU the table does not know.
-constexpr std::array plausible = {0.25, 0.5, 1.0, 2.0, 3.0, 4.0};
+// Counts a core can plausibly sustain, for a CPU the table does not know: vector pipes
+// issue a few per cycle; a tile unit takes 8 to 32 cycles per tile product (16 on SPR).
+constexpr std::array plausible_vector = {0.25, 0.5, 1.0, 2.0, 3.0, 4.0};
+constexpr std::array plausible_matrix = {1.0 / 32, 1.0 / 16, 1.0 / 8};
 
 bool agrees(double measured, double table) {
     return std::abs(measured / table - 1) <= agree_within;
@@ -240,7 +242,11 @@ PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::str
         b.source = unknown + ", nothing measured";
         return b;
     }
-    const double* nearest =
+    const auto* cls = find_instruction_class(roof);
+    const std::span<const double> plausible =
+        cls && cls->engine == Engine::matrix ? std::span<const double>(plausible_matrix)
+                                             : std::span<const double>(plausible_vector);
+    const auto nearest =
         std::min_element(plausible.begin(), plausible.end(), [&](double a, double c) {
             return std::abs(std::log(a / *measured)) < std::abs(std::log(c / *measured));
         });

@@ -160,9 +160,15 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             j->roof.threads = threads;
             j->roof.cores = cores_for(p, threads);
             // Short runs: the sweep needs each point's fastest time, not a distribution.
+            // A team on as many cores as threads starts where one thread's chain bound.
+            int shortest = 0;
+            if (j->roof.cores == threads)
+                for (const auto& prev : jobs)
+                    if (prev->kernel == &k && prev->threads == 1 && prev->chain)
+                        shortest = prev->chain->run->chain;
             std::string why;
             j->chain = find_binding_chain(k, threads, j->ops, std::max<std::int64_t>(1, j->n / 8),
-                                          o.quick ? 3 : 5, why);
+                                          o.quick ? 3 : 5, why, shortest);
             if (!j->chain)
                 p.absent.push_back(
                     {"clock of " + std::string(k.roof) + " at " + threads_label(threads), why});

@@ -27,11 +27,17 @@ struct BindingChain {
 // instructions still bind, L / time grows with L). `reps` short runs per point, the
 // fastest kept: a chain cannot run faster than one add per cycle, so noise only slows.
 // nullopt with `why` when no length binds (an instruction slower than the longest chain).
+// `shortest` is the shortest chain worth trying: a team on distinct cores binds at the
+// length one thread bound at (cycles per iteration are a property of one core), and a
+// shorter pick, a slowed point taken for a binding one, would read the clock low.
 std::optional<BindingChain> find_binding_chain(
     const kernels::ComputeKernel& k, int threads,
     const std::vector<std::unique_ptr<kernels::RoofOperands>>& ops, std::int64_t iterations,
-    int reps, std::string& why);
+    int reps, std::string& why, int shortest = 0);
 
 inline constexpr double binds_above = 1.08;
+// Two chain-bound lengths read the same clock within this (a lower density may only raise
+// it); a next length reading lower than this was slowed by the host and is timed again.
+inline constexpr double confirm_below = 0.05;
 
 }  // namespace ceiling::measure

@@ -146,6 +146,12 @@ TEST(PortBasis, AnUnknownCpuTakesAPlausibleMeasuredCountOrNothing) {
     EXPECT_FALSE(decide_instructions_per_cycle(nullptr, "fp32_fma256", 1.5).instructions_per_cycle);
     EXPECT_FALSE(
         decide_instructions_per_cycle(nullptr, "fp32_fma256", std::nullopt).instructions_per_cycle);
+    // A tile unit's counts are per tens of cycles (one tile product per 16.1 cycles measured
+    // on an SPR guest whose model number the table does not list); a vector one's are not.
+    b = decide_instructions_per_cycle(nullptr, "bf16_amx", 1 / 16.1);
+    EXPECT_EQ(b.instructions_per_cycle, 1.0 / 16) << b.source;
+    EXPECT_FALSE(decide_instructions_per_cycle(nullptr, "fp32_fma256", 1 / 16.1).instructions_per_cycle);
+    EXPECT_FALSE(decide_instructions_per_cycle(nullptr, "bf16_amx", 1.0).instructions_per_cycle);
     // Haswell knows no 512-bit row: same rule.
     const auto* hsw = find_microarchitecture("GenuineIntel", 6, 0x3F);
     b = decide_instructions_per_cycle(hsw, "fp32_fma512", 0.5);

@@ -199,6 +199,7 @@ void to_json(nlohmann::json& j, const RoofCheck& c) {
          {"threads", c.threads},
          {"profile_" + unit + "_per_s", c.profile_per_s},
          {"now_" + unit + "_per_s", c.now_per_s}};
+    if (c.slowest_per_s) j["now_slowest_" + unit + "_per_s"] = *c.slowest_per_s;
 }
 void from_json(const nlohmann::json& j, RoofCheck& c) {
     c.kind = j.contains("kind") ? j.at("kind").get<RoofKind>() : RoofKind::bandwidth;
@@ -208,6 +209,8 @@ void from_json(const nlohmann::json& j, RoofCheck& c) {
     j.at("threads").get_to(c.threads);
     j.at("profile_" + unit + "_per_s").get_to(c.profile_per_s);
     j.at("now_" + unit + "_per_s").get_to(c.now_per_s);
+    if (const auto s = j.find("now_slowest_" + unit + "_per_s"); s != j.end() && !s->is_null())
+        c.slowest_per_s = s->get<double>();
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {

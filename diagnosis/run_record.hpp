@@ -142,7 +142,16 @@ struct RoofCheck {
     double profile_per_s = 0;
     double now_per_s = 0;  // best of a few timed runs
     RoofKind kind = RoofKind::bandwidth;
+    // The slowest of those runs: a host whose bandwidth toggles within tenths of a second
+    // (seen on a Zen 5 VM: 33 and 54 GB/s in alternate 20 ms passes of one triad) can give
+    // a best run at the profile while the program beside it streamed at half. Absent in
+    // records written before it was kept.
+    std::optional<double> slowest_per_s;
     double ratio() const { return now_per_s / profile_per_s; }
+    std::optional<double> slowest_ratio() const {
+        if (!slowest_per_s) return std::nullopt;
+        return *slowest_per_s / profile_per_s;
+    }
 };
 
 struct RunRecord {

@@ -15,9 +15,23 @@ namespace ceiling::measure {
 namespace {
 
 // Seconds per timed run, and runs: long enough that thread start-up is noise, short enough
-// that a check of two thread counts adds well under a second to a run.
-constexpr double target_s = 0.05;
-constexpr int timed_runs = 3;
+// that a check of two thread counts adds well under a second to a run. Five short looks
+// rather than three longer ones: the slowest of them is kept too, and a host whose bandwidth
+// toggles within tenths of a second shows it in more of them.
+constexpr double target_s = 0.03;
+constexpr int timed_runs = 5;
+
+// Best and slowest rate over the timed runs of `seconds` (one call per run) for `work`.
+template <typename Run>
+std::pair<double, double> best_and_slowest(double work, Run&& seconds) {
+    double best = 0, slowest = 0;
+    for (int i = 0; i < timed_runs; ++i) {
+        const double r = work / seconds();
+        best = std::max(best, r);
+        slowest = i == 0 ? r : std::min(slowest, r);
+    }
+    return {best, slowest};
+}
 
 const BandwidthRoof* dram_roof(const MachineProfile& p, int threads) {
     const BandwidthRoof* best = nullptr;
@@ -98,9 +112,8 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
         const double one = run(1);  // also the warm-up
         const int passes = std::max(1, static_cast<int>(std::lround(target_s / std::max(one, 1e-9))));
         const double bytes = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
-        double best = 0;
-        for (int i = 0; i < timed_runs; ++i) best = std::max(best, bytes / run(passes));
-        out.push_back({"DRAM", roof->kernel, t, roof->bytes_per_s.median, best});
+        const auto [best, slowest] = best_and_slowest(bytes, [&] { return run(passes); });
+        out.push_back({"DRAM", roof->kernel, t, roof->bytes_per_s.median, best, RoofKind::bandwidth, slowest});
     }
     return out;
 }
@@ -121,12 +134,10 @@ std::vector<RoofCheck> measure_compute_now(const MachineProfile& profile,
         const std::int64_t n = calibrate([&](std::int64_t m) { k->run(m, &ops[0]); }, target_s);
         const double work = static_cast<double>(t) * static_cast<double>(n) *
                             k->instructions_per_iteration * k->ops_per_instruction;
-        double best = 0;
-        for (int i = 0; i < timed_runs; ++i)
-            best = std::max(best, work / team_cpu_seconds(t, [&](int j) {
-                                      k->run(n, &ops[static_cast<std::size_t>(j)]);
-                                  }));
-        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute});
+        const auto [best, slowest] = best_and_slowest(work, [&] {
+            return team_cpu_seconds(t, [&](int j) { k->run(n, &ops[static_cast<std::size_t>(j)]); });
+        });
+        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute, slowest});
     }
     return out;
 }
@@ -146,6 +157,9 @@ std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& chec
                  (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " +
                  rate(c.now_per_s, w.unit) + ", " + ratio + " x the profile's " +
                  rate(c.profile_per_s, w.unit);
+            if (moved_within(c))
+                s += " (its slowest look " + rate(*c.slowest_per_s, w.unit) +
+                     ": the host moved during the check)";
             any = true;
             off = off || outside_tolerance(c);
         }

@@ -29,9 +29,19 @@ namespace ceiling::measure {
 // says the run may be off: the roofs' own run-to-run spread on a quiet machine stays below it.
 inline constexpr double roof_check_tolerance = 0.10;
 
-// Whether a check moved beyond roof_check_tolerance, either way.
+// Whether the check's own looks disagreed beyond the tolerance: its slowest run more than
+// roof_check_tolerance below its best.
+inline bool moved_within(const RoofCheck& c) {
+    return c.slowest_per_s && *c.slowest_per_s < (1 - roof_check_tolerance) * c.now_per_s;
+}
+
+// Whether a check moved beyond roof_check_tolerance, either way, or its slowest look fell
+// below it (the host's rate moved during the check: a program beside it may have run at
+// either).
 inline bool outside_tolerance(const RoofCheck& c) {
-    return c.ratio() < 1 - roof_check_tolerance || c.ratio() > 1 + roof_check_tolerance;
+    const auto slowest = c.slowest_ratio();
+    return c.ratio() < 1 - roof_check_tolerance || c.ratio() > 1 + roof_check_tolerance ||
+           (slowest && *slowest < 1 - roof_check_tolerance);
 }
 
 // Measures the profile's DRAM roof (its best kernel) at each of `threads` that the profile

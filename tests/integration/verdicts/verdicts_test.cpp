@@ -176,8 +176,13 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                 });
             });
         if (drifted_during ||
-            std::any_of(rec.roof_checks.begin(), rec.roof_checks.end(),
-                        [](const RoofCheck& k) { return std::abs(k.ratio() - 1) > 0.10; })) {
+            std::any_of(rec.roof_checks.begin(), rec.roof_checks.end(), [](const RoofCheck& k) {
+                // Its slowest look too: a host that toggles between two bandwidths within
+                // tenths of a second can give the check's best look at the profile while the
+                // program streamed at the other.
+                const auto slowest = k.slowest_ratio();
+                return std::abs(k.ratio() - 1) > 0.10 || (slowest && *slowest < 0.90);
+            })) {
             ++contended;
             continue;
         }

@@ -27,14 +27,18 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     // for at the start into L2 (an L1 prefetch there is evicted again by the A and B
     // panels streaming through L1 during the call), then into L1 32 k before the end:
     // +4-5% over one L1 prefetch at the start (Zen 4, 2048^3, one thread, same run).
-    const auto prefetch_c = [c, ldc](auto locality) {
+    // Always inlined: GCC 12 found a lambda that only prefetches free of side effects
+    // ("const"), and deleted its calls before inlining it, so every micro-kernel of two rows
+    // or more had run without these prefetches (seen in the disassembly; its test now
+    // counts them).
+    const auto prefetch_c = [c, ldc]<int Locality>() __attribute__((always_inline)) {
 #pragma GCC unroll 16
         for (int i = 0; i < ROWS; ++i) {
-            __builtin_prefetch(c + i * ldc, 1, locality.value);
-            __builtin_prefetch(c + i * ldc + NV * L - 1, 1, locality.value);
+            __builtin_prefetch(c + i * ldc, 1, Locality);
+            __builtin_prefetch(c + i * ldc + NV * L - 1, 1, Locality);
         }
     };
-    prefetch_c(std::integral_constant<int, 2>{});
+    prefetch_c.template operator()<2>();
     R acc[ROWS][NV];
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i)
@@ -60,7 +64,7 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     };
     const int k_late = kc > 32 ? kc - 32 : 0;
     for (int k = 0; k < k_late; ++k) step();
-    prefetch_c(std::integral_constant<int, 3>{});
+    prefetch_c.template operator()<3>();
     for (int k = k_late; k < kc; ++k) step();
 #pragma GCC unroll 16
     for (int i = 0; i < ROWS; ++i) {

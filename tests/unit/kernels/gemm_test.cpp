@@ -266,6 +266,12 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
         const int lanes = impl->isa == "avx512" ? 16 : 8;
         EXPECT_EQ(best_fmas, impl->mr * impl->nr / lanes);  // 14 x 32 / 16 = 28; 6 x 16 / 8 = 12
         EXPECT_FALSE(spills);
+        // The C tile's prefetches (first and last line of each row, into L2 at the start and
+        // into L1 near the end), beside the ones of each k step: GCC once deleted them
+        // silently (a lambda of prefetches only looked free of side effects).
+        int prefetches = 0;
+        for (const auto& l : lines) prefetches += l.second.rfind("prefetch", 0) == 0;
+        EXPECT_GE(prefetches, 4 * impl->mr) << "C tile prefetches missing from " << impl->symbol;
         ++checked;
     }
     EXPECT_EQ(checked, 2);  // avx512 and avx2 (the scalar fallback has no symbol to check)

@@ -114,7 +114,9 @@ constexpr std::array<Throughput, 11> zen4 = {{
     {"int8_dot512", 1},
 }};
 
-// Zen 5 (server and desktop parts): full 512-bit datapaths, two FMA pipes.
+// Zen 5 on server and desktop parts (Turin, Granite Ridge) and Strix Halo: full 512-bit
+// datapaths, two FMA pipes. Confirmed here on a Turin guest (family 1Ah model 02h): every
+// vector roof 95-104 % of this row at its own clock.
 constexpr std::array<Throughput, 11> zen5 = {{
     {"fp64_scalar", 2},
     {"fp32_scalar", 2},
@@ -129,6 +131,26 @@ constexpr std::array<Throughput, 11> zen5 = {{
     {"int8_dot512", 2},
 }};
 
+// Zen 5 on Strix Point and Krackan Point (mobile): the FP datapath is 256 bits wide, so a
+// 512-bit FMA takes a pipe for two cycles as on Zen 4 (reviews' measurements; AMD's guide
+// does not list it per part). Listed with both counts so that a measurement decides.
+constexpr char zen5_mobile_datapath[] =
+    "reviews of Strix Point (Chips and Cheese, David Huang): 256-bit FP datapath, 512-bit "
+    "ops in two halves";
+constexpr std::array<Throughput, 11> zen5_mobile = {{
+    {"fp64_scalar", 2},
+    {"fp32_scalar", 2},
+    {"fp64_fma128", 2},
+    {"fp32_fma128", 2},
+    {"fp64_fma256", 2},
+    {"fp32_fma256", 2},
+    {"fp64_fma512", 1, 2, zen5_mobile_datapath},
+    {"fp32_fma512", 1, 2, zen5_mobile_datapath},
+    {"bf16_dot512", 1, 2, zen5_mobile_datapath},
+    {"int8_dot256", 2},
+    {"int8_dot512", 1, 2, zen5_mobile_datapath},
+}};
+
 constexpr std::array haswell_models = {0x3C, 0x3F, 0x45, 0x46, 0x3D, 0x47, 0x4F, 0x56};
 constexpr std::array skylake_client_models = {0x4E, 0x5E, 0x8E, 0x9E, 0xA5, 0xA6};
 constexpr std::array alder_lake_models = {0x97, 0x9A, 0xB7, 0xBA, 0xBF, 0xAA, 0xAC, 0xC5, 0xC6};
@@ -138,14 +160,15 @@ constexpr std::array zen1_models_17 = {0x01, 0x08, 0x11, 0x18, 0x20};
 constexpr std::array zen2_models_17 = {0x31, 0x47, 0x60, 0x68, 0x71, 0x90, 0x98, 0xA0};
 constexpr std::array zen3_models_19 = {0x01, 0x08, 0x21, 0x44, 0x50};
 constexpr std::array zen4_models_19 = {0x10, 0x11, 0x18, 0x61, 0x74, 0x75, 0x78, 0xA0};
-constexpr std::array zen5_models_1a = {0x02, 0x11, 0x24, 0x44, 0x70};
+constexpr std::array zen5_models_1a = {0x02, 0x11, 0x44, 0x70};
+constexpr std::array zen5_mobile_models_1a = {0x20, 0x24, 0x60};
 
 constexpr char agner[] = "Agner Fog instruction tables; uops.info";
 constexpr char intel_opt[] = "Intel 64 and IA-32 Optimization Reference Manual; uops.info";
 constexpr char amd_opt[] = "AMD Software Optimization Guide for the Zen family";
 constexpr char amd_opt_17h[] = "AMD Software Optimization Guide for Family 17h Processors";
 
-const std::array<Microarchitecture, 10> uarchs = {{
+const std::array<Microarchitecture, 11> uarchs = {{
     {"Haswell/Broadwell", "GenuineIntel", 6, haswell_models, fma2_avx2, agner},
     {"Skylake (client)", "GenuineIntel", 6, skylake_client_models, fma2_avx2, agner},
     {"Alder Lake / Raptor Lake / Meteor Lake (P-core)", "GenuineIntel", 6, alder_lake_models,
@@ -158,6 +181,8 @@ const std::array<Microarchitecture, 10> uarchs = {{
     {"Zen 3", "AuthenticAMD", 0x19, zen3_models_19, fma2_avx2, amd_opt},
     {"Zen 4", "AuthenticAMD", 0x19, zen4_models_19, zen4, amd_opt},
     {"Zen 5", "AuthenticAMD", 0x1A, zen5_models_1a, zen5, amd_opt},
+    {"Zen 5 (Strix Point / Krackan Point)", "AuthenticAMD", 0x1A, zen5_mobile_models_1a,
+     zen5_mobile, amd_opt},
 }};
 
 const Throughput* find_row(const Microarchitecture& uarch, std::string_view roof) {

@@ -72,6 +72,21 @@ TEST(PeakTable, ZenFourDoublePumpsAvx512) {
                      *theoretical_ops_per_s(*zen4, "fp32_fma256", 1, 1));
 }
 
+TEST(PeakTable, ZenFiveServerIsFullWidthAndMobileLetsTheMeasurementDecide) {
+    // Turin (02h, the development VM): two full 512-bit FMA pipes.
+    const auto* turin = find_microarchitecture("AuthenticAMD", 0x1A, 0x02);
+    ASSERT_NE(turin, nullptr);
+    EXPECT_EQ(*instructions_per_cycle(*turin, "fp32_fma512"), 2);
+    // Strix Point (24h): a 256-bit datapath; both counts listed, the measurement picks.
+    const auto* strix = find_microarchitecture("AuthenticAMD", 0x1A, 0x24);
+    ASSERT_NE(strix, nullptr);
+    EXPECT_NE(strix, turin);
+    EXPECT_EQ(*instructions_per_cycle(*strix, "fp32_fma512"), 1);
+    EXPECT_EQ(*instructions_per_cycle(*strix, "fp32_fma256"), 2);
+    EXPECT_EQ(decide_instructions_per_cycle(strix, "fp32_fma512", 1.97).instructions_per_cycle, 2);
+    EXPECT_EQ(decide_instructions_per_cycle(strix, "fp32_fma512", 1.02).instructions_per_cycle, 1);
+}
+
 TEST(PeakTable, TablesAreConsistent) {
     std::set<std::string_view> roofs;
     for (const auto& c : instruction_classes()) {

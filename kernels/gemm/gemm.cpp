@@ -29,8 +29,8 @@ void pack_b_columns(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int 
 // column of lines down the kc rows per call): packing all of a block first ran B's DRAM
 // stream (a copy at 10-13 GB/s on one core) and the FMAs one after the other, 6% of
 // 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096. Panels per group: the group packed and
-// the group prefetched in a quarter of L2, beside the A block's 60% (one 128 KiB panel at
-// kc = 1024 with a 1 MiB L2).
+// the group prefetched in a quarter of L2, beside the A block's 60% (two 64 KiB panels at
+// kc = 512 with a 1 MiB L2).
 int pack_group_panels(const GemmImpl& im, int kc) {
     const auto panel_bytes = sizeof(float) * static_cast<std::size_t>(kc) * static_cast<std::size_t>(im.nr);
     return std::max(1, static_cast<int>(cache_sizes().l2 / 8 / panel_bytes));
@@ -53,8 +53,10 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
     constexpr int line_floats = 64 / sizeof(float);
     // Half as deep and twice as tall (the same A buffer) when the rows fit one such block,
     // as in the batch sweep's M x 4096 x 4096: each B panel then serves few A tiles and B's
-    // stream weighs more than C's updates (M = 64-256: 2.5-10% faster at kc 512 than 1024
-    // on Zen 4; 512-4096 square 1.5-4% slower). A packed B keeps the depth it was packed at.
+    // stream weighs more than C's updates (measured on Zen 4 when the full depth was 1024:
+    // M = 64-256 2.5-10% faster at 512; 512-4096 square 1.5-4% slower; at the full depth of
+    // 512 on Zen 5 the batch sweep's M = 64-256 run at 1.07-1.38x OpenBLAS this way). A
+    // packed B keeps the depth it was packed at.
     const bool shallow = !pre && g.m <= shallow_rows(im);
     const int kc_block = shallow ? std::max(1, im.kc / 2) : im.kc;
     const int mc_block = shallow ? 2 * im.mc : im.mc;
@@ -138,7 +140,7 @@ int small_m_chunk(int m) {
 
 GemmBlocks gemm_blocks(int mr, int nr) {
     const auto& caches = cache_sizes();
-    constexpr int kc = 1024;
+    constexpr int kc = 512;
     const auto panel_bytes = sizeof(float) * kc;  // one row of A or column of B in a block
     const int mc = std::max(1, static_cast<int>(caches.l2 * 6 / 10 / panel_bytes) / mr) * mr;
     const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));

@@ -17,8 +17,8 @@
 //   runs 256-bit FMAs at the same 32 flop/cycle, and OpenBLAS's Haswell core is 3-10%
 //   faster than its Cooperlake one here: against it 2048-4096 are at 0.99, 512 and
 //   M = 64 at 1.03, M = 256 x 4096 x 4096 at 0.92. What the blocking
-//   changed, each measured alone: kc 256 -> 512 -> 1024 (+5-12%, then +1.5-4%: the C
-//   tile's load and store, from L3 or DRAM, amortised over more FMAs), the C tile prefetched into L2 at the start
+//   changed, each measured alone: kc 256 -> 512 (+5-12%; 1024 is no longer better, see
+//   gemm_blocks), the C tile prefetched into L2 at the start
 //   and into L1 32 k before the end (+4-5%), nc 1024 -> 4096 (A packed once per kc step
 //   instead of four times: pack_a fell from 5% to under 1% of the time), B and A micro-
 //   panels prefetched 16 k ahead (+1-3%), B packed two panels at a time while the micro-
@@ -29,6 +29,13 @@
 //   the micro-kernel is 98% of the time (pack_a 1.1%, pack_b 0.7%) and runs ~2-4% slower in
 //   place than alone, most of it spread evenly over the FMA loop, ~3% on the C update;
 //   prefetching C into L1 96 or 256 k before the end instead of 32 changed nothing (+-1%).
+//   (Those Zen 4 figures were taken without the C prefetches, lost to the compiler; see
+//   gemm_impl.hpp.) Zen 5 guest (two 512-bit FMA pipes, 236-241 GFLOP/s per core): the
+//   micro-kernel alone in L1 236-243, its panels in L2 225-232; in the suite 2048-4096 at
+//   87-90% of the roof on one and two threads, OpenBLAS's SkylakeX core 87-91%. The same
+//   GEMM with A, B and C on 4 KiB pages instead of huge pages ran 193 against 229 (4096^3,
+//   one thread, kc 512) (page
+//   walks of C's rows, 16 KiB apart, and of A's and B's blocks).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -68,12 +75,17 @@ inline constexpr int gemm_small_m_tile_floats = 16384;  // 64 KiB on the stack
 int small_m_chunk(int m);
 
 // Cache blocks for an mr x nr micro-kernel, from this CPU's caches (cache_sizes()):
-//   kc = 1024: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, and
-//     at 1024^2 and beyond C comes from L3 or DRAM, so kc is long. The kc x nr B micro-
-//     panel (128 KiB at nr = 32) then outgrows L1 and streams from L2 in order, which the
-//     hardware prefetchers follow: on Zen 4 (32 KiB L1d, 1 MiB L2), 2048^3 on one thread
-//     ran 5-12% faster at kc 512 than at 256 (384 in between), and 1024 gained another
-//     1.5-4% on 512-4096 on one and two threads (2048 no better); M that fits one A block
+//   kc = 512: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, its
+//     lines prefetched while the FMAs run; the kc x nr B micro-panel (64 KiB at nr = 32)
+//     streams from L2 in order, which the hardware prefetchers follow. On Zen 4 (32 KiB
+//     L1d, 1 MiB L2), 2048^3 on one thread ran 5-12% faster at kc 512 than at 256 (384 in
+//     between). kc 1024 was the rule for a while (+1.5-4% on Zen 4), measured when the
+//     C prefetches had silently dropped out of the micro-kernel (gemm_impl.hpp), so longer
+//     blocks amortised exposed C misses; with them back, on a Zen 5 guest (48 KiB L1d,
+//     1 MiB L2, two 512-bit FMA pipes), 4096^3 on one thread ran 214 GFLOP/s at kc 1024,
+//     229 at 512 and 226-227 at 384 and 768 (OpenBLAS 224, same process, inputs on huge
+//     pages), and suite medians against OpenBLAS moved from 0.91-0.92 to 0.96-1.01 at
+//     2048-4096 and from 0.91-0.97 to 1.07 at 256 x 4096 x 4096. M that fits one A block
 //     of half the depth runs at kc / 2 (see blocked() in gemm.cpp);
 //   mc: the mc x kc A block in 60% of a core's L2 (it is reread for every nr columns);
 //   nc: the kc x nc packed B block (one per thread) in half of L3 per CPU, at most

@@ -34,8 +34,7 @@
 //   micro-kernel alone in L1 236-243, its panels in L2 225-232; in the suite 2048-4096 at
 //   87-90% of the roof on one and two threads, OpenBLAS's SkylakeX core 87-91%. The same
 //   GEMM with A, B and C on 4 KiB pages instead of huge pages ran 193 against 229 (4096^3,
-//   one thread, kc 512) (page
-//   walks of C's rows, 16 KiB apart, and of A's and B's blocks).
+//   one thread, kc 512: page walks of C's rows, 16 KiB apart, and of A's and B's blocks).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);

@@ -129,11 +129,11 @@ void to_json(nlohmann::json& j, const MachineProfile& p) {
          {"clocks", p.clocks},
          {"compute_roofs", p.compute_roofs},
          {"bandwidth_roofs", p.bandwidth_roofs},
-         {"sweep", p.sweep},
          {"latencies", p.latencies},
          {"overheads", p.overheads},
          {"absent", p.absent},
          {"gpus", p.gpus}};
+    if (!p.sweep.empty()) j["sweep"] = p.sweep;
 }
 
 void from_json(const nlohmann::json& j, MachineProfile& p) {
@@ -157,7 +157,7 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
         j.at("clocks").get_to(p.clocks);
         j.at("compute_roofs").get_to(p.compute_roofs);
         j.at("bandwidth_roofs").get_to(p.bandwidth_roofs);
-        j.at("sweep").get_to(p.sweep);
+        if (auto s = j.find("sweep"); s != j.end()) s->get_to(p.sweep);  // absent in a record's copy
         j.at("latencies").get_to(p.latencies);
         j.at("overheads").get_to(p.overheads);
         j.at("absent").get_to(p.absent);
@@ -169,10 +169,16 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
     }
 }
 
-MachineProfile parse_machine_profile(const std::string& text) {
+MachineProfile parse_machine_profile(const std::string& text, ProfileParts parts) {
     nlohmann::json j;
+    // Discards the top-level "sweep" while parsing (no tree built for it).
+    const nlohmann::json::parser_callback_t skip_sweep =
+        [](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+            return !(depth == 1 && event == nlohmann::json::parse_event_t::key && parsed == "sweep");
+        };
     try {
-        j = nlohmann::json::parse(text);
+        j = parts == ProfileParts::without_sweep ? nlohmann::json::parse(text, skip_sweep)
+                                                 : nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception& e) {  // also out_of_range: a number beyond double
         throw std::invalid_argument(std::string("not valid JSON: ") + e.what());
     }

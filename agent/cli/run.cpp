@@ -141,8 +141,9 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     record.executable = fs::absolute(program.path).string();
 
     const fs::path profile_path = a.profile.empty() ? store::default_profile_path() : fs::path(a.profile);
-    if (!a.profile.empty()) record.machine_profile = store::load_profile(profile_path);
-    else record.machine_profile = store::load_profile_if_present(profile_path);
+    // Without the working-set sweep: judging never reads it, and the record's copy is smaller.
+    if (!a.profile.empty()) record.machine_profile = store::load_profile(profile_path, ProfileParts::without_sweep);
+    else record.machine_profile = store::load_profile_if_present(profile_path, ProfileParts::without_sweep);
     if (record.machine_profile) record.machine_profile_path = fs::absolute(profile_path).string();
     else record.notes.push_back("no machine profile at " + profile_path.string() +
                                 ": run `ceiling machine` so runs can be judged against the roofs");

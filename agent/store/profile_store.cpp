@@ -45,20 +45,20 @@ fs::path pmu_validation_cache_path() {
     return dir ? *dir / host_file("pmu-validation") : fs::path();
 }
 
-std::optional<MachineProfile> load_profile_if_present(const fs::path& path) {
+std::optional<MachineProfile> load_profile_if_present(const fs::path& path, ProfileParts parts) {
     std::error_code ec;
     if (!fs::exists(path, ec)) return std::nullopt;
-    return load_profile(path);
+    return load_profile(path, parts);
 }
 
-MachineProfile load_profile(const fs::path& path) {
+MachineProfile load_profile(const fs::path& path, ProfileParts parts) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
         throw cli::UsageError("cannot read machine profile " + path.string() +
                               ": no such file (run `ceiling machine`)");
     const std::string text = read_input_file(path, "machine profile");
     try {
-        return parse_machine_profile(text);
+        return parse_machine_profile(text, parts);
     } catch (const std::exception& e) {
         throw cli::UsageError("machine profile " + path.string() + ": " + printable(e.what()) +
                               " (run `ceiling machine` to measure it again)");

@@ -21,10 +21,11 @@ std::filesystem::path pmu_validation_cache_path();
 
 // Reads a profile. Throws cli::UsageError (exit 2) naming the file when it is missing,
 // unreadable, not JSON, of another schema_version, or malformed.
-MachineProfile load_profile(const std::filesystem::path& path);
+MachineProfile load_profile(const std::filesystem::path& path, ProfileParts parts = ProfileParts::all);
 
 // nullopt when the file does not exist (other problems throw as load_profile does).
-std::optional<MachineProfile> load_profile_if_present(const std::filesystem::path& path);
+std::optional<MachineProfile> load_profile_if_present(const std::filesystem::path& path,
+                                                    ProfileParts parts = ProfileParts::all);
 
 // Writes atomically; throws cli::MeasurementError (exit 1) naming the file on failure.
 void save_profile(const MachineProfile& profile, const std::filesystem::path& path);

@@ -69,6 +69,26 @@ TEST(MachineProfile, JsonRoundTripKeepsEverything) {
     EXPECT_EQ(j["schema_version"], machine_profile_schema_version);
 }
 
+// What judging reads: everything but the working-set sweep, which is skipped while parsing,
+// and a profile without one is written without the key (a run record's copy).
+TEST(MachineProfile, WithoutTheSweepKeepsEverythingElse) {
+    const MachineProfile p = sample();
+    const nlohmann::json j = p;
+    ASSERT_TRUE(j.contains("sweep"));
+    const MachineProfile q = parse_machine_profile(j.dump(), ProfileParts::without_sweep);
+    EXPECT_TRUE(q.sweep.empty());
+    nlohmann::json expected = j;
+    expected.erase("sweep");
+    EXPECT_EQ(nlohmann::json(q), expected);
+    // Read back as it is written, with nothing missing.
+    EXPECT_EQ(nlohmann::json(parse_machine_profile(nlohmann::json(q).dump())), expected);
+    // Only the top-level key: a nested "sweep" elsewhere stays.
+    nlohmann::json nested = j;
+    nested["method"]["sweep"] = "working sets 4 KiB to 4x LLC";
+    EXPECT_EQ(parse_machine_profile(nested.dump(), ProfileParts::without_sweep).method.at("sweep"),
+              "working sets 4 KiB to 4x LLC");
+}
+
 TEST(MachineProfile, RefusesAnotherSchemaVersion) {
     nlohmann::json j = sample();
     j["schema_version"] = machine_profile_schema_version + 1;

@@ -27,6 +27,10 @@ bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 // to 256 x 4096 x 4096, one thread, two rounds: 0.83-0.97 of OpenBLAS against 0.91-0.95 for
 // 6 x 16), nor did dropping the second B prefetch per k (one line of B per k here: 0.84-0.95)
 // or a shallower kc for this tile (512: 0.83-0.98, 256: 0.75-0.97; 1024 0.87-0.97 beside them).
+// (Those runs lacked the C prefetches, gemm_impl.hpp.) With them, kc 512, forced on a Zen 5
+// guest against the Haswell core (one thread, one process, inputs on huge pages): 512^3
+// 0.86, 1024^3 0.96, 4096^3 0.93, M = 64 and 256 x 4096 x 4096 0.89 and 0.93; pack_a, the
+// portable one, is ~2.5 % of 2048^3 here.
 extern const GemmImpl gemm_avx2 = detail::make_gemm_impl<V256, 6, 2>(
     "avx2", supported, nullptr, nullptr,
     "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");

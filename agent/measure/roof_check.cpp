@@ -157,7 +157,9 @@ std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& chec
                  (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " +
                  rate(c.now_per_s, w.unit) + ", " + ratio + " x the profile's " +
                  rate(c.profile_per_s, w.unit);
-            if (moved_within(c))
+            // Named whenever it matters: it fell below the tolerance, or the looks disagreed.
+            if (const auto slow = c.slowest_ratio();
+                moved_within(c) || (slow && *slow < 1 - roof_check_tolerance))
                 s += " (its slowest look " + rate(*c.slowest_per_s, w.unit) +
                      ": the host moved during the check)";
             any = true;

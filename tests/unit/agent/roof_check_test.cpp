@@ -81,6 +81,20 @@ TEST(DramCheck, ASlowLookWithinTheCheckIsOutsideTheTolerance) {
         << lines[0];
 }
 
+// A best look just inside the tolerance and a slowest just outside it: off, and the note names
+// the slowest look as the reason (the best alone would not be).
+TEST(DramCheck, TheNoteNamesASlowestLookThatMakesTheCheckOff) {
+    const RoofCheck c = dram_check("read", 2, 70e9, 66.5e9, 60.9e9);  // 0.95 and 0.87 of it
+    EXPECT_FALSE(moved_within(c));
+    EXPECT_TRUE(outside_tolerance(c));
+    const auto lines = describe_roof_checks({c});
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("(its slowest look 60.9 GB/s: the host moved during the check): more "
+                            "than 10 % off"),
+              std::string::npos)
+        << lines[0];
+}
+
 // Measured: the slowest look is kept, and it is no faster than the best.
 TEST(DramCheck, KeepsItsSlowestLook) {
     const auto checks = measure_dram_now(synthetic(), {1});

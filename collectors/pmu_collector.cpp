@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "collectors/pmu_metrics.hpp"
 #include "collectors/sysfs_pmu.hpp"
@@ -146,9 +147,13 @@ Capability probe_memory_controller(const FsRoot& root, PerfEventApi& api,
 }
 
 PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b) {
+    return plan_pmu_events(options, b, probe_cpu_pmu(*b.perf, *b.environment));
+}
+
+PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& b, Capability cpu_pmu) {
     PmuPlan plan;
     const PerfEnvironment& env = *b.environment;
-    plan.capability = probe_cpu_pmu(*b.perf, env);
+    plan.capability = std::move(cpu_pmu);
     if (!plan.capability.available) return plan;
 
     const PfmApi& pfm = *b.pfm;
@@ -248,16 +253,14 @@ PmuCollector::~PmuCollector() = default;
 
 const PmuPlan& PmuCollector::plan() {
     if (plan_) return *plan_;
-    if (!backends_.pfm) {
-        // libpfm4's tables take ~2 ms to initialise (a tenth of `ceiling run -- /bin/true`):
-        // only where there is a PMU to encode events for.
-        PmuPlan none;
-        none.capability = probe_cpu_pmu(*backends_.perf, *backends_.environment);
-        if (!none.capability.available) return *(plan_ = std::move(none));
+    Capability cpu_pmu = probe_cpu_pmu(*backends_.perf, *backends_.environment);
+    // libpfm4's tables take ~2 ms to initialise (a tenth of `ceiling run -- /bin/true`):
+    // only where there is a PMU to encode events for.
+    if (cpu_pmu.available && !backends_.pfm) {
         own_pfm_ = make_pfm_api();
         backends_.pfm = own_pfm_.get();
     }
-    plan_ = plan_pmu_events(options_, backends_);
+    plan_ = plan_pmu_events(options_, backends_, std::move(cpu_pmu));
     return *plan_;
 }
 

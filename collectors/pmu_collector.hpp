@@ -52,6 +52,9 @@ struct PmuPlan {
 Capability probe_cpu_pmu(PerfEventApi& api, const PerfEnvironment& env);
 
 PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& backends);
+// The same for a PMU already probed (`cpu_pmu` from probe_cpu_pmu): backends.pfm is used only
+// when it is available.
+PmuPlan plan_pmu_events(const PmuOptions& options, const PmuBackends& backends, Capability cpu_pmu);
 
 // Memory-controller (uncore) counters: is a memory-controller PMU exposed, may this
 // process open CPU-wide events, and does one open? Detail names the PMUs.

@@ -61,7 +61,8 @@ std::vector<Plateau> detect_plateaus(std::span<const SweepSample> samples,
 
 std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples,
                                             std::span<const Plateau> plateaus,
-                                            std::span<const LevelCapacity> levels) {
+                                            std::span<const LevelCapacity> levels,
+                                            const PlateauOptions& options) {
     // Level index: 0 .. levels.size()-1 for caches, levels.size() for DRAM.
     const std::size_t dram = levels.size();
     const double outermost = levels.empty() ? 0 : levels.back().capacity_bytes;
@@ -87,6 +88,19 @@ std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples
             continue;
         }
         named.emplace_back(level, p);
+    }
+    const bool has_memory = !named.empty() && named.back().first == dram;
+    if (!has_memory && !levels.empty() && !samples.empty() &&
+        samples.back().working_set_bytes > outermost) {
+        const std::size_t last = samples.size() - 1;
+        const double end = samples[last].value;
+        // Never into a named plateau: the tail starts after the outermost one.
+        const std::size_t floor = named.empty() ? 0 : named.back().second.last + 1;
+        std::size_t first = last;
+        while (first > floor && samples[first - 1].working_set_bytes > outermost &&
+               std::fabs(samples[first - 1].value - end) <= options.tolerance * std::fabs(end))
+            --first;
+        named.emplace_back(dram, make_plateau(samples, first, last));
     }
     std::vector<LabelledPlateau> out;
     for (const auto& [level, p] : named)

@@ -54,9 +54,16 @@ struct LabelledPlateau {
 // mean of its first and last size); beyond the outermost level it is "DRAM", and so is a
 // last plateau that reaches past the outermost cache (a VM may show the host's whole L3
 // while its share is far smaller). When two plateaus fall in one level the one with more
-// points wins. Ordered inner to outer.
+// points wins. Where no plateau holds the sweep's last point and that point lies beyond the
+// outermost cache, memory is the tail of trailing points beyond it within the tolerance of
+// the last one (fewer than min_points, maybe one): the bandwidth still falling at the end of
+// the sweep (a host whose caches the VM does not show, such as two vCPUs on two L3s), or
+// moving with the host, still has a memory roof, and one measured at the largest working
+// sets rather than none (which would leave it to be guessed from another thread count).
+// Ordered inner to outer.
 std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples,
                                             std::span<const Plateau> plateaus,
-                                            std::span<const LevelCapacity> levels);
+                                            std::span<const LevelCapacity> levels,
+                                            const PlateauOptions& options = {});
 
 }  // namespace ceiling

@@ -179,7 +179,9 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                 r.bytes_per_s = summarize(values);
                 r.min_working_set_bytes = points[lp.plateau.first].working_set_bytes;
                 r.max_working_set_bytes = points[lp.plateau.last].working_set_bytes;
-                r.noisy = r.bytes_per_s.rel_spread > noisy_spread;
+                // Memory's tail without a plateau (plateau.hpp) has no spread to show its noise.
+                r.noisy = r.bytes_per_s.rel_spread > noisy_spread ||
+                          lp.plateau.points() < PlateauOptions{}.min_points;
                 p.bandwidth_roofs.push_back(r);
             }
             for (const auto& l : levels)

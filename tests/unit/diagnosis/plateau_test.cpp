@@ -95,6 +95,38 @@ TEST(Plateaus, LastPlateauPastTheOutermostCacheIsMemory) {
     EXPECT_EQ(named[1].level, "DRAM");
 }
 
+TEST(Plateaus, MemoryWithoutAPlateauIsTheSweepsTailBeyondTheOutermostCache) {
+    // Two vCPUs on two hosts' L3s the VM does not show: past its 32 MiB L3 the bandwidth
+    // still falls at 64, 96 and 128 MiB, and the last two points (256 and 512 MiB) agree
+    // within the tolerance: they are memory, though no three points make a plateau.
+    const std::vector<SweepSample> s = {{4 * MiB, 180e9},  {8 * MiB, 181e9},   {16 * MiB, 179e9},
+                                        {64 * MiB, 115e9}, {96 * MiB, 94e9},   {128 * MiB, 80e9},
+                                        {256 * MiB, 70e9}, {512 * MiB, 66e9}};
+    const auto named = label_plateaus(s, detect_plateaus(s), levels);
+    ASSERT_EQ(named.size(), 2u);
+    EXPECT_EQ(named[0].level, "L3");
+    EXPECT_EQ(named[1].level, "DRAM");
+    EXPECT_EQ(named[1].plateau.first, 6u);
+    EXPECT_EQ(named[1].plateau.last, 7u);
+    EXPECT_DOUBLE_EQ(named[1].plateau.median, 68e9);
+    EXPECT_DOUBLE_EQ(named[1].plateau.min, 66e9);
+
+    // A last point far from the one before it is memory alone.
+    auto lone = s;
+    lone.back().value = 50e9;
+    const auto one = label_plateaus(lone, detect_plateaus(lone), levels);
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one[1].level, "DRAM");
+    EXPECT_EQ(one[1].plateau.points(), 1u);
+    EXPECT_DOUBLE_EQ(one[1].plateau.median, 50e9);
+
+    // A sweep that ends inside the caches has no memory roof to offer.
+    const std::vector<SweepSample> short_sweep(s.begin(), s.begin() + 3);
+    const auto cached = label_plateaus(short_sweep, detect_plateaus(short_sweep), levels);
+    ASSERT_EQ(cached.size(), 1u);
+    EXPECT_EQ(cached[0].level, "L3");
+}
+
 TEST(Plateaus, TwoPlateausInOneLevelKeepTheLonger) {
     std::vector<SweepSample> s = {{4 * KiB, 100}, {5 * KiB, 100}, {6 * KiB, 100},
                                   {7 * KiB, 50},  {8 * KiB, 50},  {9 * KiB, 50}, {10 * KiB, 50}};

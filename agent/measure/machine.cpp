@@ -302,7 +302,10 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"bandwidth_bytes",
          "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
          "no non-temporal stores"},
-        {"bandwidth_levels", "plateaus of the working-set sweep, named by cache capacity"},
+        {"bandwidth_levels",
+         "plateaus of the working-set sweep, named by cache capacity; where no plateau holds the "
+         "sweep's end, DRAM is its trailing points beyond the last-level cache that agree with "
+         "the last one"},
         {"latency", "random cyclic pointer chase, one dependent load per step"},
         {"pages", "buffers 2 MiB aligned with MADV_HUGEPAGE"},
     };

@@ -200,6 +200,7 @@ void to_json(nlohmann::json& j, const RoofCheck& c) {
          {"profile_" + unit + "_per_s", c.profile_per_s},
          {"now_" + unit + "_per_s", c.now_per_s}};
     if (c.slowest_per_s) j["now_slowest_" + unit + "_per_s"] = *c.slowest_per_s;
+    if (c.profile_threads) j["profile_threads"] = *c.profile_threads;
 }
 void from_json(const nlohmann::json& j, RoofCheck& c) {
     c.kind = j.contains("kind") ? j.at("kind").get<RoofKind>() : RoofKind::bandwidth;
@@ -211,6 +212,8 @@ void from_json(const nlohmann::json& j, RoofCheck& c) {
     j.at("now_" + unit + "_per_s").get_to(c.now_per_s);
     if (const auto s = j.find("now_slowest_" + unit + "_per_s"); s != j.end() && !s->is_null())
         c.slowest_per_s = s->get<double>();
+    if (const auto t = j.find("profile_threads"); t != j.end() && !t->is_null())
+        c.profile_threads = t->get<int>();
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {

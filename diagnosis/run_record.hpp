@@ -147,6 +147,11 @@ struct RoofCheck {
     // a best run at the profile while the program beside it streamed at half. Absent in
     // records written before it was kept.
     std::optional<double> slowest_per_s;
+    // Threads the profile's figure was measured at: `threads` where the profile has that
+    // roof; another thread count where the verdicts' roof was derived from it (roofline.hpp),
+    // so the check also says how far the derivation was off. Records before it: `threads`.
+    std::optional<int> profile_threads;
+    bool derived() const { return profile_threads && *profile_threads != threads; }
     double ratio() const { return now_per_s / profile_per_s; }
     std::optional<double> slowest_ratio() const {
         if (!slowest_per_s) return std::nullopt;

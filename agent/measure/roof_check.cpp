@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "agent/measure/repeat.hpp"
+#include "diagnosis/roofline.hpp"
 #include "kernels/buffer.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/parallel.hpp"
@@ -40,6 +42,17 @@ const BandwidthRoof* dram_roof(const MachineProfile& p, int threads) {
             (!best || r.bytes_per_s.median > best->bytes_per_s.median))
             best = &r;
     return best;
+}
+
+// The profile's DRAM roof measured at the thread count closest to `threads` (fewer first):
+// its kernel and working sets serve a check at a thread count the profile lacks.
+const BandwidthRoof* nearest_dram_roof(const MachineProfile& p, int threads) {
+    // Distance in thread counts, doubled, plus one for more threads: fewer win a tie.
+    auto distance = [&](int t) { return 2 * std::abs(t - threads) + (t > threads ? 1 : 0); };
+    std::optional<int> nearest;
+    for (const auto& r : p.bandwidth_roofs)
+        if (r.level == "DRAM" && (!nearest || distance(r.threads) < distance(*nearest))) nearest = r.threads;
+    return nearest ? dram_roof(p, *nearest) : nullptr;
 }
 
 int arrays_of(const std::string& kernel) {
@@ -83,9 +96,18 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
     std::vector<RoofCheck> out;
     const auto& impl = kernels::best_bandwidth_impl();
     for (const int t : threads) {
+        // Where the profile has no DRAM roof at t, the verdicts were judged against one derived
+        // from another thread count (roofline.hpp): that derived figure is what is checked,
+        // with the kernel and working sets of the roof it came from.
         const BandwidthRoof* roof = dram_roof(profile, t);
+        double profile_per_s = roof ? roof->bytes_per_s.median : 0;
+        if (!roof) {
+            roof = nearest_dram_roof(profile, t);
+            const Roofline derived = make_roofline(profile, Precision::fp32, Engine::vector, t);
+            if (const LevelRoof* dram = derived.level("DRAM")) profile_per_s = dram->bandwidth.bytes_per_s;
+        }
         const int arrays = roof ? arrays_of(roof->kernel) : 0;
-        if (!roof || arrays == 0 || t < 1 || t > kernels::available_cpus()) continue;
+        if (!roof || arrays == 0 || profile_per_s <= 0 || t < 1 || t > kernels::available_cpus()) continue;
         // In the roof's plateau: 4x the last-level cache where the plateau reaches that far.
         const std::uint64_t llc = profile.host.last_level_cache_bytes();
         const std::uint64_t ws =
@@ -113,7 +135,7 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
         const int passes = std::max(1, static_cast<int>(std::lround(target_s / std::max(one, 1e-9))));
         const double bytes = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
         const auto [best, slowest] = best_and_slowest(bytes, [&] { return run(passes); });
-        out.push_back({"DRAM", roof->kernel, t, roof->bytes_per_s.median, best, RoofKind::bandwidth, slowest});
+        out.push_back({"DRAM", roof->kernel, t, profile_per_s, best, RoofKind::bandwidth, slowest, roof->threads});
     }
     return out;
 }
@@ -137,7 +159,7 @@ std::vector<RoofCheck> measure_compute_now(const MachineProfile& profile,
         const auto [best, slowest] = best_and_slowest(work, [&] {
             return team_cpu_seconds(t, [&](int j) { k->run(n, &ops[static_cast<std::size_t>(j)]); });
         });
-        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute, slowest});
+        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute, slowest, t});
     }
     return out;
 }
@@ -157,6 +179,10 @@ std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& chec
                  (c.threads == 1 ? " thread " : " threads ") + c.kernel + " " +
                  rate(c.now_per_s, w.unit) + ", " + ratio + " x the profile's " +
                  rate(c.profile_per_s, w.unit);
+            if (c.derived())
+                s += " (derived from " + std::to_string(*c.profile_threads) +
+                     (*c.profile_threads == 1 ? " thread" : " threads") + ": the profile has no " +
+                     std::to_string(c.threads) + "-thread roof)";
             // Named whenever it matters: it fell below the tolerance, or the looks disagreed.
             if (const auto slow = c.slowest_ratio();
                 moved_within(c) || (slow && *slow < 1 - roof_check_tolerance))

@@ -44,9 +44,11 @@ inline bool outside_tolerance(const RoofCheck& c) {
            (slowest && *slowest < 1 - roof_check_tolerance);
 }
 
-// Measures the profile's DRAM roof (its best kernel) at each of `threads` that the profile
-// has a DRAM roof for, over a working set in the roof's plateau, for a fraction of a second
-// each. Thread counts without a DRAM roof in the profile are skipped.
+// Measures the profile's DRAM roof (its best kernel) at each of `threads`, over a working set
+// in the roof's plateau, for a fraction of a second each. A thread count without a DRAM roof
+// in the profile is checked against the roof derived for it from the nearest thread count
+// that has one (with that roof's kernel and working sets): the figure its verdicts used.
+// Thread counts beyond this machine's CPUs, or in a profile with no DRAM roof, are skipped.
 std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
 
 // Measures each (compute roof name, threads) the profile has, with the roof's own kernel, for

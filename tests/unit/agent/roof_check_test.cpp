@@ -22,22 +22,51 @@ MachineProfile synthetic() {
 // Checks as a record holds them; `slowest` absent as in records written before it was kept.
 RoofCheck dram_check(const char* kernel, int threads, double profile, double now,
                      std::optional<double> slowest = std::nullopt) {
-    return {"DRAM", kernel, threads, profile, now, RoofKind::bandwidth, slowest};
+    return {"DRAM", kernel, threads, profile, now, RoofKind::bandwidth, slowest, std::nullopt};
 }
 RoofCheck compute_check(const char* roof, int threads, double profile, double now) {
-    return {"", roof, threads, profile, now, RoofKind::compute, std::nullopt};
+    return {"", roof, threads, profile, now, RoofKind::compute, std::nullopt, std::nullopt};
 }
 
-TEST(DramCheck, MeasuresOnlyTheThreadCountsTheProfileHasARoofFor) {
+TEST(DramCheck, MeasuresTheThreadCountsThisMachineHasCpusFor) {
     const MachineProfile p = synthetic();
-    const auto checks = measure_dram_now(p, {1, 3});
+    const int beyond = kernels::available_cpus() + 1;
+    const auto checks = measure_dram_now(p, {1, beyond});
     ASSERT_EQ(checks.size(), 1u);
     EXPECT_EQ(checks[0].threads, 1);
     EXPECT_EQ(checks[0].kernel, "triad");
     EXPECT_DOUBLE_EQ(checks[0].profile_per_s, 30e9);
+    EXPECT_EQ(checks[0].profile_threads, 1);
+    EXPECT_FALSE(checks[0].derived());
     // Measured, so positive and finite; no assertion on the speed itself.
     EXPECT_GT(checks[0].now_per_s, 1e8);
     EXPECT_LT(checks[0].now_per_s, 1e13);
+}
+
+// The synthetic profile has DRAM roofs at 1 and 4 threads: its verdicts at 2 threads use one
+// derived from 1 thread (at most linear: 2 x 30 GB/s), and that is the figure checked, with
+// the 1-thread roof's kernel, the note saying where it came from.
+TEST(DramCheck, AThreadCountWithoutARoofIsCheckedAgainstTheDerivedOne) {
+    if (kernels::available_cpus() < 2) GTEST_SKIP() << "one CPU: no 2-thread check to run";
+    const auto checks = measure_dram_now(synthetic(), {2});
+    ASSERT_EQ(checks.size(), 1u);
+    const RoofCheck& c = checks[0];
+    EXPECT_EQ(c.threads, 2);
+    EXPECT_EQ(c.kernel, "triad");
+    EXPECT_DOUBLE_EQ(c.profile_per_s, 60e9);
+    EXPECT_EQ(c.profile_threads, 1);
+    EXPECT_TRUE(c.derived());
+    EXPECT_GT(c.now_per_s, 1e8);
+
+    RoofCheck shown = c;
+    shown.now_per_s = 39e9;
+    shown.slowest_per_s.reset();
+    const auto lines = describe_roof_checks({shown});
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_NE(lines[0].find("2 threads triad 39.0 GB/s, 0.65 x the profile's 60.0 GB/s (derived "
+                            "from 1 thread: the profile has no 2-thread roof): more than 10 % off"),
+              std::string::npos)
+        << lines[0];
 }
 
 TEST(DramCheck, TheNoteSaysWhetherTheHostMovedBeyondTheTolerance) {

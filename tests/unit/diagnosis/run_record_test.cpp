@@ -56,6 +56,10 @@ RunRecord sample() {
     Diagnosis d;
     d.bound = Bound::not_the_model;
     r.diagnosis = d;
+    // A check of a roof derived from 1 thread, and one from a record written before checks
+    // kept their slowest look or the threads of the profile's figure.
+    r.roof_checks = {{"DRAM", "triad", 2, 60e9, 41e9, RoofKind::bandwidth, 39e9, 1},
+                     {"DRAM", "read", 1, 30e9, 29e9, RoofKind::bandwidth, std::nullopt, std::nullopt}};
     return r;
 }
 
@@ -69,6 +73,11 @@ TEST(RunRecord, RoundTrips) {
     ASSERT_NE(back.region("step/forward"), nullptr);
     EXPECT_EQ(*back.diagnosis->bound, Bound::not_the_model);
     EXPECT_EQ(j["end"]["shell_status"], 139);
+    ASSERT_EQ(back.roof_checks.size(), 2u);
+    EXPECT_EQ(back.roof_checks[0].profile_threads, 1);
+    EXPECT_TRUE(back.roof_checks[0].derived());
+    EXPECT_FALSE(back.roof_checks[1].profile_threads);
+    EXPECT_FALSE(back.roof_checks[1].derived());
 }
 
 TEST(RunRecord, RefusesOtherVersionsAndMalformedRecords) {

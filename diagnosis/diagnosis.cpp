@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <utility>
 
 #include "diagnosis/json_support.hpp"
 
@@ -42,6 +44,32 @@ std::string why_unknown(const Signals& s) {
 
 void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
     d.findings.push_back(Finding{k, std::move(detail)});
+}
+
+// The level's roofs differ by kernel (read, write, copy, triad: their mixes of loads and
+// stores, explicit bytes counted) and a work's own mix is unknown: of the kernels' roofs at
+// this level (each built like the best one, `roofline_of` a profile holding only that
+// kernel's roofs), the lowest the work's rate does not exceed, with its kernel; none when the
+// rate exceeds them all.
+std::optional<std::pair<std::string, double>> tightest_stream_roof(const MachineProfile& profile,
+                                                                   const std::string& level,
+                                                                   double achieved,
+                                                                   auto&& roofline_of) {
+    std::vector<std::string> kernels;
+    for (const auto& r : profile.bandwidth_roofs)
+        if (r.level == level && std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end())
+            kernels.push_back(r.kernel);
+    std::optional<std::pair<std::string, double>> tightest;
+    for (const auto& kernel : kernels) {
+        MachineProfile only = profile;
+        std::erase_if(only.bandwidth_roofs, [&](const BandwidthRoof& r) { return r.kernel != kernel; });
+        const Roofline r = roofline_of(only);
+        const LevelRoof* l = r.level(level);
+        if (!l || l->bandwidth.bytes_per_s < achieved) continue;
+        if (!tightest || l->bandwidth.bytes_per_s < tightest->second)
+            tightest = std::pair{kernel, l->bandwidth.bytes_per_s};
+    }
+    return tightest;
 }
 
 }  // namespace
@@ -130,12 +158,14 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
         add_finding(d, FindingKind::no_roof,
                     "GPU work, but the machine profile has no GPU section: run `ceiling machine` "
                     "on a machine with the GPU");
+    auto cpu_roofline = [&](const MachineProfile& p) {
+        return busy_cores ? make_busy_roofline(p, precision, engine, *busy_cores)
+                          : make_roofline(p, precision, engine, m.threads);
+    };
     const Roofline roofline =
-        !on_gpu
-            ? (busy_cores ? make_busy_roofline(profile, precision, engine, *busy_cores)
-                          : make_roofline(profile, precision, engine, m.threads))
-            : (profile.gpus.empty() ? Roofline{}
-                                    : make_gpu_roofline(profile.gpus.front(), precision, engine));
+        !on_gpu ? cpu_roofline(profile)
+                : (profile.gpus.empty() ? Roofline{}
+                                        : make_gpu_roofline(profile.gpus.front(), precision, engine));
 
     std::optional<Summary> duration;
     if (m.duration_s.count > 0) {
@@ -229,6 +259,20 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
         bw.threads = m.threads;
         bw.achieved_per_s = rate(bytes);
         bw.roof_per_s = level->bandwidth.bytes_per_s;
+        if (!on_gpu && bw.achieved_per_s) {
+            if (const auto k = tightest_stream_roof(profile, bw.level, *bw.achieved_per_s, cpu_roofline);
+                k && k->second < *bw.roof_per_s) {
+                bw.kernel = k->first;
+                bw.roof_per_s = k->second;
+                add_finding(d, FindingKind::assumption,
+                            bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
+                                g3(*bw.roof_per_s) + " bytes/s), the lowest of the level's that the "
+                                "work does not exceed (" + level->bandwidth.kernel + " reaches " +
+                                g3(level->bandwidth.bytes_per_s) +
+                                "): stores read their lines first (write-allocate), so a stream with "
+                                "stores cannot reach a read-only roof");
+            }
+        }
         bw.source = bytes ? bytes_source : std::nullopt;
         d.roofs.push_back(compare(bw, t));
         d.level = level->bandwidth.level;
@@ -237,7 +281,7 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
             if (roofline.compute) {
                 d.attainable_ops_per_s =
                     attainable_ops_per_s(roofline.compute->ops_per_s, *d.intensity_ops_per_byte,
-                                         level->bandwidth.bytes_per_s);
+                                         *bw.roof_per_s);
             }
         }
     } else {

@@ -58,7 +58,9 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     if (d.bound) out << indent << "  because " << d.observation << "\n";
     for (const auto& c : d.roofs)
         if (c.fraction)
-            out << indent << "  " << (c.kind == RoofKind::compute ? "compute " + c.roof : c.level + " bandwidth")
+            out << indent << "  "
+                << (c.kind == RoofKind::compute ? "compute " + c.roof
+                                                : c.level + " bandwidth" + (c.kernel.empty() ? "" : " (" + c.kernel + " roof)"))
                 << ": " << percent(*c.fraction) << " of roof (" << to_string(c.verdict) << ")\n";
     if (d.model_share) {
         const auto& m = *d.model_share;

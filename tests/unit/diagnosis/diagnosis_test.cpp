@@ -61,6 +61,40 @@ TEST_F(DiagnoseKernel, SaxpyNearTheDramRoofIsBandwidthBoundAndDone) {
     EXPECT_EQ(d.levers.back().lever, Lever::change_the_problem);
 }
 
+// A work's mix of loads and stores is unknown, and a store reads its line first (write-
+// allocate): a stream with stores cannot reach the read kernel's roof. With DRAM at 150 GB/s
+// for read and 100 for triad (4 threads), a stream at 70 GB/s is judged against the triad's
+// roof (0.70: bandwidth bound), not the read's (0.47: it was called latency bound); one at
+// 120, beyond the triad's, against the read's; one at 40 stays far from both.
+TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
+    for (auto& b : profile.bandwidth_roofs)
+        if (b.level == "DRAM" && b.threads == 4) b.bytes_per_s.median = b.kernel == "read" ? 150e9 : 100e9;
+    auto judged = [&](double gb_per_s) {
+        return diagnose_kernel(profile, timed_work(work(1e9, 1e10, 1e10), 10 / gb_per_s), t);
+    };
+    const Diagnosis stream = judged(70);
+    ASSERT_TRUE(stream.bound);
+    EXPECT_EQ(*stream.bound, Bound::bandwidth);
+    const auto& bw = roof(stream, RoofKind::bandwidth);
+    EXPECT_EQ(bw.kernel, "triad");
+    EXPECT_DOUBLE_EQ(*bw.roof_per_s, 100e9);
+    EXPECT_NEAR(*bw.fraction, 0.70, 1e-9);
+    const auto f = std::find_if(stream.findings.begin(), stream.findings.end(), [](const Finding& x) {
+        return x.detail.find("judged against the triad roof") != std::string::npos;
+    });
+    ASSERT_NE(f, stream.findings.end());
+    EXPECT_NE(f->detail.find("read reaches 1.5e+11"), std::string::npos) << f->detail;
+
+    const Diagnosis reads = judged(120);
+    EXPECT_EQ(roof(reads, RoofKind::bandwidth).kernel, "read");
+    EXPECT_NEAR(*roof(reads, RoofKind::bandwidth).fraction, 0.80, 1e-9);
+    EXPECT_EQ(*reads.bound, Bound::bandwidth);
+
+    const Diagnosis slow = judged(40);
+    EXPECT_EQ(roof(slow, RoofKind::bandwidth).kernel, "triad");
+    EXPECT_EQ(*slow.bound, Bound::latency);
+}
+
 TEST_F(DiagnoseKernel, PolynomialNearTheFmaRoofIsComputeBound) {
     const Diagnosis d = diagnose_kernel(profile, timed_work(work(64e8, 4e8, 4e8), 64e8 / 120e9), t);
     ASSERT_TRUE(d.bound);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
+#include <string_view>
 #include <optional>
 #include <utility>
 
@@ -46,18 +48,24 @@ void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
     d.findings.push_back(Finding{k, std::move(detail)});
 }
 
-// The level's roofs differ by kernel (read, write, copy, triad: their mixes of loads and
-// stores, explicit bytes counted) and a work's own mix is unknown: of the kernels' roofs at
-// this level (each built like the best one, `roofline_of` a profile holding only that
-// kernel's roofs), the lowest the work's rate does not exceed, with its kernel; none when the
-// rate exceeds them all.
+// Sweep kernels of the profile that only store (kernels/roofs/bandwidth.hpp names them): a
+// work reads its inputs, so a store-only roof (half of what the bus moves is counted) never
+// describes it.
+constexpr std::string_view store_only_kernels[] = {"write"};
+
+// The level's roofs differ by kernel (read, copy, triad: their mixes of loads and stores,
+// explicit bytes counted) and a work's own mix is unknown: of the kernels' roofs at this
+// level (each built like the best one, `roofline_of` a profile holding only that kernel's
+// roofs), the lowest the work's rate does not exceed, with its kernel; none when the rate
+// exceeds them all.
 std::optional<std::pair<std::string, double>> tightest_stream_roof(const MachineProfile& profile,
                                                                    const std::string& level,
                                                                    double achieved,
                                                                    auto&& roofline_of) {
     std::vector<std::string> kernels;
     for (const auto& r : profile.bandwidth_roofs)
-        if (r.level == level && std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end())
+        if (r.level == level && std::ranges::find(kernels, r.kernel) == kernels.end() &&
+            std::ranges::find(store_only_kernels, r.kernel) == std::end(store_only_kernels))
             kernels.push_back(r.kernel);
     std::optional<std::pair<std::string, double>> tightest;
     for (const auto& kernel : kernels) {

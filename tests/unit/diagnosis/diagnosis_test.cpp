@@ -93,6 +93,16 @@ TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
     const Diagnosis slow = judged(40);
     EXPECT_EQ(roof(slow, RoofKind::bandwidth).kernel, "triad");
     EXPECT_EQ(*slow.bound, Bound::latency);
+
+    // A store-only kernel's roof (its explicit stores are half of what the bus moves) never
+    // judges work, which reads its inputs.
+    BandwidthRoof write;
+    write.level = "DRAM";
+    write.kernel = "write";
+    write.threads = 4;
+    write.bytes_per_s.median = 50e9;
+    profile.bandwidth_roofs.push_back(write);
+    EXPECT_EQ(roof(judged(40), RoofKind::bandwidth).kernel, "triad");
 }
 
 TEST_F(DiagnoseKernel, PolynomialNearTheFmaRoofIsComputeBound) {

@@ -69,8 +69,12 @@ std::optional<std::pair<std::string, double>> tightest_stream_roof(const Machine
             kernels.push_back(r.kernel);
     std::optional<std::pair<std::string, double>> tightest;
     for (const auto& kernel : kernels) {
-        MachineProfile only = profile;
-        std::erase_if(only.bandwidth_roofs, [&](const BandwidthRoof& r) { return r.kernel != kernel; });
+        // The roofs a roofline reads, not the whole profile (a suite's copy holds its sweep).
+        MachineProfile only;
+        only.host = profile.host;
+        only.compute_roofs = profile.compute_roofs;
+        std::ranges::copy_if(profile.bandwidth_roofs, std::back_inserter(only.bandwidth_roofs),
+                             [&](const BandwidthRoof& r) { return r.kernel == kernel; });
         const Roofline r = roofline_of(only);
         const LevelRoof* l = r.level(level);
         if (!l || l->bandwidth.bytes_per_s < achieved) continue;

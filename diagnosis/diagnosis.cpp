@@ -55,8 +55,8 @@ constexpr std::string_view store_only_kernels[] = {"write"};
 
 // The level's roofs differ by kernel (read, copy, triad: their mixes of loads and stores,
 // explicit bytes counted) and a work's own mix is unknown: of the kernels' roofs at this
-// level (each built like the best one, `roofline_of` a profile holding only that kernel's
-// roofs), the lowest the work's rate does not exceed, with its kernel; none when the rate
+// level (each built like the best one, `roofline_of` the profile as that kernel saw it), the
+// lowest the work's rate does not exceed, with its kernel; none when the rate
 // exceeds them all.
 std::optional<std::pair<std::string, double>> tightest_stream_roof(const MachineProfile& profile,
                                                                    const std::string& level,
@@ -69,13 +69,7 @@ std::optional<std::pair<std::string, double>> tightest_stream_roof(const Machine
             kernels.push_back(r.kernel);
     std::optional<std::pair<std::string, double>> tightest;
     for (const auto& kernel : kernels) {
-        // The roofs a roofline reads, not the whole profile (a suite's copy holds its sweep).
-        MachineProfile only;
-        only.host = profile.host;
-        only.compute_roofs = profile.compute_roofs;
-        std::ranges::copy_if(profile.bandwidth_roofs, std::back_inserter(only.bandwidth_roofs),
-                             [&](const BandwidthRoof& r) { return r.kernel == kernel; });
-        const Roofline r = roofline_of(only);
+        const Roofline r = roofline_of(with_bandwidth_kernel(profile, kernel));
         const LevelRoof* l = r.level(level);
         if (!l || l->bandwidth.bytes_per_s < achieved) continue;
         if (!tightest || l->bandwidth.bytes_per_s < tightest->second)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <map>
 
 #include "diagnosis/json_support.hpp"
@@ -220,6 +221,15 @@ Roofline make_busy_roofline(const MachineProfile& p, Precision precision, Engine
         if (r.compute) level.ridge_ops_per_byte = ridge_ops_per_byte(r.compute->ops_per_s, b.bytes_per_s);
     }
     return r;
+}
+
+MachineProfile with_bandwidth_kernel(const MachineProfile& profile, std::string_view kernel) {
+    MachineProfile only;
+    only.host = profile.host;
+    only.compute_roofs = profile.compute_roofs;
+    std::ranges::copy_if(profile.bandwidth_roofs, std::back_inserter(only.bandwidth_roofs),
+                         [&](const BandwidthRoof& r) { return r.kernel == kernel; });
+    return only;
 }
 
 Roofline make_gpu_roofline(const GpuProfile& gpu, Precision precision, Engine engine) {

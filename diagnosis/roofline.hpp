@@ -101,6 +101,11 @@ Roofline make_busy_roofline(const MachineProfile& profile, Precision precision, 
 // it they would sit at 100% by construction. Threads do not apply: ceilings say 1.
 Roofline make_gpu_roofline(const GpuProfile& gpu, Precision precision, Engine engine);
 
+// The profile as one bandwidth kernel (read, write, copy, triad) saw the machine: its host,
+// compute roofs and that kernel's bandwidth roofs only, so that a roofline of it gives that
+// kernel's roof at every level and thread count (measured or derived like any other).
+MachineProfile with_bandwidth_kernel(const MachineProfile& profile, std::string_view kernel);
+
 // Every compute ceiling at a thread count, one per roof name, highest first: the horizontal
 // lines of the hierarchical roofline.
 std::vector<ComputeCeiling> compute_ceilings(const MachineProfile& profile, int threads);

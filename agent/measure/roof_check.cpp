@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <optional>
 
 #include "agent/measure/repeat.hpp"
@@ -206,18 +207,27 @@ std::vector<std::string> describe_roof_checks(const std::vector<RoofCheck>& chec
 // cannot change its verdict, and the check would only cost time.
 void check_roofs(RunRecord& record) {
     if (!record.machine_profile) return;
-    std::set<int> dram;
+    // DRAM: thread counts by the kernel whose roof the verdicts used (a stream with stores is
+    // judged against the triad's roof, a read stream against the read roof), each checked
+    // with that kernel against its own roof.
+    std::map<std::string, std::set<int>> dram;
     std::set<std::pair<std::string, int>> compute;
     auto collect = [&](const Diagnosis& d) {
         for (const auto& r : d.roofs) {
             if (!r.fraction || *r.fraction < record.thresholds.far) continue;
-            if (r.kind == RoofKind::bandwidth && r.level == "DRAM") dram.insert(r.threads);
+            if (r.kind == RoofKind::bandwidth && r.level == "DRAM") dram[r.kernel].insert(r.threads);
             if (r.kind == RoofKind::compute) compute.insert({r.roof, r.threads});
         }
     };
     for (const auto& v : record.region_diagnoses) collect(v.diagnosis);
     if (record.diagnosis) collect(*record.diagnosis);
-    record.roof_checks = measure_dram_now(*record.machine_profile, dram);
+    record.roof_checks.clear();
+    for (const auto& [kernel, threads] : dram) {
+        // A record from before comparisons named their kernel: the level's best, as then.
+        const MachineProfile& p = *record.machine_profile;
+        for (auto& c : measure_dram_now(kernel.empty() ? p : with_bandwidth_kernel(p, kernel), threads))
+            record.roof_checks.push_back(std::move(c));
+    }
     for (auto& c : measure_compute_now(*record.machine_profile, compute))
         record.roof_checks.push_back(std::move(c));
     for (auto& line : describe_roof_checks(record.roof_checks)) record.notes.push_back(std::move(line));

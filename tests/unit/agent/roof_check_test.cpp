@@ -124,6 +124,39 @@ TEST(DramCheck, TheNoteNamesASlowestLookThatMakesTheCheckOff) {
         << lines[0];
 }
 
+// After a run, each DRAM roof a verdict used is checked with the kernel it was judged against:
+// the synthetic profile has a 1-thread DRAM roof for triad only, and read's only at 4 threads.
+TEST(DramCheck, ARunChecksTheKernelItsVerdictsWereJudgedAgainst) {
+    auto judged_against = [](const char* kernel) {
+        RunRecord record;
+        record.machine_profile = synthetic();
+        RoofComparison c;
+        c.kind = RoofKind::bandwidth;
+        c.roof = c.level = "DRAM";
+        c.kernel = kernel;
+        c.threads = 1;
+        c.fraction = 0.8;
+        RegionVerdict v;
+        v.path = "stream";
+        v.diagnosis.roofs = {c};
+        record.region_diagnoses = {v};
+        check_roofs(record);
+        return record.roof_checks;
+    };
+    const auto triad = judged_against("triad");
+    ASSERT_EQ(triad.size(), 1u);
+    EXPECT_EQ(triad[0].kernel, "triad");
+    EXPECT_DOUBLE_EQ(triad[0].profile_per_s, 30e9);
+    EXPECT_FALSE(triad[0].derived());
+
+    // read at 1 thread: derived from its 4-thread roof (at most what more threads reached).
+    const auto read = judged_against("read");
+    ASSERT_EQ(read.size(), 1u);
+    EXPECT_EQ(read[0].kernel, "read");
+    EXPECT_DOUBLE_EQ(read[0].profile_per_s, 110e9);
+    EXPECT_EQ(read[0].profile_threads, 4);
+}
+
 // Measured: the slowest look is kept, and it is no faster than the best.
 TEST(DramCheck, KeepsItsSlowestLook) {
     const auto checks = measure_dram_now(synthetic(), {1});

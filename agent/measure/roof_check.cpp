@@ -4,7 +4,6 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
-#include <optional>
 
 #include "agent/measure/repeat.hpp"
 #include "diagnosis/roofline.hpp"
@@ -45,15 +44,11 @@ const BandwidthRoof* dram_roof(const MachineProfile& p, int threads) {
     return best;
 }
 
-// The profile's DRAM roof measured at the thread count closest to `threads` (fewer first):
-// its kernel and working sets serve a check at a thread count the profile lacks.
-const BandwidthRoof* nearest_dram_roof(const MachineProfile& p, int threads) {
-    // Distance in thread counts, doubled, plus one for more threads: fewer win a tie.
-    auto distance = [&](int t) { return 2 * std::abs(t - threads) + (t > threads ? 1 : 0); };
-    std::optional<int> nearest;
+// The profile's DRAM roof of `kernel` measured at `threads`, if any.
+const BandwidthRoof* dram_roof_of(const MachineProfile& p, const std::string& kernel, int threads) {
     for (const auto& r : p.bandwidth_roofs)
-        if (r.level == "DRAM" && (!nearest || distance(r.threads) < distance(*nearest))) nearest = r.threads;
-    return nearest ? dram_roof(p, *nearest) : nullptr;
+        if (r.level == "DRAM" && r.kernel == kernel && r.threads == threads) return &r;
+    return nullptr;
 }
 
 int arrays_of(const std::string& kernel) {
@@ -103,9 +98,11 @@ std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std
         const BandwidthRoof* roof = dram_roof(profile, t);
         double profile_per_s = roof ? roof->bytes_per_s.median : 0;
         if (!roof) {
-            roof = nearest_dram_roof(profile, t);
             const Roofline derived = make_roofline(profile, Precision::fp32, Engine::vector, t);
-            if (const LevelRoof* dram = derived.level("DRAM")) profile_per_s = dram->bandwidth.bytes_per_s;
+            if (const LevelRoof* dram = derived.level("DRAM")) {
+                profile_per_s = dram->bandwidth.bytes_per_s;
+                roof = dram_roof_of(profile, dram->bandwidth.kernel, dram->bandwidth.measured_threads);
+            }
         }
         const int arrays = roof ? arrays_of(roof->kernel) : 0;
         if (!roof || arrays == 0 || profile_per_s <= 0 || t < 1 || t > kernels::available_cpus()) continue;

@@ -46,8 +46,8 @@ inline bool outside_tolerance(const RoofCheck& c) {
 
 // Measures the profile's DRAM roof (its best kernel) at each of `threads`, over a working set
 // in the roof's plateau, for a fraction of a second each. A thread count without a DRAM roof
-// in the profile is checked against the roof derived for it from the nearest thread count
-// that has one (with that roof's kernel and working sets): the figure its verdicts used.
+// in the profile is checked against the roof the roofline derives for it (roofline.hpp), with
+// the kernel and working sets of the roof it was derived from: the figure its verdicts used.
 // Thread counts beyond this machine's CPUs, or in a profile with no DRAM roof, are skipped.
 std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads);
 

@@ -160,7 +160,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         // The host's memory bandwidth or compute rate was not what the profile measured (other
         // tenants of a shared host: their streams, or their work on an SMT sibling of our
         // vCPUs, invisible in /proc/stat; ceiling measured the roofs the verdict depends on
-        // again after the run): the neighbours, not the method. The product's own tolerance (10 %): the check is a best of three 50 ms runs,
+        // again after the run): the neighbours, not the method. The product's own tolerance (10 %): the check is a best of five 30 ms looks,
         // the quick profile a best of short noisy ones, a few percent apart on a quiet host.
         // It can also move and come back within seconds: a program that streamed faster than
         // both the profile and the check right after it (above its DRAM roof by more than the

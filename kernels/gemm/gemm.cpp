@@ -17,31 +17,11 @@ const std::array<const GemmImpl*, 3> impls = {&gemm_avx512, &gemm_avx2, &gemm_sc
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// Packs columns [q0, q1) of a kc-row slice of B (q0 a multiple of nr) into their panels
-// of the packed block bp (panel q at bp + q * kc).
-void pack_b_columns(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int kc, int q0, int q1,
-                    float* bp) {
-    im.pack_b(b + q0, ldb, kc, q1 - q0, bp + static_cast<std::ptrdiff_t>(q0) * kc);
-}
-
-// B panels packed per group, just before the first A block uses them, while the group
-// after is prefetched by the micro-kernel calls on this one (one line per k step, a
-// column of lines down the kc rows per call): packing all of a block first ran B's DRAM
-// stream (a copy at 10-13 GB/s on one core) and the FMAs one after the other, 6% of
-// 256 x 4096 x 4096 and 25% of 64 x 4096 x 4096. Panels per group: the group packed and
-// the group prefetched in a quarter of L2, beside the A block's 60% (two 64 KiB panels at
-// kc = 512 with a 1 MiB L2).
-int pack_group_panels(const GemmImpl& im, int kc) {
-    const auto panel_bytes = sizeof(float) * static_cast<std::size_t>(kc) * static_cast<std::size_t>(im.nr);
-    return std::max(1, static_cast<int>(cache_sizes().l2 / 8 / panel_bytes));
-}
-
-// Rows (of one thread) up to which blocked() runs half as deep and twice as tall.
-int shallow_rows(const GemmImpl& im) { return 2 * im.mc; }
-
-// The five loops around the micro-kernel (jc, pc, ic, jr, ir), on the calling thread.
-// B comes packed (pre) or is packed from g.b into bp, group by group during the first A
-// block of each (jc, pc) and reused by the others.
+// The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
+// calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
+// of B packed into nr-column panels (in L2), and each A panel swept past all of the B
+// block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
+// packed from g.b into bp, once per (pc, ic, jc): once in all when the rows fit one A block.
 void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const PackedB* pre) {
     alignas(64) float tile[gemm_max_mr * 64];
     if (g.k == 0) {
@@ -51,78 +31,73 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
         return;
     }
     constexpr int line_floats = 64 / sizeof(float);
-    // Half as deep and twice as tall (the same A buffer) when the rows fit one such block,
-    // as in the batch sweep's M x 4096 x 4096: each B panel then serves few A tiles and B's
-    // stream weighs more than C's updates (measured on Zen 4 when the full depth was 1024:
-    // M = 64-256 2.5-10% faster at 512; 512-4096 square 1.5-4% slower; at the full depth of
-    // 512 on Zen 5 the batch sweep's M = 64-256 run at 1.07-1.38x OpenBLAS this way). A
-    // packed B keeps the depth it was packed at.
-    const bool shallow = !pre && g.m <= shallow_rows(im);
-    const int kc_block = shallow ? std::max(1, im.kc / 2) : im.kc;
-    const int mc_block = shallow ? 2 * im.mc : im.mc;
-    for (int jc = 0; jc < g.n; jc += im.nc) {
-        const int nc = std::min(im.nc, g.n - jc);
-        for (int pc = 0; pc < g.k; pc += kc_block) {
-            const int kc = std::min(kc_block, g.k - pc);
-            const float* bsrc = pre ? nullptr : g.b + pc * g.ldb + jc;
-            const float* block = pre ? pre->panel(jc, pc) : bp;
-            const bool accumulate = g.accumulate || pc > 0;
-            for (int ic = 0; ic < g.m; ic += mc_block) {
-                const int mc = std::min(mc_block, g.m - ic);
-                im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
-                const bool packing = bsrc && ic == 0;
-                const int group = packing ? pack_group_panels(im, kc) * im.nr : nc;
-                if (packing) pack_b_columns(im, bsrc, g.ldb, kc, 0, std::min(group, nc), bp);
-                // The next A block's rows (this pc's next ic, else the next pc's first) are
-                // prefetched into L2, one row's kc floats per call over this block's last
-                // calls (when a call is not prefetching B): packing an A block from L3 or
-                // DRAM otherwise stalls the core while nothing computes. Interleaved in one
-                // process on Zen 4, B and A cold: 512^3 +1.5-2 %, 64-128 x 4096 x 4096 +2.4-4 %
-                // on two threads, 2048-4096 within +-1 %.
-                const float* a_next = nullptr;
-                int a_next_rows = 0;
-                if (ic + mc < g.m) {
-                    a_next = g.a + (ic + mc) * g.lda + pc;
-                    a_next_rows = std::min(mc_block, g.m - ic - mc);
-                } else if (g.k - pc - kc >= kc) {  // (a shorter last kc: its rows are not prefetched)
-                    a_next = g.a + pc + kc;
-                    a_next_rows = std::min(mc_block, g.m);
-                }
-                const int block_calls = (nc + im.nr - 1) / im.nr * ((mc + im.mr - 1) / im.mr);
-                const int a_first_call = std::max(0, block_calls - a_next_rows);
-                int block_call = 0;
-                for (int g0 = 0; g0 < nc; g0 += group) {
-                    const int g1 = std::min(nc, g0 + group);
-                    // The next group's lines of one row, prefetched one column of lines per call.
-                    const int next_lines = packing ? (std::min(nc, g1 + group) - g1 + line_floats - 1) / line_floats : 0;
-                    int call = 0;
-                    for (int jr = g0; jr < g1; jr += im.nr) {
-                        const int nr = std::min(im.nr, nc - jr);
-                        const float* bpanel = block + static_cast<std::ptrdiff_t>(jr) * kc;
-                        for (int ir = 0; ir < mc; ir += im.mr, ++call, ++block_call) {
-                            const int rows = std::min(im.mr, mc - ir);
-                            const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
-                            float* c = g.c + (ic + ir) * g.ldc + jc + jr;
-                            const bool pf = call < next_lines;
-                            const int a_row = block_call - a_first_call;
-                            const bool pfa = !pf && a_row >= 0 && a_row < a_next_rows;
-                            const float* pf_at = pf ? bsrc + g1 + call * line_floats
-                                                    : pfa ? a_next + a_row * g.lda : bpanel;
-                            const std::ptrdiff_t pf_ld = pf ? g.ldb : pfa ? 1 : 0;
-                            const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
-                            if (nr == im.nr) {
-                                kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
-                                continue;
-                            }
-                            // Right edge: the full tile into a scratch tile, then the valid columns.
-                            kernel(kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
-                            for (int i = 0; i < rows; ++i)
-                                for (int j = 0; j < nr; ++j)
-                                    c[i * g.ldc + j] = accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j]
-                                                                  : tile[i * im.nr + j];
-                        }
+    // A blocks of equal height (a multiple of mr, at most im.mc): one short last block would
+    // repack all of B for a few rows.
+    const int a_blocks = (g.m + im.mc - 1) / im.mc;
+    const int mc_block = round_up((g.m + a_blocks - 1) / a_blocks, im.mr);
+    for (int pc = 0; pc < g.k; pc += im.kc) {
+        const int kc = std::min(im.kc, g.k - pc);
+        const bool accumulate = g.accumulate || pc > 0;
+        for (int ic = 0; ic < g.m; ic += mc_block) {
+            const int mc = std::min(mc_block, g.m - ic);
+            im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
+            for (int jc = 0; jc < g.n; jc += im.nc) {
+                const int nc = std::min(im.nc, g.n - jc);
+                if (!pre) im.pack_b(g.b + pc * g.ldb + jc, g.ldb, kc, nc, bp);
+                // The next B block's source is prefetched into L2 by this block's last calls,
+                // one column of lines (kc rows, ldb apart) per call, so that its packing
+                // reads L2 instead of waiting on DRAM: for the batch sweep's M = 64-256 the
+                // copy of B is a large share of each block's time. Only the last calls, so
+                // that the source does not share L2 with the packed block for the whole
+                // block (reasoned, not measured against prefetching from the first call).
+                const float* b_next = nullptr;
+                int next_cols = 0;
+                if (!pre) {
+                    if (jc + nc < g.n) {
+                        b_next = g.b + pc * g.ldb + jc + nc;
+                        next_cols = std::min(im.nc, g.n - jc - nc);
+                    } else if (ic + mc < g.m) {
+                        b_next = g.b + pc * g.ldb;
+                        next_cols = std::min(im.nc, g.n);
+                    } else if (pc + kc < g.k) {
+                        b_next = g.b + (pc + kc) * g.ldb;
+                        next_cols = std::min(im.nc, g.n);
                     }
-                    if (packing && g1 < nc) pack_b_columns(im, bsrc, g.ldb, kc, g1, std::min(nc, g1 + group), bp);
+                }
+                const int next_lines = (next_cols + line_floats - 1) / line_floats;
+                const int calls = (nc + im.nr - 1) / im.nr * ((mc + im.mr - 1) / im.mr);
+                const int first_b_call = std::max(0, calls - next_lines);
+                int call = 0;
+                for (int ir = 0; ir < mc; ir += im.mr) {
+                    const int rows = std::min(im.mr, mc - ir);
+                    const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
+                    const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
+                    float* crow = g.c + (ic + ir) * g.ldc + jc;
+                    for (int jr = 0; jr < nc; jr += im.nr, ++call) {
+                        const int nr = std::min(im.nr, nc - jr);
+                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc)
+                                                  : bp + static_cast<std::ptrdiff_t>(jr) * kc;
+                        // Otherwise a panel's last call brings the next A panel into L2 (one
+                        // line per k), from the packed block in L3.
+                        const int b_line = call - first_b_call;
+                        const bool pf_b = b_line >= 0 && b_line < next_lines;
+                        const bool pf_a = !pf_b && jr + im.nr >= nc && ir + im.mr < mc;
+                        const float* pf_at = pf_b   ? b_next + b_line * line_floats
+                                             : pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc
+                                                    : bpanel;
+                        const std::ptrdiff_t pf_ld = pf_b ? g.ldb : pf_a ? line_floats : 0;
+                        float* c = crow + jr;
+                        if (nr == im.nr) {
+                            kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
+                            continue;
+                        }
+                        // Right edge: the full tile into a scratch tile, then the valid columns.
+                        kernel(kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
+                        for (int i = 0; i < rows; ++i)
+                            for (int j = 0; j < nr; ++j)
+                                c[i * g.ldc + j] = accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j]
+                                                              : tile[i * im.nr + j];
+                    }
                 }
             }
         }
@@ -142,18 +117,17 @@ GemmBlocks gemm_blocks(int mr, int nr) {
     const auto& caches = cache_sizes();
     constexpr int kc = 512;
     const auto panel_bytes = sizeof(float) * kc;  // one row of A or column of B in a block
-    const int mc = std::max(1, static_cast<int>(caches.l2 * 6 / 10 / panel_bytes) / mr) * mr;
+    const int nc = std::max(nr, static_cast<int>(caches.l2 * 35 / 100 / panel_bytes) / nr * nr);
     const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));
-    const int nc_fit = static_cast<int>(caches.l3 / 2 / cpus / panel_bytes) / nr * nr;
-    return {kc, mc, std::clamp(nc_fit, nr, 4096 / nr * nr)};
+    const int mc_fit = static_cast<int>(caches.l3 / 2 / cpus / panel_bytes) / mr * mr;
+    return {kc, std::clamp(mc_fit, mr, round_up(4096, mr)), nc};
 }
 
 std::string gemm_description(const GemmImpl& im) {
     const auto n = [](int v) { return std::to_string(v); };
-    return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) + " micro-kernel, packed panels, blocks kc " +
-           n(im.kc) + " mc " + n(im.mc) + " nc " + n(im.nc) + " (kc " + n(im.kc / 2) + " mc " +
-           n(2 * im.mc) + " when a thread's rows are at most " + n(shallow_rows(im)) + "); M <= " +
-           n(gemm_small_m) + ": B unpacked, C in an L1 tile";
+    return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) + " micro-kernel, packed panels, kc " +
+           n(im.kc) + ", A blocks of up to " + n(im.mc) + " rows (L3), B blocks of " + n(im.nc) +
+           " columns (L2); M <= " + n(gemm_small_m) + ": B unpacked, C in an L1 tile";
 }
 
 const GemmImpl& best_gemm_impl() {
@@ -199,6 +173,11 @@ const float* PackedB::panel(int jc, int pc) const {
            static_cast<std::ptrdiff_t>(pc) * nc_padded;
 }
 
+const float* PackedB::micro_panel(int j, int pc) const {
+    const int jc = j / nc_ * nc_;
+    return panel(jc, pc) + static_cast<std::ptrdiff_t>(j - jc) * std::min(kc_, k_ - pc);
+}
+
 void gemm_naive(const GemmArgs& g) {
     for (int i = 0; i < g.m; ++i)
         for (int j = 0; j < g.n; ++j) {
@@ -228,7 +207,10 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     // Splitting N makes every thread read and pack all of A, splitting M all of B: split
     // the dimension whose operand is larger (N for decode-like GEMMs, whose B dominates; M
     // for square ones, as A's packing is a transpose and B's a copy, and for a 1x1
-    // convolution, P x C by C x C), when each thread gets at least two panels.
+    // convolution, P x C by C x C), when each thread gets at least two panels. Two threads
+    // packing each B block together into one shared buffer (half each, then a wait) was no
+    // faster on a Zen 5 guest (512-4096 and the batch sweep, within the noise, 1024^3 1-3%
+    // slower): each thread then reads the other's half from the other core.
     const bool m_ok = m_panels >= 2 * threads, n_ok = n_panels >= 2 * threads;
     const bool split_n = n_ok && !(m_ok && g.m >= g.n);
     if (!split_n && !m_ok) threads = 1;

@@ -1,12 +1,12 @@
 #pragma once
 // Single-precision GEMM, row-major, C (M x N) = A (M x K) * B (K x N), or C += A * B.
 //
-// optimized: the BLIS structure. B is packed into panels NR columns wide (kc x NR,
-// contiguous, streamed from L2 while the micro-kernel sweeps a block of A), A into panels MR rows
-// tall (kc x MR, a block of MC rows kept in L2); the micro-kernel holds an MR x NR tile
-// of C in registers and does MR x NR/lanes FMAs per k with NR/lanes loads of B and MR
-// broadcasts of A. Threads split N (or M when N is too narrow), each with its own packing
-// buffers, so they never wait for each other.
+// optimized: the BLIS structure. A is packed into panels MR rows tall (kc x MR, a block of
+// up to MC rows kept in L3), B into panels NR columns wide (kc x NR, a block of NC columns
+// kept in L2); each A panel is swept past all of the B block's panels in turn. The
+// micro-kernel holds an MR x NR tile of C in registers and does MR x NR/lanes FMAs per k
+// with NR/lanes loads of B and MR broadcasts of A. Threads split N (or M when N is too
+// narrow), each with its own packing buffers, so they never wait for each other.
 //
 // Bound and measured (2-core KVM guests, shared and noisy; ratios from the same run):
 // - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`
@@ -35,6 +35,13 @@
 //   87-90% of the roof on one and two threads, OpenBLAS's SkylakeX core 87-91%. The same
 //   GEMM with A, B and C on 4 KiB pages instead of huge pages ran 193 against 229 (4096^3,
 //   one thread, kc 512: page walks of C's rows, 16 KiB apart, and of A's and B's blocks).
+//   The figures above were taken in the loop order before the present one (gemm_blocks
+//   says what changed and what it gave); its B groups packed between calls and its A rows
+//   prefetched for the next block went with it, replaced by the next B block's source
+//   prefetched during the last calls of the block before. perf (software clock) on 512^3,
+//   one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% -> 2.4%
+//   once its transpose stayed in registers and it prefetched its rows (gemm_avx512.cpp),
+//   pack_b 2.0% -> 1.7% with its rows prefetched 8 ahead.
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -75,21 +82,29 @@ int small_m_chunk(int m);
 
 // Cache blocks for an mr x nr micro-kernel, from this CPU's caches (cache_sizes()):
 //   kc = 512: the C tile is loaded and stored once per kc steps of 2 x mr x nr flop, its
-//     lines prefetched while the FMAs run; the kc x nr B micro-panel (64 KiB at nr = 32)
-//     streams from L2 in order, which the hardware prefetchers follow. On Zen 4 (32 KiB
-//     L1d, 1 MiB L2), 2048^3 on one thread ran 5-12% faster at kc 512 than at 256 (384 in
-//     between). kc 1024 was the rule for a while (+1.5-4% on Zen 4), measured when the
-//     C prefetches had silently dropped out of the micro-kernel (gemm_impl.hpp), so longer
-//     blocks amortised exposed C misses; with them back, on a Zen 5 guest (48 KiB L1d,
-//     1 MiB L2, two 512-bit FMA pipes), 4096^3 on one thread ran 214 GFLOP/s at kc 1024,
-//     229 at 512 and 226-227 at 384 and 768 (OpenBLAS 224, same process, inputs on huge
-//     pages), and suite medians against OpenBLAS moved from 0.91-0.92 to 0.96-1.01 at
-//     2048-4096 and from 0.91-0.97 to 1.07 at 256 x 4096 x 4096. M that fits one A block
-//     of half the depth runs at kc / 2 (see blocked() in gemm.cpp);
-//   mc: the mc x kc A block in 60% of a core's L2 (it is reread for every nr columns);
-//   nc: the kc x nc packed B block (one per thread) in half of L3 per CPU, at most
-//     4096 columns: packing A again for each nc costs a transpose of A (5% of the time
-//     at nc 1024, kc 512 on 2048^3).
+//     lines prefetched while the FMAs run. On Zen 4 (32 KiB L1d, 1 MiB L2), 2048^3 on
+//     one thread ran 5-12% faster at kc 512 than at 256 (384 in between). kc 1024 was the
+//     rule for a while (+1.5-4% on Zen 4), measured when the C prefetches had silently
+//     dropped out of the micro-kernel (gemm_impl.hpp), so longer blocks amortised exposed C
+//     misses; with them back, on a Zen 5 guest (48 KiB L1d, 1 MiB L2, two 512-bit FMA
+//     pipes), 4096^3 on one thread ran 214 GFLOP/s at kc 1024, 229 at 512 and 226-227 at
+//     384 and 768. In the present loop order kc 192, 256, 384 and 512 were within the
+//     noise of each other there (0.99-1.03 of OpenBLAS); 512 keeps the C updates rarest;
+//   nc: the kc x nc B block in 35% of a core's L2, beside the next block's source, which
+//     the block's last calls prefetch (Zen 5: 30-40% within the noise, 160 columns);
+//   mc: the mc x kc A block in this CPU's share of half of L3, at most 4096 rows (rounded
+//     up to whole panels): B is packed again for each A block, so M up to that is one.
+//   The order: A panels swept past a B block in L2. The one before it (A block of 294 rows
+//   in 60% of L2, B block of 4096 columns in L3, one 64 KiB B panel swept by every A panel)
+//   was slower at 2048-4096. Per k both orders read A's and B's bytes from L2 (at kc 512
+//   the A panel, 28 KiB, and a B panel, 64 KiB, pass through a 48 KiB L1d between two uses
+//   of a line; at kc 256, where an A panel would stay in L1, the speed was the same); what
+//   differs is what else L2 holds, 320 KiB of B against 588 KiB of A plus the B panels
+//   being packed, which is the likely cause (no PMU here to count L2 misses). Interleaved
+//   with OpenBLAS in one process (Zen 5, one thread, two
+//   rounds of seven), old order then new: 512^3 0.997-1.020 -> 1.017-1.022, 2048^3
+//   0.961-0.987 -> 1.024-1.031, 4096^3 0.955-0.975 -> 1.011-1.013, 256 x 4096 x 4096
+//   1.005-1.007 -> 1.063-1.067; the batch sweep's M = 48-128 within the noise of before.
 struct GemmBlocks {
     int kc, mc, nc;
 };
@@ -138,6 +153,8 @@ public:
     int n() const { return n_; }
     // Panel of columns [jc, jc + nc) and rows [pc, pc + kc) for the impl's blocks.
     const float* panel(int jc, int pc) const;
+    // The nr-column micro-panel of columns [j, j + nr) (j a multiple of nr), rows [pc, pc + kc).
+    const float* micro_panel(int j, int pc) const;
     static std::size_t bytes(const GemmImpl& impl, int k, int n);
 
 private:

@@ -1,17 +1,20 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/bf16.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/gemm/gemm.hpp"
 #include "kernels/gemm/gemm_amx.hpp"
+#include "kernels/parallel.hpp"
 #include "kernels/registry.hpp"
 #include "tests/unit/kernels/kernel_test_support.hpp"
 
@@ -67,6 +70,46 @@ TEST(GemmFp32, EveryIsaImplementationMatchesNaive) {
         ++tested;
     }
     EXPECT_GE(tested, 1);  // the scalar fallback runs everywhere
+}
+
+// The blocked loops with blocks shrunk to a few tiles, so that one small GEMM crosses every
+// boundary: several kc steps (the last one short, and kc not a multiple of the packers' 16),
+// several A blocks of balanced height with a row tail, several B blocks with a column tail
+// (each block's packing and the next one's prefetch), on one and two threads (a wide C split
+// by columns, a tall one by rows), and a
+// prepacked B read panel by panel across its blocks.
+TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
+    for (const auto* full : gemm_impls()) {
+        if (!full->supported(cpu_features())) continue;
+        SCOPED_TRACE(full->isa);
+        GemmImpl impl = *full;
+        impl.kc = 40;
+        impl.mc = 2 * impl.mr;
+        impl.nc = 2 * impl.nr;
+        const int k = 3 * impl.kc + 9;
+        for (const auto& [m, n] : {std::pair{5 * impl.mr + 3, 5 * impl.nr + 7},
+                                  std::pair{11 * impl.mr + 5, 3 * impl.nr + 7}}) {
+            SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+            std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+            std::vector<float> c0(static_cast<std::size_t>(m) * n);
+            fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
+            fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
+            fill_uniform(c0.data(), c0.size(), 3, -1, 1, 1);
+            auto ref = c0;
+            gemm_naive({a.data(), k, b.data(), n, ref.data(), n, m, n, k, true});
+            GemmWorkspace ws(impl, 2);
+            for (int threads : {1, 2}) {
+                SCOPED_TRACE(std::to_string(threads) + " thread(s)");
+                auto c = c0;
+                gemm_optimized(impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws, threads);
+                for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
+            }
+            auto c = c0;
+            const PackedB packed(impl, b.data(), n, k, n);
+            gemm_prepacked(impl, {a.data(), k, nullptr, 0, c.data(), n, m, n, k, true}, packed, ws, 0);
+            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
+        }
+    }
 }
 
 TEST(GemmBf16, EveryVariantVerifiesOnOddShapes) {
@@ -185,16 +228,25 @@ TEST(CacheSizes, AreAHierarchyAndFollowSysfs) {
     }
 }
 
-// Blocks come from this CPU's caches: kc a whole number of steps, the A block (mc x kc) in
-// L2, mc a whole number of register tiles, nc of B panels; the small-M tile in L1.
+// Blocks come from this CPU's caches: an A panel (mr x kc) in L1, the B block (kc x nc) in at
+// most half of L2 (beside the next block's source), the A block (mc x kc) in this CPU's share
+// of half of L3; mc and nc whole numbers of register tiles; the small-M tile in L1.
 TEST(GemmFp32, CacheBlocksFollowTheCaches) {
     const auto& caches = cache_sizes();
+    const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));
     for (const auto* impl : gemm_impls()) {
         SCOPED_TRACE(impl->isa);
+        const auto panel = sizeof(float) * static_cast<std::size_t>(impl->kc);
         EXPECT_EQ(impl->mc % impl->mr, 0);
         EXPECT_EQ(impl->nc % impl->nr, 0);
         EXPECT_GT(impl->nc, 0);
-        EXPECT_LE(sizeof(float) * impl->mc * impl->kc, caches.l2);
+        EXPECT_LE(panel * impl->mr, caches.l1d);
+        if (impl->nc > impl->nr) {
+            EXPECT_LE(panel * impl->nc, caches.l2 / 2);
+        }
+        if (impl->mc > impl->mr) {
+            EXPECT_LE(panel * impl->mc, caches.l3 / 2 / cpus + panel * impl->mr);
+        }
     }
     for (int m = 1; m <= gemm_small_m; ++m) {
         const int chunk = small_m_chunk(m);

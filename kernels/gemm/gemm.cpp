@@ -44,12 +44,14 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
             for (int jc = 0; jc < g.n; jc += im.nc) {
                 const int nc = std::min(im.nc, g.n - jc);
                 if (!pre) im.pack_b(g.b + pc * g.ldb + jc, g.ldb, kc, nc, bp);
-                // The next B block's source is prefetched into L2 by this block's last calls,
-                // one column of lines (kc rows, ldb apart) per call, so that its packing
-                // reads L2 instead of waiting on DRAM: for the batch sweep's M = 64-256 the
-                // copy of B is a large share of each block's time. Only the last calls, so
-                // that the source does not share L2 with the packed block for the whole
-                // block (reasoned, not measured against prefetching from the first call).
+                // The next B block's source is prefetched into L2 during this block, one
+                // column of lines (kc rows, ldb apart) per call, the calls that do it spread
+                // evenly over the block, so that its packing reads L2 instead of waiting on
+                // DRAM: for the batch sweep's M = 64-256 the copy of B is a large share of
+                // each block's time, and in the block's last calls alone the prefetches asked
+                // for more than one core's DRAM bandwidth (Zen 5, one thread, against OpenBLAS
+                // in one process: 64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 -> 1.30-1.32
+                // and 1.15-1.17; forced AVX2 0.92-0.93 -> 0.94-0.96; the squares unchanged).
                 const float* b_next = nullptr;
                 int next_cols = 0;
                 if (!pre) {
@@ -66,7 +68,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                 }
                 const int next_lines = (next_cols + line_floats - 1) / line_floats;
                 const int calls = (nc + im.nr - 1) / im.nr * ((mc + im.mr - 1) / im.mr);
-                const int first_b_call = std::max(0, calls - next_lines);
+                const int spread = next_lines > 0 ? std::max(1, calls / next_lines) : 1;
+                const int first_b_call = std::max(0, calls - spread * next_lines);
                 int call = 0;
                 for (int ir = 0; ir < mc; ir += im.mr) {
                     const int rows = std::min(im.mr, mc - ir);
@@ -79,8 +82,9 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                                                   : bp + static_cast<std::ptrdiff_t>(jr) * kc;
                         // Otherwise a panel's last call brings the next A panel into L2 (one
                         // line per k), from the packed block in L3.
-                        const int b_line = call - first_b_call;
-                        const bool pf_b = b_line >= 0 && b_line < next_lines;
+                        const int b_rel = call - first_b_call;
+                        const int b_line = b_rel / spread;
+                        const bool pf_b = b_rel >= 0 && b_rel % spread == 0 && b_line < next_lines;
                         const bool pf_a = !pf_b && jr + im.nr >= nc && ir + im.mr < mc;
                         const float* pf_at = pf_b   ? b_next + b_line * line_floats
                                              : pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc

@@ -38,10 +38,11 @@
 //   The figures above were taken in the loop order before the present one (gemm_blocks
 //   says what changed and what it gave); its B groups packed between calls and its A rows
 //   prefetched for the next block went with it, replaced by the next B block's source
-//   prefetched during the last calls of the block before. perf (software clock) on 512^3,
-//   one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% -> 2.4%
-//   once its transpose stayed in registers and it prefetched its rows (gemm_avx512.cpp),
-//   pack_b 2.0% -> 1.7% with its rows prefetched 8 ahead.
+//   prefetched during the block before (gemm.cpp). perf (software clock) on 512^3,
+//   one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% ->
+//   2.4-3.1% once its transpose stayed in registers and it prefetched its rows
+//   (gemm_avx512.cpp), pack_b 1.6-1.7% with its rows prefetched 8 ahead (2.0% in one run
+//   without: within this measure's noise, and kept as it costs two instructions a row).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -91,7 +92,7 @@ int small_m_chunk(int m);
 //     384 and 768. In the present loop order kc 192, 256, 384 and 512 were within the
 //     noise of each other there (0.99-1.03 of OpenBLAS); 512 keeps the C updates rarest;
 //   nc: the kc x nc B block in 35% of a core's L2, beside the next block's source, which
-//     the block's last calls prefetch (Zen 5: 30-40% within the noise, 160 columns);
+//     the block's calls prefetch (Zen 5: 30-40% within the noise, 160 columns);
 //   mc: the mc x kc A block in this CPU's share of half of L3, at most 4096 rows (rounded
 //     up to whole panels): B is packed again for each A block, so M up to that is one.
 //   The order: A panels swept past a B block in L2. The one before it (A block of 294 rows

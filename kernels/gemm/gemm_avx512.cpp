@@ -86,7 +86,7 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 #pragma GCC unroll 16
             for (int i = 0; i < 16; ++i) {
                 const float* row = a + (p + i) * lda + k0;
-                __builtin_prefetch(row + 128, 0, 3);
+                if (i < rows) __builtin_prefetch(row + 128, 0, 3);
                 r[i] = i < rows ? _mm512_maskz_loadu_ps(kmask, row) : _mm512_setzero_ps();
             }
             transpose16(r);

@@ -21,7 +21,8 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
 // block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
-// packed from g.b into bp, once per (pc, ic, jc): once in all when the rows fit one A block.
+// packed from g.b into bp by the first A panel's calls, once per (pc, ic, jc): once in all
+// when the rows fit one A block.
 void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const PackedB* pre) {
     alignas(64) float tile[gemm_max_mr * 64];
     if (g.k == 0) {
@@ -43,7 +44,14 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
             im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
             for (int jc = 0; jc < g.n; jc += im.nc) {
                 const int nc = std::min(im.nc, g.n - jc);
-                if (!pre) im.pack_b(g.b + pc * g.ldb + jc, g.ldb, kc, nc, bp);
+                // B's full panels are packed by the first A panel's calls (when it is a full
+                // tile: kernel_packing_b), a last partial panel, zero-padded, here.
+                const float* bsrc = pre ? nullptr : g.b + pc * g.ldb + jc;
+                const bool pack_in_kernel = !pre && mc >= im.mr;
+                const int full_cols = pack_in_kernel ? nc / im.nr * im.nr : 0;
+                if (!pre && full_cols < nc)
+                    im.pack_b(bsrc + full_cols, g.ldb, kc, nc - full_cols,
+                              bp + static_cast<std::ptrdiff_t>(full_cols) * kc);
                 // The next B block's source is prefetched into L2 during this block, one
                 // column of lines (kc rows, ldb apart) per call, the calls that do it spread
                 // evenly over the block, so that its packing reads L2 instead of waiting on
@@ -78,8 +86,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                     float* crow = g.c + (ic + ir) * g.ldc + jc;
                     for (int jr = 0; jr < nc; jr += im.nr, ++call) {
                         const int nr = std::min(im.nr, nc - jr);
-                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc)
-                                                  : bp + static_cast<std::ptrdiff_t>(jr) * kc;
+                        float* own_panel = pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
+                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc) : own_panel;
                         // Otherwise a panel's last call brings the next A panel into L2 (one
                         // line per k), from the packed block in L3.
                         const int b_rel = call - first_b_call;
@@ -91,6 +99,11 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                                                     : bpanel;
                         const std::ptrdiff_t pf_ld = pf_b ? g.ldb : pf_a ? line_floats : 0;
                         float* c = crow + jr;
+                        if (ir == 0 && jr < full_cols) {
+                            im.kernel_packing_b(kc, apanel, bsrc + jr, g.ldb, own_panel, c, g.ldc,
+                                                accumulate, pf_at, pf_ld);
+                            continue;
+                        }
                         if (nr == im.nr) {
                             kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
                             continue;

@@ -42,7 +42,12 @@
 //   one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% ->
 //   2.4-3.1% once its transpose stayed in registers and it prefetched its rows
 //   (gemm_avx512.cpp), pack_b 1.6-1.7% with its rows prefetched 8 ahead (2.0% in one run
-//   without: within this measure's noise, and kept as it costs two instructions a row).
+//   without: within this measure's noise). At 64 x 4096 x 4096 pack_b was 13-14% (B's
+//   64 MiB copied for 64 rows); now the first A panel's calls read B's rows themselves and
+//   store the packed panel as they go (micro_kernel_packing_b, ~12% slower than a plain
+//   call), and pack_b packs only a block's partial last panel: 64 x 4096 x 4096 174 -> 188
+//   GFLOP/s (AVX2 forced: 90 -> 96), against OpenBLAS in one process 1.30 -> 1.32-1.37,
+//   the squares 1.00-1.04 -> 1.02-1.06, the AVX2 path's M = 64 0.95 -> 1.00-1.02.
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -69,6 +74,12 @@ using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* 
                                  std::ptrdiff_t pf_ld);
 
 inline constexpr int gemm_max_mr = 16;
+
+// The full mr x nr tile with B's kc x nr panel read from B itself (rows ldb apart) and
+// stored packed into bp (kc x nr) on the way: the first A panel of a B block packs it.
+using GemmPackingMicroKernel = void (*)(int kc, const float* a, const float* b, std::ptrdiff_t ldb,
+                                        float* bp, float* c, std::ptrdiff_t ldc, bool accumulate,
+                                        const float* pf, std::ptrdiff_t pf_ld);
 
 // Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
 // of B streams once, in chunks of columns whose m-row block of C stays in L1.
@@ -125,6 +136,7 @@ struct GemmImpl {
     void (*pack_b)(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) = nullptr;
     // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
     std::array<GemmSmallM, gemm_small_m> small_m{};
+    GemmPackingMicroKernel kernel_packing_b = nullptr;  // always set (make_gemm_impl)
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first

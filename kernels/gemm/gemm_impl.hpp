@@ -15,10 +15,14 @@ namespace ceiling::kernels::detail {
 // ROWS x NV vectors of C in registers; per k: NV loads of B, ROWS broadcasts of A and
 // ROWS x NV independent FMAs (28 on AVX-512 with 14 x 2: enough to cover 4-cycle FMA
 // latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers).
-template <typename V, int MR, int NV, int ROWS>
-void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
-                  float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
-                  std::ptrdiff_t pf_ld) {
+// FromSource: B's rows come from B itself, b_ld apart (unaligned), and each is also stored
+// into the packed panel bp, so that the first A panel swept past a B block packs it: the
+// copy's loads are the micro-kernel's own, and its stores hide among the FMAs.
+template <typename V, int MR, int NV, int ROWS, bool FromSource>
+__attribute__((always_inline)) inline void micro_kernel_body(
+    int kc, const float* __restrict a, const float* __restrict b, std::ptrdiff_t b_ld,
+    float* __restrict bp, float* __restrict c, std::ptrdiff_t ldc, bool accumulate,
+    const float* pf, std::ptrdiff_t pf_ld) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
@@ -47,12 +51,20 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     const auto step = [&] {
         __builtin_prefetch(pf, 0, 2);
         pf += pf_ld;
-        __builtin_prefetch(b + 16 * NV * L, 0, 3);
-        __builtin_prefetch(b + 16 * NV * L + 16, 0, 3);
+        __builtin_prefetch(b + 16 * b_ld, 0, 3);
+        __builtin_prefetch(b + 16 * b_ld + 16, 0, 3);
         __builtin_prefetch(a + 16 * MR, 0, 3);
         R bv[NV];
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * L);
+        for (int j = 0; j < NV; ++j) {
+            if constexpr (FromSource) {
+                bv[j] = V::loadu(b + j * L);
+                V::storeu(bp + j * L, bv[j]);
+            } else {
+                bv[j] = V::load(b + j * L);
+            }
+        }
+        if constexpr (FromSource) bp += NV * L;
 #pragma GCC unroll 16
         for (int i = 0; i < ROWS; ++i) {
             const R av = V::set1(a[i]);
@@ -60,7 +72,7 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
             for (int j = 0; j < NV; ++j) acc[i][j] = V::fmadd(av, bv[j], acc[i][j]);
         }
         a += MR;
-        b += NV * L;
+        b += b_ld;
     };
     const int k_late = kc > 32 ? kc - 32 : 0;
     for (int k = 0; k < k_late; ++k) step();
@@ -75,6 +87,21 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
             V::storeu(row + j * L, v);
         }
     }
+}
+
+template <typename V, int MR, int NV, int ROWS>
+void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
+                  float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
+                  std::ptrdiff_t pf_ld) {
+    micro_kernel_body<V, MR, NV, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate, pf, pf_ld);
+}
+
+// The full tile from B's own rows (ldb apart), packing them into bp as it goes.
+template <typename V, int MR, int NV>
+void micro_kernel_packing_b(int kc, const float* __restrict a, const float* __restrict b,
+                            std::ptrdiff_t ldb, float* __restrict bp, float* __restrict c,
+                            std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
+    micro_kernel_body<V, MR, NV, MR, true>(kc, a, b, ldb, bp, c, ldc, accumulate, pf, pf_ld);
 }
 
 // M (<= gemm_small_m) rows of C from unpacked A and B, for decode-like GEMMs whose bound
@@ -231,7 +258,8 @@ GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeature
             symbol,
             pack_a ? pack_a : &pack_a_portable<V, MR>,
             pack_b ? pack_b : &pack_b_portable<V, NV * V::lanes>,
-            small_m_table<V>(std::make_index_sequence<gemm_small_m>{})};
+            small_m_table<V>(std::make_index_sequence<gemm_small_m>{}),
+            &micro_kernel_packing_b<V, MR, NV>};
 }
 
 }  // namespace ceiling::kernels::detail

@@ -209,9 +209,9 @@ void pack_a_portable(const float* a, std::ptrdiff_t lda, int mc, int kc, float* 
 
 // B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
 // nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
-// sequentially: for decode-like GEMMs (M of 1 to 16) packing B is the DRAM stream, and
-// panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at half the
-// read roof.
+// sequentially: panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at
+// half the read roof when this copy was a small batch's DRAM stream. (Used for PackedB and a
+// block's partial last panel: micro_kernel_packing_b packs the rest.)
 template <typename V, int nr>
 void pack_b_portable(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;

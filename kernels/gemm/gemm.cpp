@@ -108,8 +108,11 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                             kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
                             continue;
                         }
-                        // Right edge: the full tile into a scratch tile, then the valid columns.
-                        kernel(kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
+                        // Right edge: a full or narrow tile into a scratch tile, then the
+                        // valid columns.
+                        const bool narrow = nr <= im.narrow_nr;
+                        (narrow ? im.narrow_kernels[static_cast<std::size_t>(rows - 1)] : kernel)(
+                            kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
                         for (int i = 0; i < rows; ++i)
                             for (int j = 0; j < nr; ++j)
                                 c[i * g.ldc + j] = accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j]

@@ -137,6 +137,10 @@ struct GemmImpl {
     // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
     std::array<GemmSmallM, gemm_small_m> small_m{};
     GemmPackingMicroKernel kernel_packing_b = nullptr;  // always set (make_gemm_impl)
+    // narrow_kernels[r - 1]: r rows by narrow_nr columns (about nr / 2) of a packed panel,
+    // for a block's last panel when its columns fit: zero-padded columns cost FMAs too.
+    std::array<GemmMicroKernel, gemm_max_mr> narrow_kernels{};
+    int narrow_nr = 0;
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first

@@ -96,6 +96,16 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
     micro_kernel_body<V, MR, NV, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate, pf, pf_ld);
 }
 
+// ROWS x (nr / 2) of C from a packed panel nr wide, for a block's last panel with at most
+// nr / 2 columns: the full tile would spend as many FMAs on its zero-padded columns.
+template <typename V, int MR, int NV, int ROWS>
+void micro_kernel_narrow(int kc, const float* __restrict a, const float* __restrict b,
+                         float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
+                         std::ptrdiff_t pf_ld) {
+    constexpr int half = NV / 2 > 0 ? NV / 2 : 1;
+    micro_kernel_body<V, MR, half, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate, pf, pf_ld);
+}
+
 // The full tile from B's own rows (ldb apart), packing them into bp as it goes.
 template <typename V, int MR, int NV>
 void micro_kernel_packing_b(int kc, const float* __restrict a, const float* __restrict b,
@@ -239,6 +249,11 @@ constexpr std::array<GemmMicroKernel, gemm_max_mr> micro_kernel_table(
     std::index_sequence<Rows...>) {
     return {{&micro_kernel<V, MR, NV, static_cast<int>(Rows) + 1>...}};
 }
+template <typename V, int MR, int NV, std::size_t... Rows>
+constexpr std::array<GemmMicroKernel, gemm_max_mr> narrow_kernel_table(
+    std::index_sequence<Rows...>) {
+    return {{&micro_kernel_narrow<V, MR, NV, static_cast<int>(Rows) + 1>...}};
+}
 
 template <typename V, int MR, int NV>
 GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
@@ -259,7 +274,9 @@ GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeature
             pack_a ? pack_a : &pack_a_portable<V, MR>,
             pack_b ? pack_b : &pack_b_portable<V, NV * V::lanes>,
             small_m_table<V>(std::make_index_sequence<gemm_small_m>{}),
-            &micro_kernel_packing_b<V, MR, NV>};
+            &micro_kernel_packing_b<V, MR, NV>,
+            narrow_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
+            (NV / 2 > 0 ? NV / 2 : 1) * V::lanes};
 }
 
 }  // namespace ceiling::kernels::detail

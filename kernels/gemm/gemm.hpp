@@ -5,8 +5,9 @@
 // up to MC rows kept in L3), B into panels NR columns wide (kc x NR, a block of NC columns
 // kept in L2); each A panel is swept past all of the B block's panels in turn. The
 // micro-kernel holds an MR x NR tile of C in registers and does MR x NR/lanes FMAs per k
-// with NR/lanes loads of B and MR broadcasts of A. Threads split N (or M when N is too
-// narrow), each with its own packing buffers, so they never wait for each other.
+// with NR/lanes loads of B and MR broadcasts of A (a block's last panel of at most NR/2
+// columns runs a half-width one). Threads split N (or M when N is too narrow), each with
+// its own packing buffers, so they never wait for each other.
 //
 // Bound and measured (2-core KVM guests, shared and noisy; ratios from the same run):
 // - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`

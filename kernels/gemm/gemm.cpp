@@ -54,8 +54,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                               bp + static_cast<std::ptrdiff_t>(full_cols) * kc);
                 // The next B block's source is prefetched into L2 during this block, one
                 // column of lines (kc rows, ldb apart) per call, the calls that do it spread
-                // evenly over the block, so that its packing reads L2 instead of waiting on
-                // DRAM: for the batch sweep's M = 64-256 the copy of B is a large share of
+                // evenly over the block, so that the calls packing it read L2 instead of
+                // waiting on DRAM: for the batch sweep's M = 64-256 the copy of B is a large share of
                 // each block's time, and in the block's last calls alone the prefetches asked
                 // for more than one core's DRAM bandwidth (Zen 5, one thread, against OpenBLAS
                 // in one process: 64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 -> 1.30-1.32
@@ -88,11 +88,11 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                         const int nr = std::min(im.nr, nc - jr);
                         float* own_panel = pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
                         const float* bpanel = pre ? pre->micro_panel(jc + jr, pc) : own_panel;
-                        // Otherwise a panel's last call brings the next A panel into L2 (one
-                        // line per k), from the packed block in L3.
                         const int b_rel = call - first_b_call;
                         const int b_line = b_rel / spread;
                         const bool pf_b = b_rel >= 0 && b_rel % spread == 0 && b_line < next_lines;
+                        // Otherwise an A panel's last call brings the next A panel into L2 (one
+                        // line per k), from the packed block in L3.
                         const bool pf_a = !pf_b && jr + im.nr >= nc && ir + im.mr < mc;
                         const float* pf_at = pf_b   ? b_next + b_line * line_floats
                                              : pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc

@@ -27,8 +27,7 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
     alignas(64) float tile[gemm_max_mr * 64];
     if (g.k == 0) {
         if (!g.accumulate)
-            for (int i = 0; i < g.m; ++i)
-                std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+            for (int i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
         return;
     }
     constexpr int line_floats = 64 / sizeof(float);
@@ -55,8 +54,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                 // The next B block's source is prefetched into L2 during this block, one
                 // column of lines (kc rows, ldb apart) per call, the calls that do it spread
                 // evenly over the block, so that the calls packing it read L2 instead of
-                // waiting on DRAM: for the batch sweep's M = 64-256 the copy of B is a large share of
-                // each block's time, and in the block's last calls alone the prefetches asked
+                // waiting on DRAM: for the batch sweep's M = 64-256 the copy of B is a large share
+                // of each block's time, and in the block's last calls alone the prefetches asked
                 // for more than one core's DRAM bandwidth (Zen 5, one thread, against OpenBLAS
                 // in one process: 64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 -> 1.30-1.32
                 // and 1.15-1.17; forced AVX2 0.92-0.93 -> 0.94-0.96; the squares unchanged).
@@ -86,7 +85,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                     float* crow = g.c + (ic + ir) * g.ldc + jc;
                     for (int jr = 0; jr < nc; jr += im.nr, ++call) {
                         const int nr = std::min(im.nr, nc - jr);
-                        float* own_panel = pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
+                        float* own_panel =
+                            pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
                         const float* bpanel = pre ? pre->micro_panel(jc + jr, pc) : own_panel;
                         const int b_rel = call - first_b_call;
                         const int b_line = b_rel / spread;
@@ -94,9 +94,10 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                         // Otherwise an A panel's last call brings the next A panel into L2 (one
                         // line per k), from the packed block in L3.
                         const bool pf_a = !pf_b && jr + im.nr >= nc && ir + im.mr < mc;
-                        const float* pf_at = pf_b   ? b_next + b_line * line_floats
-                                             : pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc
-                                                    : bpanel;
+                        const float* pf_at = pf_b ? b_next + b_line * line_floats
+                                             : pf_a
+                                                 ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc
+                                                 : bpanel;
                         const std::ptrdiff_t pf_ld = pf_b ? g.ldb : pf_a ? line_floats : 0;
                         float* c = crow + jr;
                         if (ir == 0 && jr < full_cols) {
@@ -115,8 +116,9 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                             kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
                         for (int i = 0; i < rows; ++i)
                             for (int j = 0; j < nr; ++j)
-                                c[i * g.ldc + j] = accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j]
-                                                              : tile[i * im.nr + j];
+                                c[i * g.ldc + j] = accumulate
+                                                       ? c[i * g.ldc + j] + tile[i * im.nr + j]
+                                                       : tile[i * im.nr + j];
                     }
                 }
             }
@@ -129,7 +131,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
 std::span<const GemmImpl* const> gemm_impls() { return impls; }
 
 int small_m_chunk(int m) {
-    const auto floats = std::min<std::size_t>(cache_sizes().l1d / 2 / sizeof(float), gemm_small_m_tile_floats);
+    const auto floats =
+        std::min<std::size_t>(cache_sizes().l1d / 2 / sizeof(float), gemm_small_m_tile_floats);
     return std::max(64, static_cast<int>(floats / static_cast<std::size_t>(m)) / 64 * 64);
 }
 
@@ -145,9 +148,10 @@ GemmBlocks gemm_blocks(int mr, int nr) {
 
 std::string gemm_description(const GemmImpl& im) {
     const auto n = [](int v) { return std::to_string(v); };
-    return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) + " micro-kernel, packed panels, kc " +
-           n(im.kc) + ", A blocks of up to " + n(im.mc) + " rows (L3), B blocks of " + n(im.nc) +
-           " columns (L2); M <= " + n(gemm_small_m) + ": B unpacked, C in an L1 tile";
+    return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) +
+           " micro-kernel, packed panels, kc " + n(im.kc) + ", A blocks of up to " + n(im.mc) +
+           " rows (L3), B blocks of " + n(im.nc) + " columns (L2); M <= " + n(gemm_small_m) +
+           ": B unpacked, C in an L1 tile";
 }
 
 const GemmImpl& best_gemm_impl() {
@@ -170,19 +174,25 @@ GemmWorkspace::GemmWorkspace(const GemmImpl& im, int threads) {
 }
 
 std::size_t PackedB::bytes(const GemmImpl& im, int k, int n) {
-    return sizeof(float) * static_cast<std::size_t>(std::max(k, 1)) * round_up(std::max(n, 1), im.nr);
+    return sizeof(float) * static_cast<std::size_t>(std::max(k, 1)) *
+           round_up(std::max(n, 1), im.nr);
 }
 
 // Blocks in (jc, pc) order; block (jb, pb) holds kc_p x round_up(nc_j, nr) floats, so its
 // offset is jc * K + pc * round_up(nc_j, nr) when every block before it in jc is full.
 PackedB::PackedB(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int k, int n)
-    : k_(k), n_(n), kc_(im.kc), nc_(im.nc), nr_(im.nr),
+    : k_(k),
+      n_(n),
+      kc_(im.kc),
+      nc_(im.nc),
+      nr_(im.nr),
       data_(static_cast<std::size_t>(std::max(k, 1)) * round_up(std::max(n, 1), im.nr)) {
     for (int jc = 0; jc < n; jc += nc_) {
         const int nc = std::min(nc_, n - jc);
         for (int pc = 0; pc < k; pc += kc_) {
             const int kc = std::min(kc_, k - pc);
-            im.pack_b(b + pc * ldb + jc, ldb, kc, nc, data_.data() + (panel(jc, pc) - data_.data()));
+            im.pack_b(b + pc * ldb + jc, ldb, kc, nc,
+                      data_.data() + (panel(jc, pc) - data_.data()));
         }
     }
 }
@@ -218,7 +228,8 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
         run_on_threads(threads, [&](int t) {
             const int n0 = std::min(g.n, 64 * (vecs * t / threads));
             const int n1 = std::min(g.n, 64 * (vecs * (t + 1) / threads));
-            if (n1 > n0) kernel(g.a, g.lda, g.b + n0, g.ldb, g.c + n0, g.ldc, n1 - n0, g.k, g.accumulate);
+            if (n1 > n0)
+                kernel(g.a, g.lda, g.b + n0, g.ldb, g.c + n0, g.ldc, n1 - n0, g.k, g.accumulate);
         });
         return;
     }

@@ -126,8 +126,8 @@ GemmBlocks gemm_blocks(int mr, int nr);
 struct GemmImpl {
     std::string_view isa;  // "avx512", "avx2", "scalar"
     bool (*supported)(const CpuFeatures&);
-    int mr, nr;            // register tile
-    int kc, mc, nc;        // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
+    int mr, nr;      // register tile
+    int kc, mc, nc;  // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
     std::array<GemmMicroKernel, gemm_max_mr> kernels;  // kernels[r - 1] computes r rows
     std::string_view symbol;  // the full-tile micro-kernel, for reading its disassembly
     // Packs an mc x kc block of A into mr-row panels: the ISA's own, else the portable one
@@ -148,24 +148,24 @@ std::span<const GemmImpl* const> gemm_impls();  // widest first
 // What the optimized variant runs with this implementation, for the suite's label: the
 // tile, the blocks and the rules that pick them (stated where the rules are).
 std::string gemm_description(const GemmImpl& impl);
-const GemmImpl& best_gemm_impl();               // the widest this CPU runs
+const GemmImpl& best_gemm_impl();  // the widest this CPU runs
 
 // Packing buffers of `threads` threads for one implementation.
 class GemmWorkspace {
-public:
+  public:
     GemmWorkspace(const GemmImpl& impl, int threads);
     float* a_block(int thread) { return a_[static_cast<std::size_t>(thread)].data(); }
     float* b_panel(int thread) { return b_[static_cast<std::size_t>(thread)].data(); }
     int threads() const { return static_cast<int>(a_.size()); }
     static std::size_t bytes(const GemmImpl& impl, int threads);
 
-private:
+  private:
     std::vector<Array<float>> a_, b_;
 };
 
 // B packed once, for a B used many times (convolution weights).
 class PackedB {
-public:
+  public:
     PackedB(const GemmImpl& impl, const float* b, std::ptrdiff_t ldb, int k, int n);
     int k() const { return k_; }
     int n() const { return n_; }
@@ -175,7 +175,7 @@ public:
     const float* micro_panel(int j, int pc) const;
     static std::size_t bytes(const GemmImpl& impl, int k, int n);
 
-private:
+  private:
     int k_, n_, kc_, nc_, nr_;
     Array<float> data_;
 };
@@ -199,7 +199,7 @@ void gemm_optimized(const GemmImpl& impl, const GemmArgs& g, GemmWorkspace& ws, 
 
 // With B already packed (g.b, g.ldb ignored), on the calling thread with workspace slot
 // `slot`: for callers that parallelise over independent GEMMs themselves.
-void gemm_prepacked(const GemmImpl& impl, const GemmArgs& g, const PackedB& b,
-                    GemmWorkspace& ws, int slot);
+void gemm_prepacked(const GemmImpl& impl, const GemmArgs& g, const PackedB& b, GemmWorkspace& ws,
+                    int slot);
 
 }  // namespace ceiling::kernels

@@ -2,10 +2,10 @@
 // GCC 12.2 warns "may be used uninitialized" inside its own AVX-512 headers for
 // intrinsics built on _mm512_undefined_*() (GCC PR 105593, fixed in 12.3): off here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <array>
 #include <cstdint>
+
+#include <immintrin.h>
 
 #include "kernels/gemm/gemm_impl.hpp"
 
@@ -98,7 +98,8 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 #pragma GCC unroll 14
             for (int v = 0; v < mr; ++v) {
                 const int k = 16 * v / mr;
-                const __m512i idx = _mm512_loadu_si512(pack_a_join[static_cast<std::size_t>(v)].data());
+                const __m512i idx =
+                    _mm512_loadu_si512(pack_a_join[static_cast<std::size_t>(v)].data());
                 _mm512_storeu_ps(out + 16 * v, _mm512_permutex2var_ps(r[k], idx, r[k + 1]));
             }
         }
@@ -137,7 +138,8 @@ void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
 // 14 x 32 tile; cache blocks from this CPU's caches (gemm_blocks, gemm.hpp). Swept on a
 // Sapphire Rapids VM at kc 256 (48 KiB L1d, 2 MiB L2): kc 128-192 lost 5-15% to the more
 // frequent C updates; on Zen 4 (32 KiB L1d, 1 MiB L2) kc 512 beat 256 by 5-12%.
-extern const GemmImpl gemm_avx512 = detail::make_gemm_impl<V512, mr, 2>(
-    "avx512", supported, pack_a, pack_b,
-    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_14V512ELi14ELi2ELi14EEEviPKfS6_PflbS6_l");
+extern const GemmImpl gemm_avx512 =
+    detail::make_gemm_impl<V512, mr, 2>("avx512", supported, pack_a, pack_b,
+                                        "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
+                                        "14V512ELi14ELi2ELi14EEEviPKfS6_PflbS6_l");
 }  // namespace ceiling::kernels

@@ -21,8 +21,8 @@ namespace ceiling::kernels::detail {
 template <typename V, int MR, int NV, int ROWS, bool FromSource>
 __attribute__((always_inline)) inline void micro_kernel_body(
     int kc, const float* __restrict a, const float* __restrict b, std::ptrdiff_t b_ld,
-    float* __restrict bp, float* __restrict c, std::ptrdiff_t ldc, bool accumulate,
-    const float* pf, std::ptrdiff_t pf_ld) {
+    float* __restrict bp, float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
+    std::ptrdiff_t pf_ld) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
@@ -35,7 +35,7 @@ __attribute__((always_inline)) inline void micro_kernel_body(
     // ("const"), and deleted its calls before inlining it, so every micro-kernel of two rows
     // or more had run without these prefetches (seen in the disassembly; its test now
     // counts them).
-    const auto prefetch_c = [c, ldc]<int Locality>() __attribute__((always_inline)) {
+    const auto prefetch_c = [ c, ldc ]<int Locality>() __attribute__((always_inline)) {
 #pragma GCC unroll 16
         for (int i = 0; i < ROWS; ++i) {
             __builtin_prefetch(c + i * ldc, 1, Locality);
@@ -90,10 +90,10 @@ __attribute__((always_inline)) inline void micro_kernel_body(
 }
 
 template <typename V, int MR, int NV, int ROWS>
-void micro_kernel(int kc, const float* __restrict a, const float* __restrict b,
-                  float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
-                  std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, NV, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate, pf, pf_ld);
+void micro_kernel(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
+                  std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
+    micro_kernel_body<V, MR, NV, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate,
+                                              pf, pf_ld);
 }
 
 // ROWS x (nr / 2) of C from a packed panel nr wide, for a block's last panel with at most
@@ -103,14 +103,16 @@ void micro_kernel_narrow(int kc, const float* __restrict a, const float* __restr
                          float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
                          std::ptrdiff_t pf_ld) {
     constexpr int half = NV / 2 > 0 ? NV / 2 : 1;
-    micro_kernel_body<V, MR, half, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate, pf, pf_ld);
+    micro_kernel_body<V, MR, half, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc,
+                                                accumulate, pf, pf_ld);
 }
 
 // The full tile from B's own rows (ldb apart), packing them into bp as it goes.
 template <typename V, int MR, int NV>
 void micro_kernel_packing_b(int kc, const float* __restrict a, const float* __restrict b,
                             std::ptrdiff_t ldb, float* __restrict bp, float* __restrict c,
-                            std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
+                            std::ptrdiff_t ldc, bool accumulate, const float* pf,
+                            std::ptrdiff_t pf_ld) {
     micro_kernel_body<V, MR, NV, MR, true>(kc, a, b, ldb, bp, c, ldc, accumulate, pf, pf_ld);
 }
 
@@ -140,7 +142,8 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
     // in its own page, too short for the hardware prefetchers to follow; 16 rows ahead is
     // ~4 chunk passes, several DRAM latencies. One prefetch per line of B.
     constexpr int prefetch_rows = 16;
-    constexpr int line = 64 / static_cast<int>(sizeof(float)) < L ? L : 64 / static_cast<int>(sizeof(float));
+    constexpr int line =
+        64 / static_cast<int>(sizeof(float)) < L ? L : 64 / static_cast<int>(sizeof(float));
     const int k_main = k / KB * KB;
     for (int j0 = 0; j0 < n; j0 += chunk) {
         const int nb = n - j0 < chunk ? n - j0 : chunk;
@@ -183,11 +186,13 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
             if constexpr (M % RB != 0) rows.template operator()<M % RB>(M / RB * RB);
             for (int j = nv; j < nb; ++j)
                 for (int i = 0; i < M; ++i)
-                    for (int q = 0; q < KB; ++q) tile[i * chunk + j] += as[i * KB + q] * br[q * ldb + j];
+                    for (int q = 0; q < KB; ++q)
+                        tile[i * chunk + j] += as[i * KB + q] * br[q * ldb + j];
         }
         for (int kk = k_main; kk < k; ++kk)
             for (int i = 0; i < M; ++i)
-                for (int j = 0; j < nb; ++j) tile[i * chunk + j] += a[i * lda + kk] * b[kk * ldb + j0 + j];
+                for (int j = 0; j < nb; ++j)
+                    tile[i * chunk + j] += a[i * lda + kk] * b[kk * ldb + j0 + j];
         for (int i = 0; i < M; ++i) {
             float* row = c + i * ldc + j0;
             const float* t = tile + i * chunk;

@@ -1,4 +1,4 @@
-#include <gtest/gtest.h>
+#include "kernels/gemm/gemm.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -10,9 +10,10 @@
 #include <utility>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "kernels/common/bf16.hpp"
 #include "kernels/common/random.hpp"
-#include "kernels/gemm/gemm.hpp"
 #include "kernels/gemm/gemm_amx.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/registry.hpp"
@@ -27,8 +28,8 @@ using test::expect_verifies;
 // 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the
 // kc/mc/nc cache blocks (1100 > kc = 1024; 1300 > mc, which is at most ~300 rows for a 2
 // MiB L2; 4200 > nc = 4096 at most) and B's packing groups (70 = 64 + 6 columns).
-const char* const odd_shapes[] = {"1x1x1",       "17x33x65",    "1x4096x64",
-                                  "31x17x1100",  "1300x70x260", "40x4200x1100"};
+const char* const odd_shapes[] = {"1x1x1",      "17x33x65",    "1x4096x64",
+                                  "31x17x1100", "1300x70x260", "40x4200x1100"};
 
 TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
     for (const char* shape : odd_shapes)
@@ -65,7 +66,8 @@ TEST(GemmFp32, EveryIsaImplementationMatchesNaive) {
         for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
         auto c2 = c0;
         const PackedB packed(*impl, b.data(), n, k, n);
-        gemm_prepacked(*impl, {a.data(), k, nullptr, 0, c2.data(), n, m, n, k, true}, packed, ws, 0);
+        gemm_prepacked(*impl, {a.data(), k, nullptr, 0, c2.data(), n, m, n, k, true}, packed, ws,
+                       0);
         for (std::size_t i = 0; i < c2.size(); ++i) ASSERT_NEAR(c2[i], ref[i], 1e-3) << i;
         ++tested;
     }
@@ -88,9 +90,10 @@ TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
         impl.nc = 2 * impl.nr;
         const int k = 3 * impl.kc + 9;
         for (const auto& [m, n] : {std::pair{5 * impl.mr + 3, 5 * impl.nr + 7},
-                                  std::pair{11 * impl.mr + 5, 3 * impl.nr + 7}}) {
+                                   std::pair{11 * impl.mr + 5, 3 * impl.nr + 7}}) {
             SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-            std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+            std::vector<float> a(static_cast<std::size_t>(m) * k),
+                b(static_cast<std::size_t>(k) * n);
             std::vector<float> c0(static_cast<std::size_t>(m) * n);
             fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
             fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
@@ -101,12 +104,14 @@ TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
             for (int threads : {1, 2}) {
                 SCOPED_TRACE(std::to_string(threads) + " thread(s)");
                 auto c = c0;
-                gemm_optimized(impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws, threads);
+                gemm_optimized(impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws,
+                               threads);
                 for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
             }
             auto c = c0;
             const PackedB packed(impl, b.data(), n, k, n);
-            gemm_prepacked(impl, {a.data(), k, nullptr, 0, c.data(), n, m, n, k, true}, packed, ws, 0);
+            gemm_prepacked(impl, {a.data(), k, nullptr, 0, c.data(), n, m, n, k, true}, packed, ws,
+                           0);
             for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
         }
     }
@@ -129,7 +134,7 @@ TEST(GemmBf16, RoundingIsToNearestEven) {
 TEST(GemmWork, CountsFlopsAndBytes) {
     const auto sq = make_case("gemm", "fp32", Variant::optimized, "2048");
     EXPECT_EQ(sq.shape, "2048x2048x2048");
-    EXPECT_DOUBLE_EQ(sq.work.ops, 2.0 * 2048 * 2048 * 2048);  // 17.18e9
+    EXPECT_DOUBLE_EQ(sq.work.ops, 2.0 * 2048 * 2048 * 2048);            // 17.18e9
     EXPECT_DOUBLE_EQ(sq.work.compulsory_bytes, 4.0 * 3 * 2048 * 2048);  // 48 MiB
     EXPECT_DOUBLE_EQ(sq.work.working_set_bytes, sq.work.compulsory_bytes);
     EXPECT_EQ(sq.work.precision, WorkPrecision::fp32);
@@ -144,13 +149,14 @@ TEST(GemmWork, CountsFlopsAndBytes) {
     EXPECT_NEAR(decode.work.ops / decode.work.compulsory_bytes, 0.5, 1e-3);
 
     const auto odd = make_case("gemm", "fp32", Variant::naive, "17x33x65");
-    EXPECT_DOUBLE_EQ(odd.work.ops, 2.0 * 17 * 33 * 65);                           // 72930
+    EXPECT_DOUBLE_EQ(odd.work.ops, 2.0 * 17 * 33 * 65);                                // 72930
     EXPECT_DOUBLE_EQ(odd.work.compulsory_bytes, 4.0 * (17 * 65 + 65 * 33 + 17 * 33));  // 15296
     EXPECT_FALSE(odd.multithreaded);
 
     const auto bf = make_case("gemm", "bf16", Variant::optimized, "2048");
     EXPECT_EQ(bf.work.precision, WorkPrecision::bf16);
-    EXPECT_DOUBLE_EQ(bf.work.compulsory_bytes, 2.0 * 2 * 2048 * 2048 + 4.0 * 2048 * 2048);  // 32 MiB
+    EXPECT_DOUBLE_EQ(bf.work.compulsory_bytes,
+                     2.0 * 2 * 2048 * 2048 + 4.0 * 2048 * 2048);  // 32 MiB
     EXPECT_EQ(bf.work.engine, cpu_features().amx_bf16 ? WorkEngine::matrix : WorkEngine::vector);
 }
 
@@ -200,7 +206,8 @@ TEST(GemmFp32, SmallMPathMatchesNaiveForEveryM) {
         GemmWorkspace ws(*impl, 2);
         for (int m = 1; m <= gemm_small_m + 1; ++m) {
             SCOPED_TRACE("M = " + std::to_string(m));
-            std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
+            std::vector<float> a(static_cast<std::size_t>(m) * k),
+                b(static_cast<std::size_t>(k) * n);
             std::vector<float> c(static_cast<std::size_t>(m) * ld);
             fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
             fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
@@ -269,9 +276,9 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
     for (const auto* impl : gemm_impls()) {
         if (impl->symbol.empty()) continue;
         SCOPED_TRACE(impl->isa);
-        const std::string cmd = "objdump -d --no-show-raw-insn --disassemble=" +
-                                std::string(impl->symbol) + " " + CEILING_KERNELS_ARCHIVE +
-                                " 2>/dev/null";
+        const std::string cmd =
+            "objdump -d --no-show-raw-insn --disassemble=" + std::string(impl->symbol) + " " +
+            CEILING_KERNELS_ARCHIVE + " 2>/dev/null";
         std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
         if (!pipe) GTEST_SKIP() << "objdump unavailable";
         // (address, instruction text) of every line.
@@ -287,7 +294,8 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
         // symbol named in the GemmImpl is stale: a failure, or this test checks nothing.
         if (lines.empty() && std::system("objdump --version >/dev/null 2>&1") != 0)
             GTEST_SKIP() << "objdump unavailable";
-        ASSERT_FALSE(lines.empty()) << "symbol " << impl->symbol << " not in " << CEILING_KERNELS_ARCHIVE;
+        ASSERT_FALSE(lines.empty())
+            << "symbol " << impl->symbol << " not in " << CEILING_KERNELS_ARCHIVE;
         // The loop: the body of the backward jump that spans the most FMAs.
         int best_fmas = -1;
         bool spills = false;

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -176,6 +177,24 @@ void on_signal(int sig, siginfo_t* info, void*) {
     if (child > 0 && info && info->si_code != SI_KERNEL) ::kill(child, sig);
 }
 
+// Writes the byte that lets the child exec. A child already dead (killed before it read the
+// byte) has closed the pipe's read end, and the write would raise SIGPIPE, whose default
+// kills ceiling and loses the record: SIGPIPE is blocked in this thread for the write (a
+// write's SIGPIPE goes to the writing thread) and a pending one is taken back; the child's
+// end is then reported by waiting for it, as for any other end.
+void release_child(int fd) {
+    sigset_t pipe_only, old;
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    while (::write(fd, "x", 1) < 0 && errno == EINTR) {
+    }
+    const timespec now{0, 0};
+    while (::sigtimedwait(&pipe_only, nullptr, &now) == SIGPIPE) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
 }  // namespace
 
 SignalForwarding::SignalForwarding() {
@@ -235,13 +254,20 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
         struct sigaction dfl {};
         dfl.sa_handler = SIG_DFL;
         sigemptyset(&dfl.sa_mask);
+        // The forwarded signals stay blocked until the go byte is read: one forwarded in the
+        // meantime then ends the child at the unblocking below, after ceiling's write, not
+        // before it (which made that write raise SIGPIPE in ceiling).
+        sigset_t forwarded;
+        sigemptyset(&forwarded);
+        for (int s : forwarded_signals) sigaddset(&forwarded, s);
+        ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
         for (int s : forwarded_signals) ::sigaction(s, &dfl, nullptr);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
         char c = 0;
         while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
         }
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::execve(exe.c_str(), argv.data(), envp.data());
         const int e = errno;
         while (::write(exec_errors[1], &e, sizeof e) < 0 && errno == EINTR) {
@@ -261,8 +287,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
             collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
         result.launch_rss_bytes = usage->max_rss_bytes;
     result.start_ns = collectors::now_ns();
-    while (::write(go[1], "x", 1) < 0 && errno == EINTR) {
-    }
+    release_child(go[1]);
     ::close(go[1]);
 
     int exec_errno = 0;

@@ -24,10 +24,37 @@ namespace {
 
 using test::expect_verifies;
 
+// C (m rows, ldc apart, non-zero) += A (m x k) * B (k x n) on random data, with the naive
+// loop's answer: what the optimized paths are checked against.
+struct AccumulateCase {
+    int m, n, k, ldc;
+    std::vector<float> a, b, c0, ref;
+    AccumulateCase(int m_, int n_, int k_, int ldc_)
+        : m(m_),
+          n(n_),
+          k(k_),
+          ldc(ldc_),
+          a(static_cast<std::size_t>(m) * k),
+          b(static_cast<std::size_t>(k) * n),
+          c0(static_cast<std::size_t>(m) * ldc) {
+        fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
+        fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
+        fill_uniform(c0.data(), c0.size(), 3, -1, 1, 1);
+        ref = c0;
+        gemm_naive(args(ref.data()));
+    }
+    GemmArgs args(float* c) const { return {a.data(), k, b.data(), n, c, ldc, m, n, k, true}; }
+    // The same with B already packed (its pointer unused).
+    GemmArgs prepacked_args(float* c) const {
+        return {a.data(), k, nullptr, 0, c, ldc, m, n, k, true};
+    }
+};
+
 // Odd sizes hit every edge: 1x1x1 (one element), tails in M (17 = 14 + 3 rows), N (33 =
-// 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the
-// kc/mc/nc cache blocks (1100 > kc = 1024; 1300 > mc, which is at most ~300 rows for a 2
-// MiB L2; 4200 > nc = 4096 at most) and B's packing groups (70 = 64 + 6 columns).
+// 32 + 1 columns) and K (65 = not a multiple of any block), and shapes crossing the kc and
+// nc cache blocks (1100 > 2 x kc = 1024; 4200 columns > many B blocks of a few hundred
+// columns). A blocks (up to 4096 rows) are crossed with shrunk blocks in
+// BlockedLoopsCrossEveryBlockBoundary.
 const char* const odd_shapes[] = {"1x1x1",      "17x33x65",    "1x4096x64",
                                   "31x17x1100", "1300x70x260", "40x4200x1100"};
 
@@ -38,7 +65,7 @@ TEST(GemmFp32, EveryVariantVerifiesOnOddShapes) {
 }
 
 // 64x200x100 splits N over the threads; 300x40x1100 splits M (three threads: uneven
-// shares; K > kc: two blocks). Each thread packs the B it needs.
+// shares; K > 2 x kc: three blocks). Each thread packs the B it needs.
 TEST(GemmFp32, OptimizedVerifiesOnOneAndTwoThreads) {
     for (int threads : {1, 2, 3})
         for (const char* shape : {"64x200x100", "300x40x1100"})
@@ -48,27 +75,19 @@ TEST(GemmFp32, OptimizedVerifiesOnOneAndTwoThreads) {
 // Each ISA's micro-kernels (every row count 1..mr) against the naive loop, accumulating
 // into a non-zero C so the accumulate path is checked too.
 TEST(GemmFp32, EveryIsaImplementationMatchesNaive) {
-    const int m = 37, n = 53, k = 301;
-    std::vector<float> a(static_cast<std::size_t>(m) * k), b(static_cast<std::size_t>(k) * n);
-    std::vector<float> c0(static_cast<std::size_t>(m) * n);
-    fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
-    fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
-    fill_uniform(c0.data(), c0.size(), 3, -1, 1, 1);
-    auto ref = c0;
-    gemm_naive({a.data(), k, b.data(), n, ref.data(), n, m, n, k, true});
+    const AccumulateCase t(37, 53, 301, 53);
     int tested = 0;
     for (const auto* impl : gemm_impls()) {
         if (!impl->supported(cpu_features())) continue;
         SCOPED_TRACE(impl->isa);
-        auto c = c0;
+        auto c = t.c0;
         GemmWorkspace ws(*impl, 2);
-        gemm_optimized(*impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws, 2);
-        for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
-        auto c2 = c0;
-        const PackedB packed(*impl, b.data(), n, k, n);
-        gemm_prepacked(*impl, {a.data(), k, nullptr, 0, c2.data(), n, m, n, k, true}, packed, ws,
-                       0);
-        for (std::size_t i = 0; i < c2.size(); ++i) ASSERT_NEAR(c2[i], ref[i], 1e-3) << i;
+        gemm_optimized(*impl, t.args(c.data()), ws, 2);
+        for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], t.ref[i], 1e-3) << i;
+        auto c2 = t.c0;
+        const PackedB packed(*impl, t.b.data(), t.n, t.k, t.n);
+        gemm_prepacked(*impl, t.prepacked_args(c2.data()), packed, ws, 0);
+        for (std::size_t i = 0; i < c2.size(); ++i) ASSERT_NEAR(c2[i], t.ref[i], 1e-3) << i;
         ++tested;
     }
     EXPECT_GE(tested, 1);  // the scalar fallback runs everywhere
@@ -78,8 +97,7 @@ TEST(GemmFp32, EveryIsaImplementationMatchesNaive) {
 // boundary: several kc steps (the last one short, and kc not a multiple of the packers' 16),
 // several A blocks of balanced height with a row tail, several B blocks with a column tail
 // (each block's packing and the next one's prefetch), on one and two threads (a wide C split
-// by columns, a tall one by rows), and a
-// prepacked B read panel by panel across its blocks.
+// by columns, a tall one by rows), and a prepacked B read panel by panel across its blocks.
 TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
     for (const auto* full : gemm_impls()) {
         if (!full->supported(cpu_features())) continue;
@@ -92,27 +110,18 @@ TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
         for (const auto& [m, n] : {std::pair{5 * impl.mr + 3, 5 * impl.nr + 7},
                                    std::pair{11 * impl.mr + 5, 3 * impl.nr + 7}}) {
             SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
-            std::vector<float> a(static_cast<std::size_t>(m) * k),
-                b(static_cast<std::size_t>(k) * n);
-            std::vector<float> c0(static_cast<std::size_t>(m) * n);
-            fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
-            fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
-            fill_uniform(c0.data(), c0.size(), 3, -1, 1, 1);
-            auto ref = c0;
-            gemm_naive({a.data(), k, b.data(), n, ref.data(), n, m, n, k, true});
+            const AccumulateCase t(m, n, k, n);
             GemmWorkspace ws(impl, 2);
             for (int threads : {1, 2}) {
                 SCOPED_TRACE(std::to_string(threads) + " thread(s)");
-                auto c = c0;
-                gemm_optimized(impl, {a.data(), k, b.data(), n, c.data(), n, m, n, k, true}, ws,
-                               threads);
-                for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
+                auto c = t.c0;
+                gemm_optimized(impl, t.args(c.data()), ws, threads);
+                for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], t.ref[i], 1e-3) << i;
             }
-            auto c = c0;
-            const PackedB packed(impl, b.data(), n, k, n);
-            gemm_prepacked(impl, {a.data(), k, nullptr, 0, c.data(), n, m, n, k, true}, packed, ws,
-                           0);
-            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-3) << i;
+            auto c = t.c0;
+            const PackedB packed(impl, t.b.data(), n, k, n);
+            gemm_prepacked(impl, t.prepacked_args(c.data()), packed, ws, 0);
+            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], t.ref[i], 1e-3) << i;
         }
     }
 }
@@ -206,16 +215,10 @@ TEST(GemmFp32, SmallMPathMatchesNaiveForEveryM) {
         GemmWorkspace ws(*impl, 2);
         for (int m = 1; m <= gemm_small_m + 1; ++m) {
             SCOPED_TRACE("M = " + std::to_string(m));
-            std::vector<float> a(static_cast<std::size_t>(m) * k),
-                b(static_cast<std::size_t>(k) * n);
-            std::vector<float> c(static_cast<std::size_t>(m) * ld);
-            fill_uniform(a.data(), a.size(), 1, -1, 1, 1);
-            fill_uniform(b.data(), b.size(), 2, -1, 1, 1);
-            fill_uniform(c.data(), c.size(), 3, -1, 1, 1);
-            auto ref = c;
-            gemm_naive({a.data(), k, b.data(), n, ref.data(), ld, m, n, k, true});
-            gemm_optimized(*impl, {a.data(), k, b.data(), n, c.data(), ld, m, n, k, true}, ws, 2);
-            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 1e-4) << i;
+            const AccumulateCase t(m, n, k, ld);
+            auto c = t.c0;
+            gemm_optimized(*impl, t.args(c.data()), ws, 2);
+            for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], t.ref[i], 1e-4) << i;
         }
     }
 }

@@ -17,6 +17,21 @@ const std::array<const GemmImpl*, 3> impls = {&gemm_avx512, &gemm_avx2, &gemm_sc
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
+// Where the B block after the one at (pc, jc) starts in B, and its columns, in blocked()'s
+// order (the next columns; else, when rows from a_next on remain, this depth's first
+// columns again; else the next depth's first); none after the last.
+struct BlockSource {
+    const float* at = nullptr;
+    int cols = 0;
+};
+BlockSource next_b_block(const GemmImpl& im, const GemmArgs& g, int pc, int kc, int a_next,
+                         int n_next) {
+    if (n_next < g.n) return {g.b + pc * g.ldb + n_next, std::min(im.nc, g.n - n_next)};
+    if (a_next < g.m) return {g.b + pc * g.ldb, std::min(im.nc, g.n)};
+    if (pc + kc < g.k) return {g.b + (pc + kc) * g.ldb, std::min(im.nc, g.n)};
+    return {};
+}
+
 // The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
@@ -59,20 +74,8 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                 // for more than one core's DRAM bandwidth (Zen 5, one thread, against OpenBLAS
                 // in one process: 64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 -> 1.30-1.32
                 // and 1.15-1.17; forced AVX2 0.92-0.93 -> 0.94-0.96; the squares unchanged).
-                const float* b_next = nullptr;
-                int next_cols = 0;
-                if (!pre) {
-                    if (jc + nc < g.n) {
-                        b_next = g.b + pc * g.ldb + jc + nc;
-                        next_cols = std::min(im.nc, g.n - jc - nc);
-                    } else if (ic + mc < g.m) {
-                        b_next = g.b + pc * g.ldb;
-                        next_cols = std::min(im.nc, g.n);
-                    } else if (pc + kc < g.k) {
-                        b_next = g.b + (pc + kc) * g.ldb;
-                        next_cols = std::min(im.nc, g.n);
-                    }
-                }
+                const auto [b_next, next_cols] =
+                    pre ? BlockSource{} : next_b_block(im, g, pc, kc, ic + mc, jc + nc);
                 const int next_lines = (next_cols + line_floats - 1) / line_floats;
                 const int calls = (nc + im.nr - 1) / im.nr * ((mc + im.mr - 1) / im.mr);
                 const int spread = next_lines > 0 ? std::max(1, calls / next_lines) : 1;

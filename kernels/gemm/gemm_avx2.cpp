@@ -47,7 +47,8 @@ __attribute__((always_inline)) inline void transpose8(__m256 (&r)[8]) {
 // A block -> 6-row panels, 8 k at a time: 6 row loads (masked at the k tail), each row
 // prefetched 8 lines ahead, one transpose in registers, then one 8-float store per k at a
 // 6-float stride, in increasing address order, so each store's last two floats are
-// overwritten by the next (the panel's very last one is masked to 6, as nothing follows it).
+// overwritten by the next; each panel's last store is masked to 6 floats (after the block's
+// last panel nothing would overwrite the two extra, which may lie past the buffer).
 // perf on 512^3, one thread, Zen 5 (the AVX2 path forced): the portable packer (one float at
 // a time, 24 bytes apart) took 3.2-5.1% of the time, this one 1.7-2.4%.
 constexpr int mr = 6;

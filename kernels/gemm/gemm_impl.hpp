@@ -96,15 +96,18 @@ void micro_kernel(int kc, const float* __restrict a, const float* __restrict b, 
                                               pf, pf_ld);
 }
 
+// Vectors per row of the narrow tile: half of NV (one when NV is one).
+template <int NV>
+inline constexpr int narrow_nv = NV / 2 > 0 ? NV / 2 : 1;
+
 // ROWS x (nr / 2) of C from a packed panel nr wide, for a block's last panel with at most
 // nr / 2 columns: the full tile would spend as many FMAs on its zero-padded columns.
 template <typename V, int MR, int NV, int ROWS>
 void micro_kernel_narrow(int kc, const float* __restrict a, const float* __restrict b,
                          float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
                          std::ptrdiff_t pf_ld) {
-    constexpr int half = NV / 2 > 0 ? NV / 2 : 1;
-    micro_kernel_body<V, MR, half, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc,
-                                                accumulate, pf, pf_ld);
+    micro_kernel_body<V, MR, narrow_nv<NV>, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc,
+                                                         accumulate, pf, pf_ld);
 }
 
 // The full tile from B's own rows (ldb apart), packing them into bp as it goes.
@@ -281,7 +284,7 @@ GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeature
             small_m_table<V>(std::make_index_sequence<gemm_small_m>{}),
             &micro_kernel_packing_b<V, MR, NV>,
             narrow_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
-            (NV / 2 > 0 ? NV / 2 : 1) * V::lanes};
+            narrow_nv<NV> * V::lanes};
 }
 
 }  // namespace ceiling::kernels::detail

@@ -7,13 +7,28 @@
 
 namespace ceiling::kernels {
 
+// Constants of the ISA files, without cache blocks (make_gemm_impl, gemm_impl.hpp).
 extern const GemmImpl gemm_avx512;
 extern const GemmImpl gemm_avx2;
 extern const GemmImpl gemm_scalar;
 
 namespace {
 
-const std::array<const GemmImpl*, 3> impls = {&gemm_avx512, &gemm_avx2, &gemm_scalar};
+// Each ISA's implementation with this CPU's cache blocks, made on first use here, in code
+// compiled for every x86-64.
+GemmImpl with_blocks(GemmImpl im) {
+    const GemmBlocks b = gemm_blocks(im.mr, im.nr);
+    im.kc = b.kc;
+    im.mc = b.mc;
+    im.nc = b.nc;
+    return im;
+}
+const std::array<const GemmImpl*, 3>& impls() {
+    static const std::array<GemmImpl, 3> all = {with_blocks(gemm_avx512), with_blocks(gemm_avx2),
+                                                with_blocks(gemm_scalar)};
+    static const std::array<const GemmImpl*, 3> widest_first = {&all[0], &all[1], &all[2]};
+    return widest_first;
+}
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
@@ -131,7 +146,7 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
 
 }  // namespace
 
-std::span<const GemmImpl* const> gemm_impls() { return impls; }
+std::span<const GemmImpl* const> gemm_impls() { return impls(); }
 
 int small_m_chunk(int m) {
     const auto floats =
@@ -158,9 +173,9 @@ std::string gemm_description(const GemmImpl& im) {
 }
 
 const GemmImpl& best_gemm_impl() {
-    for (const auto* im : impls)
+    for (const auto* im : impls())
         if (im->supported(cpu_features())) return *im;
-    return gemm_scalar;
+    return *impls().back();
 }
 
 std::size_t GemmWorkspace::bytes(const GemmImpl& im, int threads) {

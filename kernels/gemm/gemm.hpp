@@ -127,7 +127,9 @@ struct GemmImpl {
     std::string_view isa;  // "avx512", "avx2", "scalar"
     bool (*supported)(const CpuFeatures&);
     int mr, nr;      // register tile
-    int kc, mc, nc;  // cache blocks: kc x nr B panel in L1, mc x kc A block in L2
+    // Cache blocks (gemm_blocks): set by gemm_impls() from this CPU's caches, 0 in each
+    // ISA file's constant (make_gemm_impl says why).
+    int kc, mc, nc;
     std::array<GemmMicroKernel, gemm_max_mr> kernels;  // kernels[r - 1] computes r rows
     std::string_view symbol;  // the full-tile micro-kernel, for reading its disassembly
     // Packs an mc x kc block of A into mr-row panels: the ISA's own, else the portable one

@@ -99,7 +99,7 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // order before the present one and with the portable pack_a. Now (two rounds of five): 512^3
 // 0.99, 1024^3 1.01-1.02, 2048^3 0.99-1.01, 4096^3 0.98-1.00, M = 64 and 256 x 4096 x 4096
 // 0.95-0.96 and 0.96-0.98. Not measured on an AVX2-only machine: none has been lent.
-extern const GemmImpl gemm_avx2 =
+extern constinit const GemmImpl gemm_avx2 =
     detail::make_gemm_impl<V256, mr, 2>("avx2", supported, pack_a, nullptr,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
                                         "14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");

@@ -138,7 +138,7 @@ void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
 // 14 x 32 tile; cache blocks from this CPU's caches (gemm_blocks, gemm.hpp). Swept on a
 // Sapphire Rapids VM at kc 256 (48 KiB L1d, 2 MiB L2): kc 128-192 lost 5-15% to the more
 // frequent C updates; on Zen 4 (32 KiB L1d, 1 MiB L2) kc 512 beat 256 by 5-12%.
-extern const GemmImpl gemm_avx512 =
+extern constinit const GemmImpl gemm_avx512 =
     detail::make_gemm_impl<V512, mr, 2>("avx512", supported, pack_a, pack_b,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
                                         "14V512ELi14ELi2ELi14EEEviPKfS6_PflbS6_l");

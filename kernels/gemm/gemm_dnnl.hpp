@@ -19,7 +19,8 @@ public:
         virtual std::string implementation() const = 0;
     };
     // b: K x N row-major; oneDNN's primitive is created for `threads` threads. Throws
-    // std::runtime_error when oneDNN is unavailable (dnnl_info() says why).
+    // std::runtime_error when oneDNN is unavailable (dnnl_info() says why), KernelUnavailable
+    // when it has no bf16 matmul for this CPU.
     DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads);
     // a: M x K row-major, c: M x N row-major.
     void run(const Bf16* a, float* c) { impl_->run(a, c); }

@@ -263,20 +263,23 @@ constexpr std::array<GemmMicroKernel, gemm_max_mr> narrow_kernel_table(
     return {{&micro_kernel_narrow<V, MR, NV, static_cast<int>(Rows) + 1>...}};
 }
 
+// Constant-evaluated (the ISA files declare their GemmImpl constinit): no code compiled for
+// an ISA may run before the CPU check, and a dynamic initialiser in an AVX-512 file ran at
+// start-up on an AVX2-only Zen 3 and died of SIGILL. The cache blocks, read from this CPU at
+// run time, are filled in by gemm_impls() (gemm.cpp, compiled for every x86-64).
 template <typename V, int MR, int NV>
-GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
+constexpr GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
                         void (*pack_a)(const float*, std::ptrdiff_t, int, int, float*),
                         void (*pack_b)(const float*, std::ptrdiff_t, int, int, float*),
                         std::string_view symbol) {
     static_assert(MR <= gemm_max_mr);
-    const GemmBlocks blocks = gemm_blocks(MR, NV * V::lanes);
     return {isa,
             supported,
             MR,
             NV * V::lanes,
-            blocks.kc,
-            blocks.mc,
-            blocks.nc,
+            0,
+            0,
+            0,
             micro_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
             symbol,
             pack_a ? pack_a : &pack_a_portable<V, MR>,

@@ -18,6 +18,6 @@ struct Scalar {
 };
 bool supported(const CpuFeatures&) { return true; }
 }  // namespace
-extern const GemmImpl gemm_scalar =
+extern constinit const GemmImpl gemm_scalar =
     detail::make_gemm_impl<Scalar, 4, 8>("scalar", supported, nullptr, nullptr, "");
 }  // namespace ceiling::kernels

@@ -52,5 +52,5 @@ struct V512 {
 };
 bool supported(const CpuFeatures& f) { return f.avx512f && f.avx512bw && f.avx512vl; }
 }  // namespace
-extern const GemvImpl gemv_avx512 = detail::make_gemv_impl<V512>("avx512", supported, "");
+extern constinit const GemvImpl gemv_avx512 = detail::make_gemv_impl<V512>("avx512", supported, "");
 }  // namespace ceiling::kernels

@@ -24,5 +24,5 @@ struct V256 {
 };
 bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 }  // namespace
-extern const BandwidthImpl bandwidth_avx2 = detail::make_impl<V256>("avx2", supported);
+extern constinit const BandwidthImpl bandwidth_avx2 = detail::make_impl<V256>("avx2", supported);
 }  // namespace ceiling::kernels

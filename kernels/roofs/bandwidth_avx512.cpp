@@ -24,5 +24,5 @@ struct V512 {
 };
 bool supported(const CpuFeatures& f) { return f.avx512f; }
 }  // namespace
-extern const BandwidthImpl bandwidth_avx512 = detail::make_impl<V512>("avx512", supported);
+extern constinit const BandwidthImpl bandwidth_avx512 = detail::make_impl<V512>("avx512", supported);
 }  // namespace ceiling::kernels

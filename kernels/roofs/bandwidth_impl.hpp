@@ -61,7 +61,7 @@ void triad(float* a, const float* b, const float* c, float s, std::size_t n, int
 }
 
 template <typename V>
-BandwidthImpl make_impl(std::string_view isa, bool (*supported)(const CpuFeatures&)) {
+constexpr BandwidthImpl make_impl(std::string_view isa, bool (*supported)(const CpuFeatures&)) {
     return {isa, supported, read<V>, write<V>, copy<V>, triad<V>};
 }
 

@@ -22,5 +22,5 @@ struct V128 {
 };
 bool supported(const CpuFeatures&) { return true; }
 }  // namespace
-extern const BandwidthImpl bandwidth_sse2 = detail::make_impl<V128>("sse2", supported);
+extern constinit const BandwidthImpl bandwidth_sse2 = detail::make_impl<V128>("sse2", supported);
 }  // namespace ceiling::kernels

@@ -12,6 +12,7 @@
 
 #include "kernels/common/library_module.hpp"
 #include "kernels/cpu_features.hpp"
+#include "kernels/registry.hpp"
 
 namespace ceiling::kernels {
 namespace {
@@ -153,7 +154,10 @@ void openblas_sgemv(const float* w, const float* x, float* y, int m, int k) {
 }
 
 DnnlMatmulBf16::DnnlMatmulBf16(int m, int n, int k, const Bf16* b, int threads)
-    : impl_(table_for("oneDNN", dnnl_info().available).dnnl_matmul_bf16(m, n, k, b, threads)) {}
+    : impl_(table_for("oneDNN", dnnl_info().available).dnnl_matmul_bf16(m, n, k, b, threads)) {
+    if (!impl_)
+        throw KernelUnavailable(dnnl_info().description + " has no bf16 matmul for this CPU");
+}
 
 DnnlConv::DnnlConv(DnnlConvKind kind, ConvShape s, const float* weights, int threads)
     : impl_(table_for("oneDNN", dnnl_info().available).dnnl_conv(kind, s, weights, threads)) {}

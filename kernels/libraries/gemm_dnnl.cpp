@@ -49,7 +49,14 @@ private:
 
 std::unique_ptr<DnnlMatmulBf16::Impl> make_dnnl_matmul_bf16(int m, int n, int k, const Bf16* b,
                                                             int threads) {
-    return std::make_unique<DnnlMatmul>(m, n, k, b, threads);
+    try {
+        return std::make_unique<DnnlMatmul>(m, n, k, b, threads);
+    } catch (const dnnl::error& e) {
+        // No implementation for this CPU (oneDNN 2.6 on an AVX2-only Zen 3: bf16 matmul
+        // needs AVX-512): null, which the caller reports as unavailable.
+        if (e.status == dnnl_unimplemented) return nullptr;
+        throw;
+    }
 }
 
 }  // namespace ceiling::kernels::libraries

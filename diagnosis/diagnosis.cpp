@@ -4,8 +4,8 @@
 #include <cmath>
 #include <cstdio>
 #include <iterator>
-#include <string_view>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "diagnosis/json_support.hpp"
@@ -145,8 +145,8 @@ void conclude(Diagnosis& d, const Thresholds& t) {
         d.also_held.push_back(decision.held[i]->bound);
 }
 
-Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
-                          const Thresholds& t, std::optional<double> busy_cores) {
+Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t,
+                          std::optional<double> busy_cores) {
     Diagnosis d;
     d.subject = m.name;
     const bool analytic = m.work.has_value();
@@ -169,9 +169,10 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
                           : make_roofline(p, precision, engine, m.threads);
     };
     const Roofline roofline =
-        !on_gpu ? cpu_roofline(profile)
-                : (profile.gpus.empty() ? Roofline{}
-                                        : make_gpu_roofline(profile.gpus.front(), precision, engine));
+        !on_gpu
+            ? cpu_roofline(profile)
+            : (profile.gpus.empty() ? Roofline{}
+                                    : make_gpu_roofline(profile.gpus.front(), precision, engine));
 
     std::optional<Summary> duration;
     if (m.duration_s.count > 0) {
@@ -229,11 +230,15 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
         compute.kernel = roofline.compute->instruction;
         compute.roof_per_s = roofline.compute->ops_per_s;
         if (roofline.compute->basis == RoofBasis::scaled) {
-            add_finding(
-                d, FindingKind::assumption,
-                "compute roof " + compute.roof + " at " +
-                    std::to_string(roofline.compute->threads) + " threads derived from its " +
-                    std::to_string(roofline.compute->measured_threads) + "-thread measurement");
+            const int from = roofline.compute->measured_threads;
+            add_finding(d, FindingKind::assumption,
+                        from == roofline.compute->threads
+                            ? "compute roof " + compute.roof + ": the per-core share of its " +
+                                  std::to_string(from) + "-thread measurement, times the cores busy"
+                            : "compute roof " + compute.roof + " at " +
+                                  std::to_string(roofline.compute->threads) +
+                                  " threads derived from its " + std::to_string(from) +
+                                  "-thread measurement");
         }
     } else {
         compute.roof = std::string(to_string(precision)) + "_" + std::string(to_string(engine));
@@ -266,17 +271,20 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
         bw.achieved_per_s = rate(bytes);
         bw.roof_per_s = level->bandwidth.bytes_per_s;
         if (!on_gpu && bw.achieved_per_s) {
-            if (const auto k = tightest_stream_roof(profile, bw.level, *bw.achieved_per_s, cpu_roofline);
+            if (const auto k =
+                    tightest_stream_roof(profile, bw.level, *bw.achieved_per_s, cpu_roofline);
                 k && k->second < *bw.roof_per_s) {
                 bw.kernel = k->first;
                 bw.roof_per_s = k->second;
-                add_finding(d, FindingKind::assumption,
-                            bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
-                                g3(*bw.roof_per_s) + " bytes/s), the lowest of the level's that the "
-                                "work does not exceed (" + level->bandwidth.kernel + " reaches " +
-                                g3(level->bandwidth.bytes_per_s) +
-                                "): stores read their lines first (write-allocate), so a stream with "
-                                "stores cannot reach a read-only roof");
+                add_finding(
+                    d, FindingKind::assumption,
+                    bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
+                        g3(*bw.roof_per_s) +
+                        " bytes/s), the lowest of the level's that the "
+                        "work does not exceed (" +
+                        level->bandwidth.kernel + " reaches " + g3(level->bandwidth.bytes_per_s) +
+                        "): stores read their lines first (write-allocate), so a stream with "
+                        "stores cannot reach a read-only roof");
             }
         }
         bw.source = bytes ? bytes_source : std::nullopt;
@@ -285,9 +293,8 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m,
         if (ops && bytes && *bytes > 0) {
             d.intensity_ops_per_byte = *ops / *bytes;
             if (roofline.compute) {
-                d.attainable_ops_per_s =
-                    attainable_ops_per_s(roofline.compute->ops_per_s, *d.intensity_ops_per_byte,
-                                         *bw.roof_per_s);
+                d.attainable_ops_per_s = attainable_ops_per_s(
+                    roofline.compute->ops_per_s, *d.intensity_ops_per_byte, *bw.roof_per_s);
             }
         }
     } else {

@@ -91,7 +91,10 @@ Roofline make_roofline(const MachineProfile& profile, Precision precision, Engin
 // preempted, or only some of them worked) cannot have produced anything; never below the
 // 1-thread roof, because one core is always there to be used: time a region waits or sleeps
 // reads as distance from that roof (latency bound), not as a lower roof. Ceilings lowered by
-// the scaling are marked `scaled`, measured_threads 1.
+// the scaling are marked `scaled`, measured_threads 1. For compute the per-core value is the
+// larger of the 1-thread roof and the per-core share of the roof measured at ceil(busy_cores)
+// threads (then measured_threads is that count): cores share no execution units, so a lower
+// 1-thread roof was measured while the host took that core's time.
 Roofline make_busy_roofline(const MachineProfile& profile, Precision precision, Engine engine,
                             double busy_cores);
 

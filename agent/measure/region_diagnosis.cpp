@@ -131,8 +131,9 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
             " cores busy (CPU time of the whole process / wall time while it was open)";
         why = busy <= 1 ? "judged against the 1-thread roof: " + cores
                         : "judged against the roof of " + cores + ": " + fixed2(busy) +
-                              " x the 1-thread roof, at most the " + std::to_string(m.threads) +
-                              "-thread roof";
+                              " x the 1-thread roof (compute: or the per-core share of the "
+                              "roof measured on more cores, if higher), at most the " +
+                              std::to_string(m.threads) + "-thread roof";
     } else {
         m.threads = std::max(1, reg.threads);
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
@@ -171,7 +172,8 @@ const RecordedRegion* budget_region(const RunRecord& record, const std::string& 
         return s;
     };
     if (named.size() > 1) {
-        why = "several regions are named '" + key + "' (" + paths(named) + "): name one by its path";
+        why =
+            "several regions are named '" + key + "' (" + paths(named) + "): name one by its path";
         return nullptr;
     }
     if (key == "model" && model.size() == 1) return model.front();
@@ -282,8 +284,10 @@ void judge_record(RunRecord& record) {
             }
             auto checks = judge_region_budget(rb, record.budgets->price_per_hour, ra, t);
             for (auto& c : checks) {
-                if (!reg) c.note = why;
-                else if (rb.region != reg->path) c.note += (c.note.empty() ? "" : "; ") + std::string("region ") + reg->path;
+                if (!reg)
+                    c.note = why;
+                else if (rb.region != reg->path)
+                    c.note += (c.note.empty() ? "" : "; ") + std::string("region ") + reg->path;
                 record.budget_checks.push_back(std::move(c));
             }
         }

@@ -66,14 +66,19 @@ __attribute__((always_inline)) inline void transpose16(__m512 (&r)[16]) {
 constexpr int mr = 14;
 // Lane j of output vector v is element 16v + j of the 16 x 14 block, i.e. row (16v + j) % 14
 // of k (16v + j) / 14: taken from transposed row 16v / 14 (index < 16) or the one after (+16).
-constexpr auto pack_a_join = [] {
-    std::array<std::array<int, 16>, mr> idx{};
+// A plain struct, not std::array: a Debug build emits std::array's members out of line as
+// weak definitions, which the linker may pick for baseline code (isa_objects_test.cpp).
+struct JoinTable {
+    int idx[mr][16];
+};
+constexpr JoinTable pack_a_join = [] {
+    JoinTable t{};
     for (int v = 0; v < mr; ++v)
         for (int j = 0; j < 16; ++j) {
             const int e = 16 * v + j;
-            idx[v][j] = e % mr + 16 * (e / mr - 16 * v / mr);
+            t.idx[v][j] = e % mr + 16 * (e / mr - 16 * v / mr);
         }
-    return idx;
+    return t;
 }();
 void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
     for (int p = 0; p < mc; p += mr) {
@@ -98,8 +103,7 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 #pragma GCC unroll 14
             for (int v = 0; v < mr; ++v) {
                 const int k = 16 * v / mr;
-                const __m512i idx =
-                    _mm512_loadu_si512(pack_a_join[static_cast<std::size_t>(v)].data());
+                const __m512i idx = _mm512_loadu_si512(pack_a_join.idx[v]);
                 _mm512_storeu_ps(out + 16 * v, _mm512_permutex2var_ps(r[k], idx, r[k + 1]));
             }
         }

@@ -98,7 +98,12 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // 0.86, 1024^3 0.96, 4096^3 0.93, M = 64 and 256 x 4096 x 4096 0.89 and 0.93, in the loop
 // order before the present one and with the portable pack_a. Now (two rounds of five): 512^3
 // 0.99, 1024^3 1.01-1.02, 2048^3 0.99-1.01, 4096^3 0.98-1.00, M = 64 and 256 x 4096 x 4096
-// 0.95-0.96 and 0.96-0.98. Not measured on an AVX2-only machine: none has been lent.
+// 0.95-0.96 and 0.96-0.98. On a real AVX2-only CPU, a Zen 3 guest (32 KiB L1d, 512 KiB L2,
+// OpenBLAS's Zen core, interleaved in one process): one thread 0.66-0.79 (512^3 to 2048^3,
+// 64 and 256 x 4096 x 4096), two 0.83-0.92 at 2048^3 and M = 64-256. The blocks are not the
+// gap (kc 128-512 x nc 48-192 at 2048^3 all 0.69-0.77); the loop is: a 6 x 16 loop on panels
+// held in L1 ran 55-62 GFLOP/s where an FMA loop on registers ran 89-95 (the roof, 91), so
+// per k 12 FMAs take ~9 cycles, not 6, beside 2 loads and 6 broadcasts. Open (issue 16).
 extern constinit const GemmImpl gemm_avx2 =
     detail::make_gemm_impl<V256, mr, 2>("avx2", supported, pack_a, nullptr,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"

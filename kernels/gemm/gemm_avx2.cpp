@@ -101,9 +101,11 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // 0.95-0.96 and 0.96-0.98. On a real AVX2-only CPU, a Zen 3 guest (32 KiB L1d, 512 KiB L2,
 // OpenBLAS's Zen core, interleaved in one process): one thread 0.66-0.79 (512^3 to 2048^3,
 // 64 and 256 x 4096 x 4096), two 0.83-0.92 at 2048^3 and M = 64-256. The blocks are not the
-// gap (kc 128-512 x nc 48-192 at 2048^3 all 0.69-0.77); the loop is: a 6 x 16 loop on panels
-// held in L1 ran 55-62 GFLOP/s where an FMA loop on registers ran 89-95 (the roof, 91), so
-// per k 12 FMAs take ~9 cycles, not 6, beside 2 loads and 6 broadcasts. Open (issue 16).
+// gap (kc 128-512 x nc 48-192 at 2048^3 all 0.69-0.77), nor is the loop alone: a 6 x 16 loop
+// on panels held in L1 ran at 0.77-0.93 of an FMA loop on registers timed beside it (4 x 24
+// 0.87-0.95, 3 x 32 0.82-0.83: within the host's noise), and this loop's 4 prefetches per k
+// cost it ~10 % there, yet one B prefetch per k instead of two moved the GEMM ratios by less
+// than the noise (0.70-0.92 before and after). Unexplained, no PMU to count; open (issue 16).
 extern constinit const GemmImpl gemm_avx2 =
     detail::make_gemm_impl<V256, mr, 2>("avx2", supported, pack_a, nullptr,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"

@@ -217,7 +217,8 @@ Roofline make_busy_roofline(const MachineProfile& p, Precision precision, Engine
             per_core = std::max(per_core, r.compute->ops_per_s / r.compute->threads);
         if (cores * per_core < r.compute->ops_per_s) {
             r.compute->ops_per_s = cores * per_core;
-            r.compute->measured_threads = per_core > one.compute->ops_per_s ? r.compute->threads : 1;
+            r.compute->measured_threads =
+                per_core > one.compute->ops_per_s ? r.compute->threads : 1;
             r.compute->basis = RoofBasis::scaled;
             r.compute->theoretical_ops_per_s.reset();
         }

@@ -269,9 +269,9 @@ constexpr std::array<GemmMicroKernel, gemm_max_mr> narrow_kernel_table(
 // run time, are filled in by gemm_impls() (gemm.cpp, compiled for every x86-64).
 template <typename V, int MR, int NV>
 constexpr GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
-                        void (*pack_a)(const float*, std::ptrdiff_t, int, int, float*),
-                        void (*pack_b)(const float*, std::ptrdiff_t, int, int, float*),
-                        std::string_view symbol) {
+                                  void (*pack_a)(const float*, std::ptrdiff_t, int, int, float*),
+                                  void (*pack_b)(const float*, std::ptrdiff_t, int, int, float*),
+                                  std::string_view symbol) {
     static_assert(MR <= gemm_max_mr);
     return {isa,
             supported,

@@ -107,7 +107,7 @@ void gemv_int8(const std::int8_t* w, const float* scale, const float* x, float* 
 
 template <typename V>
 constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
-                        std::string_view fp32_symbol) {
+                                  std::string_view fp32_symbol) {
     constexpr auto b = V::template blocking<float>;
     return {isa, supported, gemv_fp32<V>, gemv_bf16<V>, gemv_int8<V>, fp32_symbol, b.rows, b.vecs};
 }

@@ -24,5 +24,6 @@ struct V512 {
 };
 bool supported(const CpuFeatures& f) { return f.avx512f; }
 }  // namespace
-extern constinit const BandwidthImpl bandwidth_avx512 = detail::make_impl<V512>("avx512", supported);
+extern constinit const BandwidthImpl bandwidth_avx512 =
+    detail::make_impl<V512>("avx512", supported);
 }  // namespace ceiling::kernels

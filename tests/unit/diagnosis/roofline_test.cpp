@@ -180,13 +180,13 @@ TEST_F(RooflineTest, BusyCoresScaleTheOneThreadRoofWithinTheirThreadsRoof) {
         double compute;
         double dram;
     };
-    for (const Case& c : {Case{0.0, 35.9e9, 30e9}, Case{0.3, 35.9e9, 30e9}, Case{1.0, 35.9e9, 30e9},
-                          Case{1.1, 1.1 * 35.9e9, 1.1 * 30e9}, Case{1.96, 1.96 * 35.9e9, 1.96 * 30e9},
-                          // From 4 threads up the per-core share of the 4-thread roof,
-                          // 143.7 / 4 = 35.925, is above the 1-thread 35.9 (compute only).
-                          Case{3.5, 3.5 * 143.7e9 / 4, 3.5 * 30e9}, Case{4.0, 143.7e9, 120e9},
-                          Case{5.0, 143.7e9, 125.1e9},
-                          Case{std::nan(""), 35.9e9, 30e9}}) {
+    for (const Case& c :
+         {Case{0.0, 35.9e9, 30e9}, Case{0.3, 35.9e9, 30e9}, Case{1.0, 35.9e9, 30e9},
+          Case{1.1, 1.1 * 35.9e9, 1.1 * 30e9}, Case{1.96, 1.96 * 35.9e9, 1.96 * 30e9},
+          // From 4 threads up the per-core share of the 4-thread roof,
+          // 143.7 / 4 = 35.925, is above the 1-thread 35.9 (compute only).
+          Case{3.5, 3.5 * 143.7e9 / 4, 3.5 * 30e9}, Case{4.0, 143.7e9, 120e9},
+          Case{5.0, 143.7e9, 125.1e9}, Case{std::nan(""), 35.9e9, 30e9}}) {
         const Roofline r = make_busy_roofline(profile, Precision::fp32, Engine::vector, c.busy);
         ASSERT_TRUE(r.compute) << c.busy;
         EXPECT_NEAR(r.compute->ops_per_s, c.compute, 1e3) << c.busy << " busy cores";

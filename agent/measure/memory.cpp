@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include <spdlog/spdlog.h>
 
 #include "agent/measure/machine.hpp"
 #include "agent/measure/repeat.hpp"
@@ -87,7 +86,8 @@ std::vector<kernels::BandwidthKernelInfo> sweep_kernels_for(bool quick) {
 int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick) {
     int caches = 0;
     for (int level = 1; level <= 3; ++level) caches += p.host.cache(level) ? 1 : 0;
-    return static_cast<int>(thread_counts * sweep_kernels_for(quick).size()) + caches + 1;  // + DRAM
+    // + 1: DRAM
+    return static_cast<int>(thread_counts * sweep_kernels_for(quick).size()) + caches + 1;
 }
 
 void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
@@ -192,8 +192,16 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                                      return r.level == l.level && r.kernel == kernel.name &&
                                             r.threads == threads;
                                  }))
-                    spdlog::debug("no {} plateau for {} at {} threads", l.level, kernel.name,
-                                  threads);
+                    // Said, not dropped in silence: under a busy neighbour the sweep's
+                    // points inside a level can scatter past the tolerance (seen for L1 at
+                    // one thread on a Zen 3 guest while another process ran).
+                    p.absent.push_back(
+                        {l.level + " " + std::string(kernel.name) + " bandwidth at " +
+                             std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
+                         "no plateau in the working-set sweep: the points inside the level "
+                         "varied by more than " +
+                             std::to_string(static_cast<int>(PlateauOptions{}.tolerance * 100)) +
+                             " % (a busy or noisy host?)"});
         }
     }
 }

@@ -29,8 +29,6 @@ void step(const MachineOptions& o, const std::string& what) {
     spdlog::debug("measuring {}", what);
 }
 
-std::string threads_label(int t) { return std::to_string(t) + (t == 1 ? " thread" : " threads"); }
-
 // AMX needs a per-process permission; asked once, the answer remembered.
 const std::string& amx_refusal() {
     static const std::string why = kernels::request_amx_permission();
@@ -62,6 +60,8 @@ std::vector<std::unique_ptr<kernels::RoofOperands>> operands_for(int threads,
 }
 
 }  // namespace
+
+std::string threads_label(int t) { return std::to_string(t) + (t == 1 ? " thread" : " threads"); }
 
 void measure_clocks(MachineProfile& p, const std::vector<int>& thread_counts,
                     const MachineOptions& o) {

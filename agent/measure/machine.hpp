@@ -29,6 +29,8 @@ void measure_latencies(MachineProfile& p, const MachineOptions& o);
 // Progress steps of the two above, known before they run: the progress total is set once
 // (it grew from 39 to 47 while `machine` ran).
 int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick);
+// "1 thread", "2 threads": how the profile's steps and absences name a thread count.
+std::string threads_label(int threads);
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o);
 
 // Relative spread above which a roof is flagged noisy.

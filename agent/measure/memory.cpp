@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <cmath>
 
-
 #include "agent/measure/machine.hpp"
 #include "agent/measure/repeat.hpp"
 #include "agent/output/format.hpp"
@@ -197,7 +196,7 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                     // one thread on a Zen 3 guest while another process ran).
                     p.absent.push_back(
                         {l.level + " " + std::string(kernel.name) + " bandwidth at " +
-                             std::to_string(threads) + (threads == 1 ? " thread" : " threads"),
+                             threads_label(threads),
                          "no plateau in the working-set sweep: the points inside the level "
                          "varied by more than " +
                              std::to_string(static_cast<int>(PlateauOptions{}.tolerance * 100)) +

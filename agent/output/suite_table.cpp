@@ -93,6 +93,36 @@ void comparisons(const std::vector<Case>& cs, std::ostream& out) {
                                 fixed(c.median_s() / o->median_s(), 1) +
                                 "x faster (change the problem, not the code)");
     }
+    // Why a kernel stops below its compute roof: problem P + "-tiles" is P's inner loop
+    // alone on resident panels (its ceiling with the operands in L1, in L2), set beside
+    // P's own cases. Each figure is a measured fraction of the same compute roof.
+    std::map<std::string, std::vector<const Case*>> loops;  // "kernel/P" -> its loop cases
+    for (const auto& c : cs)
+        if (c.problem.ends_with("-tiles") && fraction_of(c.diagnosis, RoofKind::compute))
+            loops[c.kernel + "/" + c.problem.substr(0, c.problem.size() - 6)].push_back(&c);
+    for (const auto& [name, ls] : loops) {
+        const auto& first = *ls.front();
+        const std::string problem = first.problem.substr(0, first.problem.size() - 6);
+        const auto roof = [](const Case& c) {
+            for (const auto& r : c.diagnosis->roofs)
+                if (r.kind == RoofKind::compute) return r.roof;
+            return std::string();
+        };
+        std::string l = first.kernel + " " + problem + ": its loop alone (" + first.problem +
+                        ") reaches";
+        for (std::size_t i = 0; i < ls.size(); ++i)
+            l += std::string(i ? "," : "") + " " + pct(fraction_of(ls[i]->diagnosis, RoofKind::compute)) +
+                 (i ? "" : " of the " + roof(*ls[i]) + " roof") + " with its operands in " +
+                 ls[i]->diagnosis->level.value_or("?") + " (" + ls[i]->shape + ")";
+        std::string whole;
+        for (const auto& c : cs)
+            if (c.kernel == first.kernel && c.problem == problem && c.variant != "naive")
+                if (const auto f = fraction_of(c.diagnosis, RoofKind::compute))
+                    whole += std::string(whole.empty() ? "" : ", ") + c.variant + " " + c.shape +
+                             " " + percent(*f);
+        if (!whole.empty()) l += "; the whole kernel: " + whole;
+        lines.push_back(l);
+    }
     // Where a sweep changes bound (GEMM batch: decode-like bandwidth bound to compute bound).
     std::map<std::string, std::vector<const Case*>> series;
     for (const auto& c : cs)

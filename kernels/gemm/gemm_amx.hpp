@@ -63,4 +63,11 @@ bool amx_bf16_supported();
 void gemm_amx_bf16(const Bf16* a, std::ptrdiff_t lda, const AmxPackedB& b, float* c,
                    std::ptrdiff_t ldc, int m, AmxWorkspace& ws, int threads);
 
+// The GEMM's tile loop alone, to measure its own ceiling: one 32 x 32 block of C
+// (32 rows of A, K a multiple of 32, lda = K) times a packed B of 32 columns, computed
+// `repeats` times over `threads` threads (the repeats split between them), its panels
+// resident in whichever cache holds them. Thread t writes its block to c + 1024 t
+// (32 x 32, row-major); a thread given no repeat writes nothing.
+void amx_bf16_tile_loop(const Bf16* a, const AmxPackedB& b, float* c, int repeats, int threads);
+
 }  // namespace ceiling::kernels

@@ -97,4 +97,15 @@ void gemm_amx_bf16(const Bf16* a, std::ptrdiff_t lda, const AmxPackedB& b, float
     });
 }
 
+void amx_bf16_tile_loop(const Bf16* a, const AmxPackedB& b, float* c, int repeats, int threads) {
+    const std::ptrdiff_t lda_bytes = 2 * static_cast<std::ptrdiff_t>(b.k_tiles()) * 32;
+    run_on_threads(threads, [&](int t) {
+        const int r0 = repeats * t / threads, r1 = repeats * (t + 1) / threads;
+        amx_tiles_configure();
+        for (int r = r0; r < r1; ++r)
+            amx_bf16_block_32x32(a, lda_bytes, b.block(0), b.block(1), b.k_tiles(), c + 1024 * t, 128);
+        amx_tiles_release();
+    });
+}
+
 }  // namespace ceiling::kernels

@@ -1,8 +1,12 @@
 // GEMM cases for the registry: fp32 (naive, optimized, OpenBLAS) at square shapes and the
 // batch sweep M = 1 .. 256 with N = K = 4096 (decode to prefill: bandwidth bound while B,
 // 64 MiB, dominates the bytes, compute bound once 2MNK / 4(KN) = M/2 flop per byte passes
-// the ridge point), and bf16 (our AMX tiles, oneDNN matmul).
+// the ridge point), bf16 (our AMX tiles, oneDNN matmul), and bf16-tiles: the bf16 GEMM's
+// tile loop alone on resident panels, the ceiling its GEMMs are measured against (why the
+// GEMM stops where it does: the loop itself, or the caches feeding it).
+#include <algorithm>
 #include <cmath>
+#include <string>
 #include <optional>
 
 #include "kernels/common/array.hpp"
@@ -21,13 +25,14 @@ namespace {
 
 constexpr std::string_view kernel = "gemm";
 constexpr std::string_view shape_form = "MxNxK or S (square)";
-constexpr std::string_view problems[] = {"fp32", "bf16"};
+constexpr std::string_view problems[] = {"fp32", "bf16", "bf16-tiles"};
 constexpr Offer offers[] = {
     {"fp32", Variant::naive},
     {"fp32", Variant::optimized},
     {"fp32", Variant::library},
     {"bf16", Variant::optimized},
     {"bf16", Variant::library},
+    {"bf16-tiles", Variant::optimized},
 };
 
 struct Dims {
@@ -183,6 +188,56 @@ std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupO
     return k;
 }
 
+// ---- bf16-tiles: the tile loop alone ---------------------------------------------------
+
+// One 32 x 32 block of C over K, A and packed B resident (A 64K bytes, B 64K), repeated:
+// about 2^30 operations an execution, so that one run is a few hundred microseconds.
+int tile_loop_repeats(Dims d) { return std::max(1, static_cast<int>((1 << 30) / (2048.0 * d.k))); }
+
+struct TileLoopSet {
+    Array<Bf16> a, b;
+    Array<float> c;  // one 32 x 32 block per thread
+    std::unique_ptr<AmxPackedB> packed;
+};
+
+std::unique_ptr<PreparedKernel> setup_bf16_tiles(Dims d, const SetupOptions& o, int sets) {
+    if (auto why = request_amx_permission(); !why.empty())
+        throw KernelUnavailable("gemm/bf16-tiles: " + why);
+    const int repeats = tile_loop_repeats(d);
+    const int threads = std::min(resolve_threads(o), repeats);
+    std::vector<TileLoopSet> v;
+    for (int s = 0; s < sets; ++s) {
+        TileLoopSet set{Array<Bf16>(sz(mk(d))), Array<Bf16>(sz(kn(d))),
+                        Array<float>(1024 * static_cast<std::size_t>(threads)), nullptr};
+        fill_uniform_bf16(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, threads);
+        fill_uniform_bf16(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, threads);
+        fill_float(set.c.data(), set.c.size(), NAN, threads);
+        set.packed = std::make_unique<AmxPackedB>(set.b.data(), d.n, d.k, d.n);
+        v.push_back(std::move(set));
+    }
+    auto k = std::make_unique<SetKernel<TileLoopSet>>(threads, std::move(v));
+    k->run_fn = [repeats, threads](TileLoopSet& s) {
+        amx_bf16_tile_loop(s.a.data(), *s.packed, s.c.data(), repeats, threads);
+    };
+    // Every thread's block is the same product: the first wrong one, else the worst.
+    k->verify_fn = [d, threads](const TileLoopSet& s) {
+        Verification worst;
+        for (int t = 0; t < threads; ++t) {
+            auto r = verify_gemm(
+                d, [&](int i, int kk) { return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]); },
+                [&](int kk, int j) { return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]); },
+                s.c.data() + 1024 * t);
+            if (!r.ok) {
+                r.detail = "thread " + std::to_string(t) + ": " + r.detail;
+                return r;
+            }
+            if (t == 0 || r.max_error > worst.max_error) worst = r;
+        }
+        return worst;
+    };
+    return k;
+}
+
 // ---- cases -----------------------------------------------------------------------------
 
 KernelCase make(std::string_view problem, Variant variant, std::string_view shape) {
@@ -206,6 +261,25 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             c.advice = lib.advice;
             if (!lib.available) c.unavailable = lib.description;
         }
+    } else if (problem == "bf16-tiles") {
+        if (d.m != 32 || d.n != 32 || d.k % 32 != 0)
+            bad_shape(kernel, shape, "32x32xK with K a multiple of 32",
+                      "is not one 32 x 32 block of C over whole 32-deep tiles");
+        // Per execution: the block `repeats` times; the bytes are its operands once (they
+        // stay resident: that is the point), the working set A, packed B and one C block.
+        const double repeats = tile_loop_repeats(d);
+        c.work = gemm_work(d, WorkPrecision::bf16, WorkEngine::matrix, 2);
+        c.work.ops *= repeats;
+        c.work.working_set_bytes = 2 * mk(d) + static_cast<double>(AmxPackedB::bytes(d.k, d.n)) + 4 * mn(d);
+        c.bytes_per_set = static_cast<std::size_t>(2 * mk(d) + 2 * kn(d) + 4 * mn(d)) +
+                          AmxPackedB::bytes(d.k, d.n);
+        c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
+        c.setup = [d](const SetupOptions& o, int sets) { return setup_bf16_tiles(d, o, sets); };
+        c.implementation = "the bf16 GEMM's tile loop alone (2x2 blocks of 16x16 fp32 C tiles, "
+                           "tdpbf16ps): one 32x32 block of C over K, its panels resident, " +
+                           std::to_string(static_cast<int>(repeats)) +
+                           " times; the ceiling of that loop, not a GEMM";
+        if (!amx_bf16_supported()) c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
     } else {
         const bool amx = f.amx_bf16;
         c.work = gemm_work(d, WorkPrecision::bf16, amx ? WorkEngine::matrix : WorkEngine::vector, 2);
@@ -246,6 +320,10 @@ constexpr StandardCase standard[] = {
     {"bf16", Variant::optimized, "4096", true, false},
     {"bf16", Variant::library, "2048", true, true},
     {"bf16", Variant::library, "4096", true, false},
+    // The tile loop with its panels in L1 (A and packed B 16 KiB each) and in L2 (256 KiB
+    // each, as in the 4096 GEMM, whose A rows are 8 KiB apart).
+    {"bf16-tiles", Variant::optimized, "32x32x256", true, true},
+    {"bf16-tiles", Variant::optimized, "32x32x4096", true, false},
 };
 // Batch sweep M = 1, 2, 4 .. 256 at N = K = 4096; quick keeps every other point.
 constexpr int batch_n_k = 4096;

@@ -77,5 +77,45 @@ TEST(SuiteTable, CountedWorkIsShownBesideTheAnalytic) {
         << out.str();
 }
 
+// A judged GEMM case: its fraction of the bf16_amx roof and its working set's level.
+void add_judged(RunRecord& rec, const std::string& problem, const std::string& variant,
+                const std::string& shape, double fraction, const std::string& level) {
+    auto r = gemv("gemm", problem, 1e6, 1e-3, Device::cpu);
+    r.path = r.name = "gemm/" + problem + "/" + variant + "/" + shape;
+    r.labels["variant"] = variant;
+    r.labels["shape"] = shape;
+    rec.regions.push_back(r);
+    RegionVerdict d;
+    d.path = r.path;
+    d.diagnosis.level = level;
+    RoofComparison c;
+    c.kind = RoofKind::compute;
+    c.roof = "bf16_amx";
+    c.fraction = fraction;
+    d.diagnosis.roofs = {c};
+    rec.region_diagnoses.push_back(d);
+}
+
+// The "-tiles" problem is the kernel's loop alone: its ceilings per cache level, beside the
+// kernel's own fractions of the same roof (why the kernel stops where it does).
+TEST(SuiteTable, ALoopCeilingIsSetBesideItsKernel) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    add_judged(rec, "bf16", "optimized", "2048x2048x2048", 0.38, "L3");
+    add_judged(rec, "bf16", "library", "2048x2048x2048", 0.29, "L3");
+    add_judged(rec, "bf16-tiles", "optimized", "32x32x256", 0.83, "L1");
+    add_judged(rec, "bf16-tiles", "optimized", "32x32x4096", 0.53, "L2");
+    add_judged(rec, "fp32", "optimized", "512x512x512", 0.9, "L2");
+    std::ostringstream out;
+    render_suite(rec, out);
+    EXPECT_NE(out.str().find("gemm bf16: its loop alone (bf16-tiles) reaches 83% of the bf16_amx "
+                             "roof with its operands in L1 (32x32x256), 53% with its operands in "
+                             "L2 (32x32x4096); the whole kernel: optimized 2048x2048x2048 38%, "
+                             "library 2048x2048x2048 29%\n"),
+              std::string::npos)
+        << out.str();
+    EXPECT_EQ(out.str().find("gemm fp32: its loop"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace ceiling::output

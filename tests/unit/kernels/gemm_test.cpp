@@ -132,6 +132,32 @@ TEST(GemmBf16, EveryVariantVerifiesOnOddShapes) {
             expect_verifies("gemm", "bf16", v, shape);
 }
 
+// The tile loop alone: every thread's 32 x 32 block is the product (the repeats are split
+// between the threads, so each thread's block is written and checked).
+TEST(GemmBf16Tiles, EveryThreadsBlockVerifies) {
+    for (const char* shape : {"32x32x32", "32x32x256"})
+        for (int threads : {1, 2, 3}) expect_verifies("gemm", "bf16-tiles", Variant::optimized, shape, threads);
+}
+
+// Work: the block `repeats` times (about 2^30 operations); the working set is what stays
+// resident (A, packed B, one C block), which places 32x32x256 in L1 and 32x32x4096 in L2 of
+// every AMX CPU (48 KiB L1, 2 MiB L2).
+TEST(GemmBf16Tiles, WorkIsTheRepeatedBlockAndOnlyOneBlockOfCIsAccepted) {
+    const auto c = make_case("gemm", "bf16-tiles", Variant::optimized, "32x32x256");
+    const double block = 2.0 * 32 * 32 * 256;
+    const double repeats = c.work.ops / block;
+    EXPECT_EQ(repeats, std::floor(repeats));
+    EXPECT_NEAR(c.work.ops, 0x1p30, block);
+    EXPECT_DOUBLE_EQ(c.work.working_set_bytes, 2.0 * 32 * 256 * 2 + 4.0 * 32 * 32);  // 36 KiB
+    EXPECT_EQ(c.work.engine, WorkEngine::matrix);
+    const auto l2 = make_case("gemm", "bf16-tiles", Variant::optimized, "32x32x4096");
+    EXPECT_DOUBLE_EQ(l2.work.working_set_bytes, 2.0 * 32 * 4096 * 2 + 4.0 * 32 * 32);  // 516 KiB
+    for (const char* bad : {"64x32x256", "32x64x256", "32x32x40", "256"})
+        EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::optimized, bad), std::invalid_argument)
+            << bad;
+    EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::library, "32x32x256"), std::invalid_argument);
+}
+
 TEST(GemmBf16, RoundingIsToNearestEven) {
     EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
     EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f)), 1.0f);  // tie -> even (down)

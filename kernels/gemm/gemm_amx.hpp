@@ -7,13 +7,24 @@
 // 2 x 2 block of C tiles (4) with 2 A and 2 B tiles: per 32 k, 4 tile products (16384
 // flop each) for 4 KiB of tile loads.
 //
-// Bound and measured (development VM, CPU time, best of 5-9): the tile unit, one 16x16x32
-// tdpbf16ps per 16 cycles = 1024 flop per cycle per core; 4 tile loads (4 KiB) per 4
-// products ask 64 bytes per cycle of L1/L2, which is what holds it below that. One core:
-// 860 Gop/s at 1024^3, 665 at 4096^3; two cores: 875 at 2048^3, 837 at 4096^3 - 3.5-7x the
-// fp32 GEMM. oneDNN 2.6's matmul (brgemm on AMX): 629, 342, 717, 402: ours 1.2-2.1x. (The
-// machine profile's bf16_amx roof read 510-610 Gop/s in the same hours: that roof
-// measurement was disturbed, not this kernel above the hardware.)
+// Bound and measured (2-vCPU AMX VM, 48 KiB L1d and 2 MiB L2 per core, 2026-12-02): the
+// tile unit does one 16x16x32 tdpbf16ps per 16 cycles, 1024 flop per cycle per core (the
+// profile's bf16_amx roof: 2.79 Top/s on one core, 5.57 on two). The suite's bf16-tiles
+// cases time this loop alone on resident panels: 83 % of that roof with A and packed B in
+// L1 (32x32x256), 53 % with them in L2 (32x32x4096, A's rows 8 KiB apart as in the 4096
+// GEMM). In L1 the loop loses to its own tile loads (4 per 4 products; in a throwaway
+// harness the loads alone took half the products' time, and the loop reached 0.65-0.7 of a
+// bare product loop timed beside it, itself at 2.8-3.3 Top/s, above the profile's roof, with
+// all four loads, 0.75-0.8 with the B loads dropped, 0.9-0.98 with none; reordering loads
+// and products, or unrolling by two, changed nothing). The GEMMs:
+// 33-37 % of the roof on one core, 37-45 % on two; oneDNN 2.6's matmul 19-26 % and 21-35 %,
+// so ours is 1.25-1.7x oneDNN's.
+// Tried in that harness and not kept (one thread, 2048^3 and 4096^3, all at 0.8-1.2 Top/s,
+// like this loop order, within the host's noise): A packed into tiles with K blocked to
+// 256-512 so that A's panel stays in L1 (C then reloaded from memory per K block); A packed
+// per 128-256-row block in L2 with B's 256-deep panel reused from L1 and C kept in an L2
+// buffer until the last K block; A packed once per call. Reaching the L1 figure would need
+// one operand in L1 without C leaving the tiles for memory at every K block.
 
 #include <cstddef>
 #include <vector>

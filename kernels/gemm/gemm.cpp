@@ -41,6 +41,16 @@ struct BlockSource {
 };
 BlockSource next_b_block(const GemmImpl& im, const GemmArgs& g, int pc, int kc, int a_next,
                          int n_next) {
+    // Only for a B larger than half the L3, whose next block then comes from DRAM. One that
+    // fits is read from L3 fast enough by the packing calls' own prefetches (16 rows ahead),
+    // and the extra stream cost more than it saved: on a 2-vCPU Xeon VM with a 504 MiB L3,
+    // one thread, two suite runs each, M = 64 / 128 / 256 x 4096 x 4096 went from
+    // 1.02-1.04 / 0.98-1.02 / 0.99 of OpenBLAS with it to 1.25-1.32 / 1.17-1.18 / 1.04-1.13
+    // without (squares within the noise: 2048^3 1.01-1.05 with, 1.01-1.06 without, in a
+    // harness). The Zen 5 gains above came with B (64 MiB) twice that VM's 32 MiB L3.
+    if (sizeof(float) * static_cast<double>(g.k) * static_cast<double>(g.n) <=
+        static_cast<double>(cache_sizes().l3) / 2)
+        return {};
     if (n_next < g.n) return {g.b + pc * g.ldb + n_next, std::min(im.nc, g.n - n_next)};
     if (a_next < g.m) return {g.b + pc * g.ldb, std::min(im.nc, g.n)};
     if (pc + kc < g.k) return {g.b + (pc + kc) * g.ldb, std::min(im.nc, g.n)};

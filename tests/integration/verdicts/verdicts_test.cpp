@@ -211,10 +211,37 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                         " threads: " + std::to_string(*roof.fraction);
         if (region && region->busy_cores) seen += " | busy " + std::to_string(*region->busy_cores);
 
-        // Above the roof only ever after the roof of the cores in use was chosen: never here.
+        // Above the roof only ever after the roof of the cores in use was chosen: never here,
+        // unless the host gave more than when the profile was measured. The run's own roof
+        // check (the same roof kernel right after the run) tells: against it the work must
+        // be within the tolerance (seen: a quick profile's two-thread FMA roof measured at a
+        // slower moment of the host, openmp_fma and pipeline at 1.06-1.1 of it under ctest,
+        // both at or below it run alone). A roof of the wrong thread count reads ~2x and
+        // stays a failure.
         for (const auto& v : rec.region_diagnoses) {
-            if (roofs_are_the_machines) {
-                EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof) << v.path << " in run " << run;
+            if (roofs_are_the_machines && v.diagnosis.verdict == Verdict::above_roof) {
+                std::string why;
+                bool explained = true;
+                int above_roofs = 0;
+                for (const auto& roof : v.diagnosis.roofs) {
+                    if (roof.verdict != Verdict::above_roof) continue;
+                    ++above_roofs;
+                    const RoofCheck* now = nullptr;
+                    for (const auto& chk : rec.roof_checks)
+                        if (chk.kind == roof.kind && chk.threads == roof.threads &&
+                            (roof.kind == RoofKind::compute ? chk.kernel == roof.roof
+                                                            : chk.level == roof.level))
+                            now = &chk;
+                    const double against_now =
+                        now && roof.achieved_per_s ? *roof.achieved_per_s / now->now_per_s : NAN;
+                    why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
+                           " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
+                           " of the profile, " + std::to_string(against_now) + " of the roof now";
+                    explained = explained && against_now <= 1 + rec.thresholds.above_roof_tolerance;
+                }
+                explained = explained && above_roofs > 0;
+                EXPECT_TRUE(explained) << v.path << " above its roof in run " << run << why << seen;
+                if (explained) seen += "\n  (above the profile's roof, within the roof measured now" + why + ")";
             }
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;

@@ -108,10 +108,11 @@ void comparisons(const std::vector<Case>& cs, std::ostream& out) {
                 if (r.kind == RoofKind::compute) return r.roof;
             return std::string();
         };
-        std::string l = first.kernel + " " + problem + ": its loop alone (" + first.problem +
-                        ") reaches";
+        std::string l =
+            first.kernel + " " + problem + ": its loop alone (" + first.problem + ") reaches";
         for (std::size_t i = 0; i < ls.size(); ++i)
-            l += std::string(i ? "," : "") + " " + pct(fraction_of(ls[i]->diagnosis, RoofKind::compute)) +
+            l += std::string(i ? "," : "") + " " +
+                 pct(fraction_of(ls[i]->diagnosis, RoofKind::compute)) +
                  (i ? "" : " of the " + roof(*ls[i]) + " roof") + " with its operands in " +
                  ls[i]->diagnosis->level.value_or("?") + " (" + ls[i]->shape + ")";
         std::string whole;

@@ -103,7 +103,8 @@ void amx_bf16_tile_loop(const Bf16* a, const AmxPackedB& b, float* c, int repeat
         const int r0 = repeats * t / threads, r1 = repeats * (t + 1) / threads;
         amx_tiles_configure();
         for (int r = r0; r < r1; ++r)
-            amx_bf16_block_32x32(a, lda_bytes, b.block(0), b.block(1), b.k_tiles(), c + 1024 * t, 128);
+            amx_bf16_block_32x32(a, lda_bytes, b.block(0), b.block(1), b.k_tiles(), c + 1024 * t,
+                                 128);
         amx_tiles_release();
     });
 }

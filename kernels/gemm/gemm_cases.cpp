@@ -6,8 +6,8 @@
 // GEMM stops where it does: the loop itself, or the caches feeding it).
 #include <algorithm>
 #include <cmath>
-#include <string>
 #include <optional>
+#include <string>
 
 #include "kernels/common/array.hpp"
 #include "kernels/common/check.hpp"
@@ -27,12 +27,8 @@ constexpr std::string_view kernel = "gemm";
 constexpr std::string_view shape_form = "MxNxK or S (square)";
 constexpr std::string_view problems[] = {"fp32", "bf16", "bf16-tiles"};
 constexpr Offer offers[] = {
-    {"fp32", Variant::naive},
-    {"fp32", Variant::optimized},
-    {"fp32", Variant::library},
-    {"bf16", Variant::optimized},
-    {"bf16", Variant::library},
-    {"bf16-tiles", Variant::optimized},
+    {"fp32", Variant::naive},     {"fp32", Variant::optimized}, {"fp32", Variant::library},
+    {"bf16", Variant::optimized}, {"bf16", Variant::library},   {"bf16-tiles", Variant::optimized},
 };
 
 struct Dims {
@@ -224,8 +220,13 @@ std::unique_ptr<PreparedKernel> setup_bf16_tiles(Dims d, const SetupOptions& o, 
         Verification worst;
         for (int t = 0; t < threads; ++t) {
             auto r = verify_gemm(
-                d, [&](int i, int kk) { return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]); },
-                [&](int kk, int j) { return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]); },
+                d,
+                [&](int i, int kk) {
+                    return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]);
+                },
+                [&](int kk, int j) {
+                    return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]);
+                },
                 s.c.data() + 1024 * t);
             if (!r.ok) {
                 r.detail = "thread " + std::to_string(t) + ": " + r.detail;
@@ -270,15 +271,17 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
         const double repeats = tile_loop_repeats(d);
         c.work = gemm_work(d, WorkPrecision::bf16, WorkEngine::matrix, 2);
         c.work.ops *= repeats;
-        c.work.working_set_bytes = 2 * mk(d) + static_cast<double>(AmxPackedB::bytes(d.k, d.n)) + 4 * mn(d);
+        c.work.working_set_bytes =
+            2 * mk(d) + static_cast<double>(AmxPackedB::bytes(d.k, d.n)) + 4 * mn(d);
         c.bytes_per_set = static_cast<std::size_t>(2 * mk(d) + 2 * kn(d) + 4 * mn(d)) +
                           AmxPackedB::bytes(d.k, d.n);
         c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
         c.setup = [d](const SetupOptions& o, int sets) { return setup_bf16_tiles(d, o, sets); };
-        c.implementation = "the bf16 GEMM's tile loop alone (2x2 blocks of 16x16 fp32 C tiles, "
-                           "tdpbf16ps): one 32x32 block of C over K, its panels resident, " +
-                           std::to_string(static_cast<int>(repeats)) +
-                           " times; the ceiling of that loop, not a GEMM";
+        c.implementation =
+            "the bf16 GEMM's tile loop alone (2x2 blocks of 16x16 fp32 C tiles, "
+            "tdpbf16ps): one 32x32 block of C over K, its panels resident, " +
+            std::to_string(static_cast<int>(repeats)) +
+            " times; the ceiling of that loop, not a GEMM";
         if (!amx_bf16_supported()) c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
     } else {
         const bool amx = f.amx_bf16;

@@ -241,7 +241,9 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                 }
                 explained = explained && above_roofs > 0;
                 EXPECT_TRUE(explained) << v.path << " above its roof in run " << run << why << seen;
-                if (explained) seen += "\n  (above the profile's roof, within the roof measured now" + why + ")";
+                if (explained)
+                    seen +=
+                        "\n  (above the profile's roof, within the roof measured now" + why + ")";
             }
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;

@@ -136,7 +136,8 @@ TEST(GemmBf16, EveryVariantVerifiesOnOddShapes) {
 // between the threads, so each thread's block is written and checked).
 TEST(GemmBf16Tiles, EveryThreadsBlockVerifies) {
     for (const char* shape : {"32x32x32", "32x32x256"})
-        for (int threads : {1, 2, 3}) expect_verifies("gemm", "bf16-tiles", Variant::optimized, shape, threads);
+        for (int threads : {1, 2, 3})
+            expect_verifies("gemm", "bf16-tiles", Variant::optimized, shape, threads);
 }
 
 // Work: the block `repeats` times (about 2^30 operations); the working set is what stays
@@ -153,9 +154,11 @@ TEST(GemmBf16Tiles, WorkIsTheRepeatedBlockAndOnlyOneBlockOfCIsAccepted) {
     const auto l2 = make_case("gemm", "bf16-tiles", Variant::optimized, "32x32x4096");
     EXPECT_DOUBLE_EQ(l2.work.working_set_bytes, 2.0 * 32 * 4096 * 2 + 4.0 * 32 * 32);  // 516 KiB
     for (const char* bad : {"64x32x256", "32x64x256", "32x32x40", "256"})
-        EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::optimized, bad), std::invalid_argument)
+        EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::optimized, bad),
+                     std::invalid_argument)
             << bad;
-    EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::library, "32x32x256"), std::invalid_argument);
+    EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::library, "32x32x256"),
+                 std::invalid_argument);
 }
 
 TEST(GemmBf16, RoundingIsToNearestEven) {

@@ -47,7 +47,8 @@ BlockSource next_b_block(const GemmImpl& im, const GemmArgs& g, int pc, int kc, 
     // one thread, two suite runs each, M = 64 / 128 / 256 x 4096 x 4096 went from
     // 1.02-1.04 / 0.98-1.02 / 0.99 of OpenBLAS with it to 1.25-1.32 / 1.17-1.18 / 1.04-1.13
     // without (squares within the noise: 2048^3 1.01-1.05 with, 1.01-1.06 without, in a
-    // harness). The Zen 5 gains above came with B (64 MiB) twice that VM's 32 MiB L3.
+    // harness). Its Zen 5 gains (blocked(), below) came with B (64 MiB) twice that VM's
+    // 32 MiB L3.
     if (sizeof(float) * static_cast<double>(g.k) * static_cast<double>(g.n) <=
         static_cast<double>(cache_sizes().l3) / 2)
         return {};

@@ -140,6 +140,13 @@ std::unique_ptr<PreparedKernel> setup_fp32(Dims d, Variant variant, const SetupO
 
 // ---- bf16 ------------------------------------------------------------------------------
 
+// A (M x K) and B (K x N) row-major bf16, c the kernel's fp32 output (ldc = N).
+Verification verify_bf16_gemm(Dims d, const Array<Bf16>& a, const Array<Bf16>& b, const float* c) {
+    return verify_gemm(
+        d, [&](int i, int kk) { return bf16_to_float(a[static_cast<std::size_t>(i) * d.k + kk]); },
+        [&](int kk, int j) { return bf16_to_float(b[static_cast<std::size_t>(kk) * d.n + j]); }, c);
+}
+
 struct Bf16Set {
     Array<Bf16> a, b;  // b: K x N row-major (the reference reads it; the kernels their packs)
     Array<float> c;
@@ -175,18 +182,13 @@ std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupO
     } else {
         k->run_fn = [](Bf16Set& s) { s.dnnl->run(s.a.data(), s.c.data()); };
     }
-    k->verify_fn = [d](const Bf16Set& s) {
-        return verify_gemm(
-            d, [&](int i, int kk) { return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]); },
-            [&](int kk, int j) { return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]); },
-            s.c.data());
-    };
+    k->verify_fn = [d](const Bf16Set& s) { return verify_bf16_gemm(d, s.a, s.b, s.c.data()); };
     return k;
 }
 
 // ---- bf16-tiles: the tile loop alone ---------------------------------------------------
 
-// One 32 x 32 block of C over K, A and packed B resident (A 64K bytes, B 64K), repeated:
+// One 32 x 32 block of C over K, A and packed B resident (64 x K bytes each), repeated:
 // about 2^30 operations an execution, so that one run is a few hundred microseconds.
 int tile_loop_repeats(Dims d) { return std::max(1, static_cast<int>((1 << 30) / (2048.0 * d.k))); }
 
@@ -219,15 +221,7 @@ std::unique_ptr<PreparedKernel> setup_bf16_tiles(Dims d, const SetupOptions& o, 
     k->verify_fn = [d, threads](const TileLoopSet& s) {
         Verification worst;
         for (int t = 0; t < threads; ++t) {
-            auto r = verify_gemm(
-                d,
-                [&](int i, int kk) {
-                    return bf16_to_float(s.a[static_cast<std::size_t>(i) * d.k + kk]);
-                },
-                [&](int kk, int j) {
-                    return bf16_to_float(s.b[static_cast<std::size_t>(kk) * d.n + j]);
-                },
-                s.c.data() + 1024 * t);
+            auto r = verify_bf16_gemm(d, s.a, s.b, s.c.data() + 1024 * t);
             if (!r.ok) {
                 r.detail = "thread " + std::to_string(t) + ": " + r.detail;
                 return r;

@@ -168,14 +168,35 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         // against is still checked below (threads of the cores in use), so a wrong choice of
         // roof cannot hide here.
         const double above = 1 + rec.thresholds.above_roof_tolerance;
+        // A compute comparison's fraction with its roof scaled by what the host gave right
+        // after the run (the run's roof check of that roof: now / profile); NaN when
+        // unchecked. Scaled, not replaced: a roof taken from the wrong thread count keeps its
+        // error (seen: judged against one thread's roof while labelled two, openmp_fma read
+        // 2.12, and 0.97 of the two-thread roof measured then).
+        const auto of_roof_now = [&](const RoofComparison& cmp) {
+            for (const auto& k : rec.roof_checks)
+                if (k.kind == RoofKind::compute && k.kernel == cmp.roof &&
+                    k.threads == cmp.threads && cmp.fraction && k.profile_per_s > 0 &&
+                    k.now_per_s > 0)
+                    return *cmp.fraction / (k.now_per_s / k.profile_per_s);
+            return static_cast<double>(NAN);
+        };
+        // Compute too: above the profile's roof yet within it once scaled by the roof check
+        // (seen: openmp_fma at 1.05-1.08 of a quick profile's two-thread FMA roof, the host's
+        // clock ~6 % higher right after than when the profile was measured).
         const bool drifted_during =
             !rec.roof_checks.empty() &&
-            std::any_of(rec.region_diagnoses.begin(), rec.region_diagnoses.end(), [&](const RegionVerdict& v) {
-                return std::any_of(v.diagnosis.roofs.begin(), v.diagnosis.roofs.end(), [&](const RoofComparison& cmp) {
-                    return cmp.kind == RoofKind::bandwidth && cmp.level == "DRAM" && cmp.fraction &&
-                           *cmp.fraction > above;
-                });
-            });
+            std::any_of(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
+                        [&](const RegionVerdict& v) {
+                            return std::any_of(v.diagnosis.roofs.begin(), v.diagnosis.roofs.end(),
+                                               [&](const RoofComparison& cmp) {
+                                                   if (!cmp.fraction || *cmp.fraction <= above)
+                                                       return false;
+                                                   if (cmp.kind == RoofKind::bandwidth)
+                                                       return cmp.level == "DRAM";
+                                                   return of_roof_now(cmp) <= above;
+                                               });
+                        });
         if (drifted_during ||
             std::any_of(rec.roof_checks.begin(), rec.roof_checks.end(), [](const RoofCheck& k) {
                 // Its slowest look too: a host that toggles between two bandwidths within
@@ -211,39 +232,19 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                         " threads: " + std::to_string(*roof.fraction);
         if (region && region->busy_cores) seen += " | busy " + std::to_string(*region->busy_cores);
 
-        // Above the roof only ever after the roof of the cores in use was chosen: never here,
-        // unless the host gave more than when the profile was measured. The run's own roof
-        // check (the same roof kernel right after the run) tells: against it the work must
-        // be within the tolerance (seen: a quick profile's two-thread FMA roof measured at a
-        // slower moment of the host, openmp_fma and pipeline at 1.06-1.1 of it under ctest,
-        // both at or below it run alone). A roof of the wrong thread count reads ~2x and
-        // stays a failure.
+        // Above the roof only ever after the roof of the cores in use was chosen: never here
+        // (a host that gave more than the profile was set aside above, by the roof check).
         for (const auto& v : rec.region_diagnoses) {
-            if (roofs_are_the_machines && v.diagnosis.verdict == Verdict::above_roof) {
+            if (roofs_are_the_machines) {
                 std::string why;
-                bool explained = true;
-                int above_roofs = 0;
-                for (const auto& roof : v.diagnosis.roofs) {
-                    if (roof.verdict != Verdict::above_roof) continue;
-                    ++above_roofs;
-                    const RoofCheck* now = nullptr;
-                    for (const auto& chk : rec.roof_checks)
-                        if (chk.kind == roof.kind && chk.threads == roof.threads &&
-                            (roof.kind == RoofKind::compute ? chk.kernel == roof.roof
-                                                            : chk.level == roof.level))
-                            now = &chk;
-                    const double against_now =
-                        now && roof.achieved_per_s ? *roof.achieved_per_s / now->now_per_s : NAN;
-                    why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
-                           " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
-                           " of the profile, " + std::to_string(against_now) + " of the roof now";
-                    explained = explained && against_now <= 1 + rec.thresholds.above_roof_tolerance;
-                }
-                explained = explained && above_roofs > 0;
-                EXPECT_TRUE(explained) << v.path << " above its roof in run " << run << why << seen;
-                if (explained)
-                    seen +=
-                        "\n  (above the profile's roof, within the roof measured now" + why + ")";
+                for (const auto& roof : v.diagnosis.roofs)
+                    if (roof.verdict == Verdict::above_roof)
+                        why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
+                               " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
+                               " of the profile, " + std::to_string(of_roof_now(roof)) +
+                               " scaled by the roof measured after the run";
+                EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof)
+                    << v.path << " in run " << run << why << seen;
             }
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;

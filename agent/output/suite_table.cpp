@@ -5,6 +5,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <utility>
 
 #include "agent/output/format.hpp"
 #include "agent/output/roofline_svg.hpp"
@@ -53,12 +55,21 @@ const Case* find(const std::vector<Case>& cs, const std::string& kernel, const s
     return nullptr;
 }
 
-std::optional<double> fraction_of(const Diagnosis* d, RoofKind kind) {
+// The first comparison of this kind with a fraction; null when there is none.
+const RoofComparison* judged_against(const Diagnosis* d, RoofKind kind) {
     if (d)
         for (const auto& c : d->roofs)
-            if (c.kind == kind && c.fraction) return c.fraction;
-    return std::nullopt;
+            if (c.kind == kind && c.fraction) return &c;
+    return nullptr;
 }
+
+std::optional<double> fraction_of(const Diagnosis* d, RoofKind kind) {
+    const auto* c = judged_against(d, kind);
+    return c ? c->fraction : std::nullopt;
+}
+
+// Problem P + this suffix is P's inner loop alone (gemm/bf16-tiles).
+constexpr std::string_view loop_suffix = "-tiles";
 
 std::string pct(std::optional<double> f) { return f ? percent(*f) : "-"; }
 
@@ -96,28 +107,24 @@ void comparisons(const std::vector<Case>& cs, std::ostream& out) {
     // Why a kernel stops below its compute roof: problem P + "-tiles" is P's inner loop
     // alone on resident panels (its ceiling with the operands in L1, in L2), set beside
     // P's own cases. Each figure is a measured fraction of the same compute roof.
-    std::map<std::string, std::vector<const Case*>> loops;  // "kernel/P" -> its loop cases
+    std::map<std::pair<std::string, std::string>, std::vector<const Case*>> loops;  // (kernel, P)
     for (const auto& c : cs)
-        if (c.problem.ends_with("-tiles") && fraction_of(c.diagnosis, RoofKind::compute))
-            loops[c.kernel + "/" + c.problem.substr(0, c.problem.size() - 6)].push_back(&c);
-    for (const auto& [name, ls] : loops) {
-        const auto& first = *ls.front();
-        const std::string problem = first.problem.substr(0, first.problem.size() - 6);
-        const auto roof = [](const Case& c) {
-            for (const auto& r : c.diagnosis->roofs)
-                if (r.kind == RoofKind::compute) return r.roof;
-            return std::string();
-        };
+        if (c.problem.ends_with(loop_suffix) && judged_against(c.diagnosis, RoofKind::compute))
+            loops[{c.kernel, c.problem.substr(0, c.problem.size() - loop_suffix.size())}].push_back(
+                &c);
+    for (const auto& [key, ls] : loops) {
+        const auto& [kernel, problem] = key;
         std::string l =
-            first.kernel + " " + problem + ": its loop alone (" + first.problem + ") reaches";
-        for (std::size_t i = 0; i < ls.size(); ++i)
-            l += std::string(i ? "," : "") + " " +
-                 pct(fraction_of(ls[i]->diagnosis, RoofKind::compute)) +
-                 (i ? "" : " of the " + roof(*ls[i]) + " roof") + " with its operands in " +
+            kernel + " " + problem + ": its loop alone (" + ls.front()->problem + ") reaches";
+        for (std::size_t i = 0; i < ls.size(); ++i) {
+            const auto* r = judged_against(ls[i]->diagnosis, RoofKind::compute);
+            l += std::string(i ? "," : "") + " " + percent(*r->fraction) +
+                 (i ? "" : " of the " + r->roof + " roof") + " with its operands in " +
                  ls[i]->diagnosis->level.value_or("?") + " (" + ls[i]->shape + ")";
+        }
         std::string whole;
         for (const auto& c : cs)
-            if (c.kernel == first.kernel && c.problem == problem && c.variant != "naive")
+            if (c.kernel == kernel && c.problem == problem && c.variant != "naive")
                 if (const auto f = fraction_of(c.diagnosis, RoofKind::compute))
                     whole += std::string(whole.empty() ? "" : ", ") + c.variant + " " + c.shape +
                              " " + percent(*f);

@@ -26,6 +26,11 @@ struct GemvBlocking {
 // each of four runs; 16 x 1, 12 x 1, 8 x 2 and 2 x 4 were no faster, nor was x blocked
 // into L1-sized chunks of k. ROWS x VECS independent FMA chains (>= 8) cover the 4-cycle
 // latency on 2 ports.
+// Bytes ahead of each row that the loop prefetches W into L1, per weight type (the loop
+// says why only bf16); 0: none.
+template <typename W>
+inline constexpr int prefetch_ahead = sizeof(W) == 2 ? 512 : 0;
+
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the
 // first n (n < lanes), the rest zero.
 template <typename V, typename W, int ROWS, int VECS>
@@ -45,18 +50,19 @@ int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m,
             for (int v = 0; v < VECS; ++v) acc[j][v] = V::zero();
         }
         for (int kk = 0; kk < k_main; kk += step) {
-            // bf16: each row's line 512 bytes ahead into L1, once per line. Widening costs
-            // bf16 twice fp32's instructions per byte of W, so the out-of-order window holds
-            // half the bytes ahead and fewer of W's lines are in flight: on a 2-vCPU Xeon VM
-            // (2 threads, 16384^2, two suite runs each) bf16 streamed 30.5-32.2 GB/s without,
-            // 35.5-36.4 with, fp32 36-38 (the read roof); at 4096^2 (in L3) 54-56 either way.
-            // Distances 256-768 and prefetches into L2 only were no better. The same for int8
+            // bf16: each row's line 512 bytes ahead into L1 (prefetch_ahead), once per line.
+            // Widening costs bf16 twice fp32's instructions per byte of W, so the out-of-order
+            // window holds half the bytes ahead and fewer of W's lines are in flight: on a 2-vCPU
+            // Xeon VM (2 threads, 16384^2, two suite runs each) bf16 streamed 30.5-32.2 GB/s
+            // without, 35.5-36.4 with, fp32 36-38 (the read roof); at 4096^2 (in L3) 54-56 either
+            // way. Distances 256-768 and prefetches into L2 only were no better. The same for int8
             // gained 12 % from DRAM but lost 8-15 % at 4096^2 (47-48 -> 40-45 GB/s): not kept.
-            if constexpr (sizeof(W) == 2)
+            if constexpr (0 < prefetch_ahead<W>)
                 if (kk % (64 / static_cast<int>(sizeof(W))) < step)
 #pragma GCC unroll 16
                     for (int j = 0; j < ROWS; ++j)
-                        __builtin_prefetch(reinterpret_cast<const char*>(r[j] + kk) + 512, 0, 3);
+                        __builtin_prefetch(
+                            reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>, 0, 3);
             R xv[VECS];
 #pragma GCC unroll 2
             for (int v = 0; v < VECS; ++v) xv[v] = V::loadu(x + kk + v * L);

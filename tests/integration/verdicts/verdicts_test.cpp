@@ -173,7 +173,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         // unchecked. Scaled, not replaced: a roof taken from the wrong thread count keeps its
         // error (seen: judged against one thread's roof while labelled two, openmp_fma read
         // 2.12, and 0.97 of the two-thread roof measured then).
-        const auto of_roof_now = [&](const RoofComparison& cmp) {
+        const auto scaled_by_check = [&](const RoofComparison& cmp) {
             for (const auto& k : rec.roof_checks)
                 if (k.kind == RoofKind::compute && k.kernel == cmp.roof &&
                     k.threads == cmp.threads && cmp.fraction && k.profile_per_s > 0 &&
@@ -194,7 +194,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                                                        return false;
                                                    if (cmp.kind == RoofKind::bandwidth)
                                                        return cmp.level == "DRAM";
-                                                   return of_roof_now(cmp) <= above;
+                                                   return scaled_by_check(cmp) <= above;
                                                });
                         });
         if (drifted_during ||
@@ -241,7 +241,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                     if (roof.verdict == Verdict::above_roof)
                         why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
                                " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
-                               " of the profile, " + std::to_string(of_roof_now(roof)) +
+                               " of the profile, " + std::to_string(scaled_by_check(roof)) +
                                " scaled by the roof measured after the run";
                 EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof)
                     << v.path << " in run " << run << why << seen;

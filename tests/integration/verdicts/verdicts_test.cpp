@@ -181,9 +181,15 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                     return *cmp.fraction / (k.now_per_s / k.profile_per_s);
             return static_cast<double>(NAN);
         };
-        // Compute too: above the profile's roof yet within it once scaled by the roof check
-        // (seen: openmp_fma at 1.05-1.08 of a quick profile's two-thread FMA roof, the host's
-        // clock ~6 % higher right after than when the profile was measured).
+        // How far this host's compute rate moves between moments the roof check cannot
+        // follow: fork_child ran at 1.07-1.15 of the profile's two-thread FMA roof while the
+        // check right after each run read the profile's figure (the AVX-512 clock of this
+        // host read 3.06 GHz in one profile, the scalar one 3.55). A roof of the wrong thread
+        // count or a per-core share misapplied is off by 1.5-2x and still counts.
+        constexpr double host_drift = 0.20;
+        // Compute too: above the profile's roof yet within host_drift of it once scaled by the
+        // roof check (seen: openmp_fma at 1.05-1.08 of a quick profile's two-thread FMA roof,
+        // the host's clock ~6 % higher right after than when the profile was measured).
         const bool drifted_during =
             !rec.roof_checks.empty() &&
             std::any_of(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
@@ -194,7 +200,7 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                                                        return false;
                                                    if (cmp.kind == RoofKind::bandwidth)
                                                        return cmp.level == "DRAM";
-                                                   return scaled_by_check(cmp) <= above;
+                                                   return scaled_by_check(cmp) <= 1 + host_drift;
                                                });
                         });
         if (drifted_during ||

@@ -32,32 +32,6 @@ const std::array<const GemmImpl*, 3>& impls() {
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
-// Where the B block after the one at (pc, jc) starts in B, and its columns, in blocked()'s
-// order (the next columns; else, when rows from a_next on remain, this depth's first
-// columns again; else the next depth's first); none after the last.
-struct BlockSource {
-    const float* at = nullptr;
-    int cols = 0;
-};
-BlockSource next_b_block(const GemmImpl& im, const GemmArgs& g, int pc, int kc, int a_next,
-                         int n_next) {
-    // Only for a B larger than half the L3, whose next block then comes from DRAM. One that
-    // fits is read from L3 fast enough by the packing calls' own prefetches (16 rows ahead),
-    // and the extra stream cost more than it saved: on a 2-vCPU Xeon VM with a 504 MiB L3,
-    // one thread, two suite runs each, M = 64 / 128 / 256 x 4096 x 4096 went from
-    // 1.02-1.04 / 0.98-1.02 / 0.99 of OpenBLAS with it to 1.25-1.32 / 1.17-1.18 / 1.04-1.13
-    // without (squares within the noise: 2048^3 1.01-1.05 with, 1.01-1.06 without, in a
-    // harness). Its Zen 5 gains (blocked(), below) came with B (64 MiB) twice that VM's
-    // 32 MiB L3.
-    if (sizeof(float) * static_cast<double>(g.k) * static_cast<double>(g.n) <=
-        static_cast<double>(cache_sizes().l3) / 2)
-        return {};
-    if (n_next < g.n) return {g.b + pc * g.ldb + n_next, std::min(im.nc, g.n - n_next)};
-    if (a_next < g.m) return {g.b + pc * g.ldb, std::min(im.nc, g.n)};
-    if (pc + kc < g.k) return {g.b + (pc + kc) * g.ldb, std::min(im.nc, g.n)};
-    return {};
-}
-
 // The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
@@ -92,42 +66,34 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                 if (!pre && full_cols < nc)
                     im.pack_b(bsrc + full_cols, g.ldb, kc, nc - full_cols,
                               bp + static_cast<std::ptrdiff_t>(full_cols) * kc);
-                // The next B block's source is prefetched into L2 during this block, one
-                // column of lines (kc rows, ldb apart) per call, the calls that do it spread
-                // evenly over the block, so that the calls packing it read L2 instead of
-                // waiting on DRAM: for the batch sweep's M = 64-256 the copy of B is a large share
-                // of each block's time, and in the block's last calls alone the prefetches asked
-                // for more than one core's DRAM bandwidth (Zen 5, one thread, against OpenBLAS
-                // in one process: 64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 -> 1.30-1.32
-                // and 1.15-1.17; forced AVX2 0.92-0.93 -> 0.94-0.96; the squares unchanged).
-                const auto [b_next, next_cols] =
-                    pre ? BlockSource{} : next_b_block(im, g, pc, kc, ic + mc, jc + nc);
-                const int next_lines = (next_cols + line_floats - 1) / line_floats;
-                const int calls = (nc + im.nr - 1) / im.nr * ((mc + im.mr - 1) / im.mr);
-                const int spread = next_lines > 0 ? std::max(1, calls / next_lines) : 1;
-                const int first_b_call = std::max(0, calls - spread * next_lines);
-                int call = 0;
+                // Nothing prefetches the next B block's source: it cost more than it hid on
+                // Intel. Done by the calls of each block spread evenly (one column of lines,
+                // kc rows ldb apart, per call), it had gained 5-7% on Zen 5 with B (64 MiB)
+                // from DRAM (64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 of OpenBLAS ->
+                // 1.30-1.32 and 1.15-1.17, one thread). On Xeon VMs (AVX-512 + AMX, one
+                // thread, against OpenBLAS in one process) it lost wherever B came from: 8-32%
+                // with B in a 504 MiB L3, and with B from DRAM behind a 105 MiB L3 as slow as
+                // DRAM, 64 / 128 / 256 x 4096 x 4096 0.82-0.91 / 0.88-0.93 / 0.91-0.98 with it
+                // against 1.22-1.53 / 1.17-1.29 / 1.10-1.14 without (three runs each). Fewer
+                // prefetches per call (a quarter or an eighth of a column) or lines walked in
+                // row order (contiguous segments, the pattern that reads B's 32-column strips
+                // at 8 GB/s where whole-column strips read 4.5) were no better than none.
                 for (int ir = 0; ir < mc; ir += im.mr) {
                     const int rows = std::min(im.mr, mc - ir);
                     const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
                     const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
                     float* crow = g.c + (ic + ir) * g.ldc + jc;
-                    for (int jr = 0; jr < nc; jr += im.nr, ++call) {
+                    for (int jr = 0; jr < nc; jr += im.nr) {
                         const int nr = std::min(im.nr, nc - jr);
                         float* own_panel =
                             pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
                         const float* bpanel = pre ? pre->micro_panel(jc + jr, pc) : own_panel;
-                        const int b_rel = call - first_b_call;
-                        const int b_line = b_rel / spread;
-                        const bool pf_b = b_rel >= 0 && b_rel % spread == 0 && b_line < next_lines;
-                        // Otherwise an A panel's last call brings the next A panel into L2 (one
-                        // line per k), from the packed block in L3.
-                        const bool pf_a = !pf_b && jr + im.nr >= nc && ir + im.mr < mc;
-                        const float* pf_at = pf_b ? b_next + b_line * line_floats
-                                             : pf_a
-                                                 ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc
-                                                 : bpanel;
-                        const std::ptrdiff_t pf_ld = pf_b ? g.ldb : pf_a ? line_floats : 0;
+                        // An A panel's last call brings the next A panel into L2 (one line per
+                        // k), from the packed block in L3.
+                        const bool pf_a = jr + im.nr >= nc && ir + im.mr < mc;
+                        const float* pf_at =
+                            pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc : bpanel;
+                        const std::ptrdiff_t pf_ld = pf_a ? line_floats : 0;
                         float* c = crow + jr;
                         if (ir == 0 && jr < full_cols) {
                             im.kernel_packing_b(kc, apanel, bsrc + jr, g.ldb, own_panel, c, g.ldc,

@@ -39,8 +39,8 @@
 //   The figures above were taken in the loop order before the present one (gemm_blocks
 //   says what changed and what it gave); its B groups packed between calls and its A rows
 //   prefetched for the next block went with it, replaced by the next B block's source
-//   prefetched during the block before (gemm.cpp). perf (software clock) on 512^3,
-//   one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% ->
+//   prefetched during the block before (since dropped: gemm.cpp says why). perf (software clock) on
+//   512^3, one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% ->
 //   2.4-3.1% once its transpose stayed in registers and it prefetched its rows
 //   (gemm_avx512.cpp), pack_b 1.6-1.7% with its rows prefetched 8 ahead (2.0% in one run
 //   without: within this measure's noise). At 64 x 4096 x 4096 pack_b was 13-14% (B's
@@ -103,8 +103,8 @@ int small_m_chunk(int m);
 //     pipes), 4096^3 on one thread ran 214 GFLOP/s at kc 1024, 229 at 512 and 226-227 at
 //     384 and 768. In the present loop order kc 192, 256, 384 and 512 were within the
 //     noise of each other there (0.99-1.03 of OpenBLAS); 512 keeps the C updates rarest;
-//   nc: the kc x nc B block in 35% of a core's L2, beside the next block's source, which
-//     the block's calls prefetch (Zen 5: 30-40% within the noise, 160 columns);
+//   nc: the kc x nc B block in 35% of a core's L2 (Zen 5: 30-40% within the noise, 160
+//     columns, measured while the next block's source was prefetched beside it);
 //   mc: the mc x kc A block in this CPU's share of half of L3, at most 4096 rows (rounded
 //     up to whole panels): B is packed again for each A block, so M up to that is one.
 //   The order: A panels swept past a B block in L2. The one before it (A block of 294 rows

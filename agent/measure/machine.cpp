@@ -301,7 +301,8 @@ MachineProfile measure_machine(const MachineOptions& options) {
          "hybrid CPU the table's row describes the performance cores)"},
         {"bandwidth_bytes",
          "explicit loads + stores only: write-allocate (RFO) traffic not counted; ordinary stores, "
-         "no non-temporal stores"},
+         "no non-temporal stores; read: one stream per thread within L2, eight side by side "
+         "beyond"},
         {"bandwidth_levels",
          "plateaus of the working-set sweep, named by cache capacity; where no plateau holds the "
          "sweep's end, DRAM is its trailing points beyond the last-level cache that agree with "

@@ -12,7 +12,8 @@
 
 namespace ceiling::kernels {
 
-// Every array length must be a multiple of this many floats (8 registers of 16 lanes).
+// Every array length must be a multiple of this many floats (8 registers of 16 lanes; the
+// read kernel's 8 segments each a whole number of vectors).
 inline constexpr std::size_t bandwidth_block_floats = 128;
 
 struct BandwidthImpl {

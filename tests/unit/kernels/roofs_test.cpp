@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -256,6 +257,24 @@ TEST_P(BandwidthKernels, ComputeTheRightValues) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], 2.0f) << i;
     EXPECT_THROW(run_bandwidth_kernel(impl, "read", a, n + 1, 1), std::invalid_argument);
     EXPECT_THROW(run_bandwidth_kernel(impl, "scan", a, n, 1), std::invalid_argument);
+}
+
+// An array larger than L2 is read as eight segments side by side (bandwidth_impl.hpp): every
+// element still counts once per pass, the segments' ends included.
+TEST_P(BandwidthKernels, ReadsAnArrayBeyondL2InSegments) {
+    const BandwidthImpl& impl = *GetParam();
+    if (!impl.supported(cpu_features())) GTEST_SKIP() << impl.isa << " not supported here";
+    const std::size_t n =
+        (cache_sizes().l2 / sizeof(float) / bandwidth_block_floats + 3) * bandwidth_block_floats;
+    Buffer buf(n * sizeof(float));
+    float* a = buf.floats();
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<int> small(-8, 8);  // integers: the sums are exact
+    for (std::size_t i = 0; i < n; ++i) a[i] = static_cast<float>(small(rng));
+    a[n / 8 - 1] = 1000.0f;  // the last element of the first segment, and of the array
+    a[n - 1] = -3000.0f;
+    const double want = 3.0 * std::accumulate(a, a + n, 0.0);
+    EXPECT_DOUBLE_EQ(run_bandwidth_kernel(impl, "read", a, n, 3), want);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllIsas, BandwidthKernels,

@@ -1,6 +1,7 @@
 // `ceiling machine` end to end: measures, prints, saves a valid profile; bad input gets
 // the documented exit status and leaves no partial file.
 
+#include <algorithm>
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -49,10 +50,22 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     GTEST_SKIP() << "sanitizer build: the profile's physics is checked in the release build";
 #endif
     EXPECT_GT(p.clock("scalar", 1)->hz.median, 1e8);
+    // Every roof has its clock, but a matrix (tile) roof may instead say why not: the tile
+    // unit is shared with the SMT sibling, and on a Xeon VM a neighbour there held it at half
+    // rate for seconds at a time, too long for the chain search to tell (the profile's
+    // "not measured here" names the roof and the reason). Scalar and vector roofs never.
     for (const auto& roof : p.compute_roofs) {
         EXPECT_GT(roof.ops_per_s.median, 0) << roof.name;
         EXPECT_LE(roof.ops_per_s.min, roof.ops_per_s.median) << roof.name;
-        EXPECT_TRUE(roof.clock_hz) << roof.name << ": no clock at the roof's own density";
+        if (roof.clock_hz) continue;
+        const std::string what = "clock of " + roof.name + " at " +
+                                 (roof.threads == 1 ? std::string("1 thread")
+                                                    : std::to_string(roof.threads) + " threads");
+        const auto said = std::ranges::find_if(
+            p.absent, [&](const auto& a) { return a.what == what && !a.reason.empty(); });
+        EXPECT_TRUE(roof.engine == Engine::matrix && said != p.absent.end())
+            << roof.name << " at " << roof.threads << " threads: no clock at the roof's own density"
+            << (said == p.absent.end() ? ", and no reason given as \"" + what + "\"" : "");
     }
     // On a CPU the table knows, an FMA roof (a core's FMA units, clocked as they ran) lands
     // within 85-105 % of its theoretical value: below means the table claims units the core

@@ -287,8 +287,10 @@ MachineProfile measure_machine(const MachineOptions& options) {
     p.method = {
         {"roof", "best block median over repeats (a roof is a ceiling); spread from that block"},
         {"timing",
-         "CPU time of the slowest thread (CLOCK_THREAD_CPUTIME_ID), not wall time: time the OS "
-         "gave to other work on a shared machine does not lower a roof; bandwidth uses wall time "
+         "each thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), not wall time, and the team's "
+         "rate the sum of its threads' rates: time the OS gave to other work on a shared machine "
+         "does not lower a roof, nor does one core slower than the others; bandwidth uses wall "
+         "time "
          "from the first thread's start to the last one's end (threads share the memory, so only "
          "what they move together counts); fork/join uses wall time"},
         {"compute",

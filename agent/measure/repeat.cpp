@@ -36,7 +36,10 @@ double team_cpu_seconds(int threads, const std::function<void(int)>& fn) {
         fn(t);
         cpu[static_cast<std::size_t>(t)] = collectors::thread_cpu_ns() - t0;
     });
-    return static_cast<double>(*std::max_element(cpu.begin(), cpu.end())) * 1e-9;
+    double rates = 0;  // sum of 1 / seconds
+    for (const std::int64_t ns : cpu)
+        rates += 1e9 / static_cast<double>(std::max<std::int64_t>(ns, 1));
+    return static_cast<double>(cpu.size()) / rates;
 }
 
 double team_wall_seconds(int threads, const std::function<void(int)>& fn) {

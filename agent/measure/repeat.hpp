@@ -24,10 +24,16 @@ std::int64_t calibrate(const std::function<void(std::int64_t)>& run, double targ
 // Durations of `repeats` runs after `warmup` untimed ones; `run` returns its own duration.
 std::vector<double> time_runs(const std::function<double()>& run, int warmup, int repeats);
 
-// Runs fn(thread) on `threads` pinned threads and returns the CPU time of the slowest
-// thread in seconds. CPU time, not wall time: on a shared machine the OS may run others'
+// Runs fn(thread) on `threads` pinned threads, each given the same work, and returns the
+// harmonic mean of their CPU times in seconds: the team's work over it is the sum of the
+// threads' own rates. CPU time, not wall time: on a shared machine the OS may run others'
 // work on our CPUs, and a roof is what the hardware does while our code runs (the method
-// string in the profile says so). Wall time still bounds it from above.
+// string in the profile says so). The sum, not the slowest thread's rate times the
+// threads: the cores of a shared host are not equally fast at every moment (seen on a
+// 2-vCPU guest: one core 10-20 % behind the other in half the looks), and a program whose
+// threads take work as they free up, or whose faster thread finishes first and leaves its
+// core idle, gets more than the slowest core's rate on each of them; against a roof of the
+// slowest core, FMA programs read 1.1-1.3 x "above the roof" of their busy cores.
 double team_cpu_seconds(int threads, const std::function<void(int)>& fn);
 
 // Runs fn(thread) on `threads` pinned threads and returns the wall time from the first

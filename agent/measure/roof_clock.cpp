@@ -7,7 +7,7 @@
 namespace ceiling::measure {
 namespace {
 
-// Fastest of `reps` runs, in seconds per iteration (the slowest thread's CPU time).
+// Fastest of `reps` runs, in seconds per iteration (the team's CPU time, team_cpu_seconds).
 double seconds_per_iteration(void (*run)(std::int64_t, kernels::RoofOperands*), int threads,
                              const std::vector<std::unique_ptr<kernels::RoofOperands>>& ops,
                              std::int64_t n, int reps) {

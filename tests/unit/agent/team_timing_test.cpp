@@ -39,6 +39,23 @@ TEST(TeamTiming, WallTimeCountsThreadsThatRanOneAfterAnother) {
     EXPECT_LT(wall, 1.0);
 }
 
+// Spins until this thread has used `s` seconds of CPU: the same CPU time however busy the
+// machine is.
+void spin_cpu_for(double s) {
+    const std::int64_t end = collectors::thread_cpu_ns() + static_cast<std::int64_t>(s * 1e9);
+    while (collectors::thread_cpu_ns() < end) {
+    }
+}
+
+TEST(TeamTiming, CpuTimeAddsTheThreadsRatesNotTheSlowestOnes) {
+    if (kernels::available_cpus() < 2) GTEST_SKIP() << "needs 2 CPUs";
+    // The same work on two cores, one of them twice as slow (20 and 40 ms of CPU): the team
+    // did 2 works at 1/20 + 1/40 per ms, so its time is 2 / (1/20 + 1/40) = 26.7 ms. The
+    // slowest thread's 40 ms would call the fast core as slow as the other.
+    const double s = team_cpu_seconds(2, [](int t) { spin_cpu_for(t == 0 ? 0.02 : 0.04); });
+    EXPECT_NEAR(s, 2 / (1 / 0.02 + 1 / 0.04), 0.004);
+}
+
 TEST(TeamTiming, OneThreadIsItsOwnDuration) {
     const double wall = team_wall_seconds(1, [](int) { spin_for(0.02); });
     EXPECT_GE(wall, 0.0199);

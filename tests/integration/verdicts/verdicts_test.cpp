@@ -180,8 +180,9 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         // The host's memory bandwidth or compute rate was not what the profile measured (other
         // tenants of a shared host: their streams, or their work on an SMT sibling of our
         // vCPUs, invisible in /proc/stat; ceiling measured the roofs the verdict depends on
-        // again after the run): the neighbours, not the method. The product's own tolerance (10 %): the check is a best of five 30 ms looks,
-        // the quick profile a best of short noisy ones, a few percent apart on a quiet host.
+        // again after the run): the neighbours, not the method. The product's own tolerance
+        // (10 %): the check is a best of five 30 ms looks, the quick profile a best of short
+        // noisy ones, a few percent apart on a quiet host.
         // It can also move and come back within seconds: a program that streamed faster than
         // both the profile and the check right after it (above its DRAM roof by more than the
         // tolerance) saw a faster host than either measured. Which roof a region is judged
@@ -303,7 +304,8 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
             deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(patience_s);
         }
     }
-    if (!roofs_are_the_machines) GTEST_SKIP() << "verdicts not judged: roofs from a sanitizer build" << seen;
+    if (!roofs_are_the_machines)
+        GTEST_SKIP() << "verdicts not judged: roofs from a sanitizer build" << seen;
     EXPECT_EQ(hits, runs) << c.program << " is labelled " << to_string(c.bound) << ":" << seen;
 }
 

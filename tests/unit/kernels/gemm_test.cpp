@@ -268,8 +268,8 @@ TEST(CacheSizes, AreAHierarchyAndFollowSysfs) {
 }
 
 // Blocks come from this CPU's caches: an A panel (mr x kc) in L1, the B block (kc x nc) in at
-// most half of L2, the A block (mc x kc) in this CPU's share
-// of half of L3; mc and nc whole numbers of register tiles; the small-M tile in L1.
+// most half of L2, the A block (mc x kc) in this CPU's share of half of L3; mc and nc whole
+// numbers of register tiles; the small-M tile in L1.
 TEST(GemmFp32, CacheBlocksFollowTheCaches) {
     const auto& caches = cache_sizes();
     const auto cpus = static_cast<std::size_t>(std::max(1, available_cpus()));

@@ -122,12 +122,18 @@ void comparisons(const std::vector<Case>& cs, std::ostream& out) {
                  (i ? "" : " of the " + r->roof + " roof") + " with its operands in " +
                  ls[i]->diagnosis->level.value_or("?") + " (" + ls[i]->shape + ")";
         }
+        // Only the cases the compute roof bounds (at or right of the ridge: left of it the
+        // loop's ceiling is not what holds them), and not a sweep's points (the sweep has
+        // its own line, where its bound changes).
         std::string whole;
         for (const auto& c : cs)
-            if (c.kernel == kernel && c.problem == problem && c.variant != "naive")
-                if (const auto f = fraction_of(c.diagnosis, RoofKind::compute))
+            if (c.kernel == kernel && c.problem == problem && c.variant != "naive" &&
+                c.series.empty())
+                if (const auto* r = judged_against(c.diagnosis, RoofKind::compute);
+                    r && r->roof_per_s && c.diagnosis->attainable_ops_per_s &&
+                    *c.diagnosis->attainable_ops_per_s >= *r->roof_per_s * (1 - 1e-9))
                     whole += std::string(whole.empty() ? "" : ", ") + c.variant + " " + c.shape +
-                             " " + percent(*f);
+                             " " + percent(*r->fraction);
         if (!whole.empty()) l += "; the whole kernel: " + whole;
         lines.push_back(l);
     }

@@ -261,6 +261,18 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     run_on_threads(threads, work);
 }
 
+void gemm_tile_loop(const GemmImpl& im, const float* ap, const float* bp, int k, float* c,
+                    int repeats, int threads) {
+    const auto kernel = im.kernels[static_cast<std::size_t>(im.mr - 1)];
+    run_on_threads(threads, [&](int t) {
+        float* tile = c + static_cast<std::ptrdiff_t>(t) * im.mr * im.nr;
+        // Its one prefetch per k goes to the B panel itself (resident: costs a load slot, as
+        // in the GEMM, and fetches nothing).
+        for (int r = repeats * t / threads; r < repeats * (t + 1) / threads; ++r)
+            kernel(k, ap, bp, tile, im.nr, false, bp, 0);
+    });
+}
+
 void gemm_prepacked(const GemmImpl& im, const GemmArgs& g, const PackedB& b, GemmWorkspace& ws,
                     int slot) {
     blocked(im, g, ws.a_block(slot), nullptr, &b);

@@ -49,6 +49,14 @@
 //   call), and pack_b packs only a block's partial last panel: 64 x 4096 x 4096 174 -> 188
 //   GFLOP/s (AVX2 forced: 90 -> 96), against OpenBLAS in one process 1.30 -> 1.32-1.37,
 //   the squares 1.00-1.04 -> 1.02-1.06, the AVX2 path's M = 64 0.95 -> 1.00-1.02.
+//   On a 2-vCPU Xeon VM with AMX (2026-12-03) the micro-kernel alone (the suite's
+//   gemm/fp32-tiles) runs at 68-76 % of the FMA roof on two threads and 66-82 % on one
+//   (in a harness, beside the roof's loop; a rare pass at 100 %), its panels in L1 or L2
+//   alike; a plain intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8
+//   rows, or its k loop unrolled by 4 were no faster. The GEMM runs at 87-97 % of that
+//   loop, OpenBLAS at about the same. A second, farther prefetch of B's source rows in the
+//   packing calls (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two
+//   threads (1.31-1.39 of OpenBLAS without, 1.13-1.27 with).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -198,6 +206,14 @@ void gemm_naive(const GemmArgs& g);
 
 // Blocked, packed, on `threads` threads (workspace for at least that many).
 void gemm_optimized(const GemmImpl& impl, const GemmArgs& g, GemmWorkspace& ws, int threads);
+
+// The loop every optimized GEMM runs, alone: `repeats` calls of the full-tile micro-kernel
+// (split over `threads`) on one packed A panel (impl.mr x k, pack_a's layout) and one packed
+// B panel (k x impl.nr, pack_b's) that stay resident; thread t writes C = A * B into its
+// tile at c + t * mr * nr (mr x nr, row-major). The suite's gemm/fp32-tiles: the ceiling of
+// that loop on this core, between the FMA roof and the whole GEMM.
+void gemm_tile_loop(const GemmImpl& impl, const float* ap, const float* bp, int k, float* c,
+                    int repeats, int threads);
 
 // With B already packed (g.b, g.ldb ignored), on the calling thread with workspace slot
 // `slot`: for callers that parallelise over independent GEMMs themselves.

@@ -1,9 +1,9 @@
 // GEMM cases for the registry: fp32 (naive, optimized, OpenBLAS) at square shapes and the
 // batch sweep M = 1 .. 256 with N = K = 4096 (decode to prefill: bandwidth bound while B,
 // 64 MiB, dominates the bytes, compute bound once 2MNK / 4(KN) = M/2 flop per byte passes
-// the ridge point), bf16 (our AMX tiles, oneDNN matmul), and bf16-tiles: the bf16 GEMM's
-// tile loop alone on resident panels, the ceiling its GEMMs are measured against (why the
-// GEMM stops where it does: the loop itself, or the caches feeding it).
+// the ridge point), bf16 (our AMX tiles, oneDNN matmul), and fp32-tiles / bf16-tiles: each
+// GEMM's inner loop alone on resident panels, the ceiling its GEMMs are measured against
+// (why the GEMM stops where it does: the loop itself, or the caches feeding it).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -25,10 +25,12 @@ namespace {
 
 constexpr std::string_view kernel = "gemm";
 constexpr std::string_view shape_form = "MxNxK or S (square)";
-constexpr std::string_view problems[] = {"fp32", "bf16", "bf16-tiles"};
+constexpr std::string_view problems[] = {"fp32", "bf16", "fp32-tiles", "bf16-tiles"};
 constexpr Offer offers[] = {
-    {"fp32", Variant::naive},     {"fp32", Variant::optimized}, {"fp32", Variant::library},
-    {"bf16", Variant::optimized}, {"bf16", Variant::library},   {"bf16-tiles", Variant::optimized},
+    {"fp32", Variant::naive},           {"fp32", Variant::optimized},
+    {"fp32", Variant::library},         {"bf16", Variant::optimized},
+    {"bf16", Variant::library},         {"fp32-tiles", Variant::optimized},
+    {"bf16-tiles", Variant::optimized},
 };
 
 struct Dims {
@@ -134,6 +136,60 @@ std::unique_ptr<PreparedKernel> setup_fp32(Dims d, Variant variant, const SetupO
         return verify_gemm(
             d, [&](int i, int kk) { return s.a[static_cast<std::size_t>(i) * d.k + kk]; },
             [&](int kk, int j) { return s.b[static_cast<std::size_t>(kk) * d.n + j]; }, s.c.data());
+    };
+    return k;
+}
+
+// ---- fp32-tiles: the micro-kernel alone ------------------------------------------------
+
+// The full mr x nr tile over K, its packed panels resident, repeated: about 2^30 operations
+// an execution (a few milliseconds), as for bf16-tiles.
+int fp32_tile_repeats(Dims d) {
+    return std::max(1, static_cast<int>(0x1p30 / (2.0 * d.m * d.n * d.k)));
+}
+
+struct Fp32TileSet {
+    Array<float> a, b;    // row-major mr x K and K x nr: what the check reads
+    Array<float> ap, bp;  // the same, packed as the GEMM packs them
+    Array<float> c;       // one mr x nr tile per thread
+};
+
+std::unique_ptr<PreparedKernel> setup_fp32_tiles(Dims d, const SetupOptions& o, int sets) {
+    const auto& im = best_gemm_impl();
+    const int repeats = fp32_tile_repeats(d);
+    const int threads = std::min(resolve_threads(o), repeats);
+    const auto tile = static_cast<std::size_t>(d.m) * d.n;
+    std::vector<Fp32TileSet> v;
+    for (int s = 0; s < sets; ++s) {
+        Fp32TileSet set{Array<float>(sz(mk(d))), Array<float>(sz(kn(d))), Array<float>(sz(mk(d))),
+                        Array<float>(sz(kn(d))),
+                        Array<float>(tile * static_cast<std::size_t>(threads))};
+        fill_uniform(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, 1);
+        fill_uniform(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, 1);
+        im.pack_a(set.a.data(), d.k, d.m, d.k, set.ap.data());
+        im.pack_b(set.b.data(), d.n, d.k, d.n, set.bp.data());
+        fill_float(set.c.data(), set.c.size(), NAN, 1);
+        v.push_back(std::move(set));
+    }
+    auto k = std::make_unique<SetKernel<Fp32TileSet>>(threads, std::move(v));
+    k->run_fn = [d, &im, repeats, threads](Fp32TileSet& s) {
+        gemm_tile_loop(im, s.ap.data(), s.bp.data(), d.k, s.c.data(), repeats, threads);
+    };
+    // Every thread's tile is the same product: the first wrong one, else the worst.
+    k->verify_fn = [d, threads, tile](const Fp32TileSet& s) {
+        Verification worst;
+        for (int t = 0; t < threads; ++t) {
+            auto r = verify_gemm(
+                d, [&](int i, int kk) { return s.a[static_cast<std::size_t>(i) * d.k + kk]; },
+                [&](int kk, int j) { return s.b[static_cast<std::size_t>(kk) * d.n + j]; },
+                s.c.data() + tile * static_cast<std::size_t>(t));
+            if (!r.ok) {
+                r.detail = "thread " + std::to_string(t) + ": " + r.detail;
+                return r;
+            }
+            if (t == 0 || r.max_error > worst.max_error) worst = r;
+        }
+        return worst;
     };
     return k;
 }
@@ -256,6 +312,25 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             c.advice = lib.advice;
             if (!lib.available) c.unavailable = lib.description;
         }
+    } else if (problem == "fp32-tiles") {
+        const auto& im = best_gemm_impl();
+        if (d.m != im.mr || d.n != im.nr || d.k < 1 || d.k > 16384)
+            bad_shape(kernel, shape,
+                      std::to_string(im.mr) + "x" + std::to_string(im.nr) + "xK, K <= 16384",
+                      "is not one tile of this CPU's micro-kernel");
+        // Per execution: the tile `repeats` times; the bytes are the packed panels once (they
+        // stay resident), the working set the panels and one tile of C.
+        c.work = gemm_work(d, WorkPrecision::fp32, WorkEngine::vector, 4);
+        c.work.ops *= fp32_tile_repeats(d);
+        c.work.compulsory_bytes = 4 * (mk(d) + kn(d) + mn(d));
+        c.work.working_set_bytes = c.work.compulsory_bytes;
+        c.bytes_per_set = static_cast<std::size_t>(8 * (mk(d) + kn(d)));
+        c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
+        c.setup = [d](const SetupOptions& o, int sets) { return setup_fp32_tiles(d, o, sets); };
+        c.implementation = "the fp32 GEMM's micro-kernel alone (" + gemm_description(im) +
+                           "): one tile of C over K, its packed panels resident, " +
+                           std::to_string(fp32_tile_repeats(d)) +
+                           " times; the ceiling of that loop, not a GEMM";
     } else if (problem == "bf16-tiles") {
         if (d.m != 32 || d.n != 32 || d.k % 32 != 0)
             bad_shape(kernel, shape, "32x32xK with K a multiple of 32",
@@ -326,8 +401,20 @@ constexpr StandardCase standard[] = {
 constexpr int batch_n_k = 4096;
 constexpr int batch_max_m = 256;
 
+// The micro-kernel alone at two depths: K = 128, its panels in L1 (AVX-512's 14 x 32 tile:
+// 23 KiB; every x86 core since 2011 has at least 32 KiB of L1d), and the GEMM's own kc,
+// as each call in the GEMM runs it (14 x 32 x 512: 92 KiB, from L2).
+constexpr int tile_k_l1 = 128;
+
 std::vector<KernelCase> family_cases() {
     std::vector<KernelCase> out = cases_of(standard, make);
+    const auto& im = best_gemm_impl();
+    for (int k : {tile_k_l1, im.kc}) {
+        auto c = make("fp32-tiles", Variant::optimized, dims_string({im.mr, im.nr, k}));
+        c.in_default = true;
+        c.in_quick = k == tile_k_l1;
+        out.push_back(std::move(c));
+    }
     for (Variant v : {Variant::optimized, Variant::library})
         for (int m = 1, i = 0; m <= batch_max_m; m *= 2, ++i) {
             auto c = make("fp32", v, dims_string({m, batch_n_k, batch_n_k}));

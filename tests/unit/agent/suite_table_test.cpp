@@ -77,9 +77,11 @@ TEST(SuiteTable, CountedWorkIsShownBesideTheAnalytic) {
         << out.str();
 }
 
-// A judged GEMM case: its fraction of the bf16_amx roof and its working set's level.
+// A judged GEMM case: its fraction of the bf16_amx roof (1 Top/s) and its working set's
+// level; right of the ridge (the compute roof is what it can attain) unless told otherwise.
 void add_judged(RunRecord& rec, const std::string& problem, const std::string& variant,
-                const std::string& shape, double fraction, const std::string& level) {
+                const std::string& shape, double fraction, const std::string& level,
+                bool right_of_ridge = true) {
     auto r = gemv("gemm", problem, 1e6, 1e-3, Device::cpu);
     r.path = r.name = "gemm/" + problem + "/" + variant + "/" + shape;
     r.labels["variant"] = variant;
@@ -88,21 +90,28 @@ void add_judged(RunRecord& rec, const std::string& problem, const std::string& v
     RegionVerdict d;
     d.path = r.path;
     d.diagnosis.level = level;
+    d.diagnosis.attainable_ops_per_s = right_of_ridge ? 1e12 : 0.2e12;
     RoofComparison c;
     c.kind = RoofKind::compute;
     c.roof = "bf16_amx";
+    c.roof_per_s = 1e12;
     c.fraction = fraction;
     d.diagnosis.roofs = {c};
     rec.region_diagnoses.push_back(d);
 }
 
 // The "-tiles" problem is the kernel's loop alone: its ceilings per cache level, beside the
-// kernel's own fractions of the same roof (why the kernel stops where it does).
+// kernel's own fractions of the same roof (why the kernel stops where it does), for the
+// cases that roof bounds (one left of the ridge is held by bandwidth, not the loop) and not
+// a sweep's points (the sweep has its own line).
 TEST(SuiteTable, ALoopCeilingIsSetBesideItsKernel) {
     RunRecord rec;
     rec.kind = RecordKind::suite;
     add_judged(rec, "bf16", "optimized", "2048x2048x2048", 0.38, "L3");
     add_judged(rec, "bf16", "library", "2048x2048x2048", 0.29, "L3");
+    add_judged(rec, "bf16", "optimized", "4x2048x2048", 0.05, "DRAM", false);
+    add_judged(rec, "bf16", "optimized", "256x2048x2048", 0.3, "DRAM");
+    rec.regions.back().labels["series"] = "batch";
     add_judged(rec, "bf16-tiles", "optimized", "32x32x256", 0.83, "L1");
     add_judged(rec, "bf16-tiles", "optimized", "32x32x4096", 0.53, "L2");
     add_judged(rec, "fp32", "optimized", "512x512x512", 0.9, "L2");

@@ -161,6 +161,47 @@ TEST(GemmBf16Tiles, WorkIsTheRepeatedBlockAndOnlyOneBlockOfCIsAccepted) {
                  std::invalid_argument);
 }
 
+// fp32-tiles: the widest micro-kernel alone, one mr x nr tile per thread (its shape is
+// this CPU's tile; the repeats split between the threads, so each thread's tile is written
+// and checked), at depths short and long, even and odd.
+std::string tile_shape(int k) {
+    const auto& im = best_gemm_impl();
+    return std::to_string(im.mr) + "x" + std::to_string(im.nr) + "x" + std::to_string(k);
+}
+
+TEST(GemmFp32Tiles, EveryThreadsTileVerifies) {
+    for (int k : {1, 37, 128, 512})
+        for (int threads : {1, 2, 3})
+            expect_verifies("gemm", "fp32-tiles", Variant::optimized, tile_shape(k), threads);
+}
+
+// Work: the tile `repeats` times (about 2^30 flop); the bytes and working set are the
+// resident panels and one tile of C, which puts K = 128 in L1 and the GEMM's kc in L2 on
+// AVX-512 (14 x 32: 25 and 94 KiB). The suite runs both; other tiles are refused.
+TEST(GemmFp32Tiles, WorkIsTheRepeatedTileAndOnlyThisCpusTileIsAccepted) {
+    const auto& im = best_gemm_impl();
+    const auto c = make_case("gemm", "fp32-tiles", Variant::optimized, tile_shape(128));
+    const double tile = 2.0 * im.mr * im.nr * 128;
+    const double repeats = c.work.ops / tile;
+    EXPECT_EQ(repeats, std::floor(repeats));
+    EXPECT_NEAR(c.work.ops, 0x1p30, tile);
+    EXPECT_DOUBLE_EQ(c.work.working_set_bytes, 4.0 * (im.mr * 128 + 128 * im.nr + im.mr * im.nr));
+    EXPECT_DOUBLE_EQ(c.work.compulsory_bytes, c.work.working_set_bytes);
+    EXPECT_EQ(c.work.engine, WorkEngine::vector);
+    std::vector<std::string> suite;
+    for (const auto& s : standard_cases())
+        if (s.problem == "fp32-tiles") suite.push_back(s.shape);
+    EXPECT_EQ(suite, (std::vector<std::string>{tile_shape(128), tile_shape(im.kc)}));
+    const std::string taller = std::to_string(im.mr + 1) + "x" + std::to_string(im.nr) + "x128";
+    const std::string wider = std::to_string(im.mr) + "x" + std::to_string(im.nr * 2) + "x128";
+    for (const std::string& bad : {taller, wider, tile_shape(0), std::string("128")})
+        EXPECT_THROW(make_case("gemm", "fp32-tiles", Variant::optimized, bad),
+                     std::invalid_argument)
+            << bad;
+    EXPECT_THROW(make_case("gemm", "fp32-tiles", Variant::library, tile_shape(128)),
+                 std::invalid_argument);
+}
+
 TEST(GemmBf16, RoundingIsToNearestEven) {
     EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
     EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 0x1p-8f)), 1.0f);  // tie -> even (down)

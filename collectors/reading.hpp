@@ -39,4 +39,12 @@ struct Readings {
     void append(Readings other);
 };
 
+// The readings of two intervals of the same collectors as one interval (a suite case timed
+// in rounds between other cases): counts, seconds, bytes and joules add; a peak
+// (max_rss_bytes) takes the larger; a ratio cannot be added, so instructions_per_cycle is
+// recomputed from the summed counts and any other ratio dropped. A value only one side
+// has is dropped too (it was not counted over the whole). The merged value is as
+// confident as the weaker side (the smaller running fraction, either's flags and note).
+Readings combine_readings(const Readings& a, const Readings& b);
+
 }  // namespace ceiling::collectors

@@ -1,6 +1,7 @@
 #include "agent/measure/suite.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -19,6 +20,12 @@ std::string join(const std::vector<std::string>& v) {
     std::string s;
     for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
+}
+
+// The variants of one shape: run back to back and timed together (run_suite).
+std::string shape_group(const kernels::KernelCase& c) {
+    return c.kernel + "/" + c.problem + "/" + c.shape + "/" +
+           std::string(kernels::to_string(c.work.device));
 }
 
 template <typename T>
@@ -73,17 +80,91 @@ std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& ke
     // Each shape's variants one after the other (naive, optimized, library of 512^3, then of
     // 1024^3...), in the order the families list their shapes: the suite's comparisons are
     // ratios of medians, and a shared host drifts between cases run seconds apart (grouped
-    // by variant, the optimized and library GEMM of one shape ran ~8 s apart).
-    const auto group = [](const kernels::KernelCase& c) {
-        return c.kernel + "/" + c.problem + "/" + c.shape + "/" + std::string(kernels::to_string(c.work.device));
-    };
+    // by variant, the optimized and library GEMM of one shape ran ~8 s apart); run_suite
+    // then times them together, in rounds.
     std::map<std::string, std::size_t> first_seen;
-    for (const auto& c : out) first_seen.emplace(group(c), first_seen.size());
+    for (const auto& c : out) first_seen.emplace(shape_group(c), first_seen.size());
     std::stable_sort(out.begin(), out.end(), [&](const auto& a, const auto& b) {
-        return first_seen.at(group(a)) < first_seen.at(group(b));
+        return first_seen.at(shape_group(a)) < first_seen.at(shape_group(b));
     });
     return out;
 }
+
+namespace {
+
+// A case prepared, checked and waiting to be timed, and what its timing has gathered.
+struct Pending {
+    std::size_t index = 0;  // in the suite's case list
+    CaseResult result;
+    std::unique_ptr<kernels::PreparedKernel> kernel;
+    double first_s = 0;
+    collectors::CollectorSet counters;
+    std::optional<collectors::Readings> readings;
+    std::vector<double> durations;
+    double total_s = 0;
+};
+
+bool timed_enough(const Pending& p, const SuiteOptions& o) {
+    const auto n = static_cast<int>(p.durations.size());
+    // A case slower than a second gets the minimum for a distribution, 3 runs.
+    if (n >= 3 && p.first_s > 1.0) return true;
+    return n >= o.max_repeats || (n >= o.min_repeats && p.total_s >= o.min_time_s);
+}
+
+// Times the pending cases of one shape (its variants) in rounds, each case a quarter of its
+// minimum time per round in turn (one run per round when a run takes longer), so
+// that a host that slows down for a few seconds slows every variant alike: the suite's
+// comparisons are ratios of their medians, and timed one after the other they had moved
+// with the host by 20-30 % on a shared VM. The counters run per round and add up. Alone, a
+// case is timed in one round, as before.
+void time_in_rounds(std::vector<Pending>& cases, const SuiteOptions& o) {
+    constexpr int rounds = 4;
+    const double quota_s = cases.size() > 1 ? o.min_time_s / rounds : INFINITY;
+    for (bool left = true; left;) {
+        left = false;
+        for (auto& p : cases) {
+            if (timed_enough(p, o)) continue;
+            p.counters.start();
+            double round_s = 0;
+            do {
+                const std::int64_t begin = collectors::now_ns();
+                p.kernel->run();
+                const std::int64_t end = collectors::now_ns();
+                p.result.spans_ns.emplace_back(begin, end);
+                const double d = static_cast<double>(end - begin) * 1e-9;
+                p.durations.push_back(d);
+                p.total_s += d;
+                round_s += d;
+            } while (!timed_enough(p, o) && round_s < quota_s);
+            auto r = p.counters.stop();
+            p.readings = p.readings ? collectors::combine_readings(*p.readings, r) : std::move(r);
+            left = left || !timed_enough(p, o);
+        }
+    }
+    for (auto& p : cases) {
+        auto& r = p.result;
+        const auto& c = r.kernel_case;
+        const auto readings = p.readings.value_or(collectors::Readings{});
+        r.measurement.name = c.name();
+        r.measurement.threads = p.kernel->threads();
+        r.measurement.work = to_work(c.work);
+        r.measurement.durations_s = p.durations;
+        r.measurement.duration_s = summarize(p.durations);
+        r.measurement.counters = to_counter_values(readings);
+        const double runs = static_cast<double>(p.durations.size());
+        if (const auto ops = readings.value("fp_ops")) {
+            r.measurement.measured_ops = *ops / runs;
+            r.measurement.measured_ops_source = Source::pmu;
+        }
+        if (const auto bytes = readings.value("dram_bytes")) {
+            r.measurement.measured_bytes = *bytes / runs;
+            r.measurement.measured_bytes_source = Source::pmu;
+        }
+        p.kernel.reset();  // its buffers go before the next shape's are made
+    }
+}
+
+}  // namespace
 
 SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const MachineProfile& profile,
                       const SuiteOptions& options) {
@@ -100,28 +181,54 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
     if (llc == 0) llc = profile.host.last_level_cache_bytes();
     if (llc > 0) setup.last_level_cache_bytes = llc;
 
-    for (const auto& c : cases) {
+    // Consecutive variants of one shape (select_cases orders them so) are timed together,
+    // in rounds; a naive variant, minutes slow and never compared by ratio, alone.
+    std::vector<std::optional<CaseResult>> done(cases.size());
+    std::vector<Pending> pending;
+    const auto time_pending = [&] {
+        time_in_rounds(pending, options);
+        for (auto& p : pending) done[p.index] = std::move(p.result);
+        pending.clear();
+    };
+    const auto joins = [&](const kernels::KernelCase& c) {
+        const auto& first = pending.front().result.kernel_case;
+        return c.variant != kernels::Variant::naive && first.variant != kernels::Variant::naive &&
+               shape_group(c) == shape_group(first);
+    };
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& c = cases[i];
+        if (!pending.empty() && !joins(c)) time_pending();
         CaseResult r;
         r.kernel_case = c;
         if (options.on_step) options.on_step(c.name());
         if (!c.unavailable.empty()) {
             r.status = CaseStatus::unavailable;
             r.message = c.unavailable;
-            result.cases.push_back(std::move(r));
+            done[i] = std::move(r);
             continue;
         }
         std::unique_ptr<kernels::PreparedKernel> k;
-        try {
-            k = kernels::prepare(c, setup);
-        } catch (const kernels::KernelUnavailable& e) {
-            r.status = CaseStatus::unavailable;
-            r.message = e.what();
-            result.cases.push_back(std::move(r));
-            continue;
-        } catch (const std::exception& e) {
-            r.status = CaseStatus::failed;
-            r.message = std::string("setup failed: ") + e.what();
-            result.cases.push_back(std::move(r));
+        for (bool retry = true;; retry = false) {
+            try {
+                k = kernels::prepare(c, setup);
+                break;
+            } catch (const kernels::KernelUnavailable& e) {
+                // Refused (memory) beside the shape's other variants: those are timed and
+                // freed first, and this one gets the memory alone, as one after another.
+                if (retry && !pending.empty()) {
+                    time_pending();
+                    continue;
+                }
+                r.status = CaseStatus::unavailable;
+                r.message = e.what();
+            } catch (const std::exception& e) {
+                r.status = CaseStatus::failed;
+                r.message = std::string("setup failed: ") + e.what();
+            }
+            break;
+        }
+        if (!k) {
+            done[i] = std::move(r);
             continue;
         }
         r.detail = k->detail();
@@ -133,50 +240,23 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
             r.message = r.verification->detail;
             spdlog::error("{}: result differs from the reference: {}", c.name(),
                           r.verification->detail);
-            result.cases.push_back(std::move(r));
+            done[i] = std::move(r);
             continue;
         }
         // Warm-up: one more run when the first was short (page faults, lazy init, clocks).
         if (first_s < options.min_time_s / 4) k->run();
-
         // Wall clock and rusage, perf_event software events, and the CPU PMU where one is
         // usable: counted FLOPs and bytes then sit beside the analytic ones.
-        collectors::CollectorSet counters = collectors::make_region_collectors();
-        counters.start();
-        std::vector<double> durations;
-        double total = 0;
-        while (static_cast<int>(durations.size()) < options.max_repeats &&
-               (static_cast<int>(durations.size()) < options.min_repeats ||
-                total < options.min_time_s)) {
-            // A case slower than a second gets the minimum for a distribution, 3 runs.
-            if (durations.size() >= 3 && first_s > 1.0) break;
-            const std::int64_t begin = collectors::now_ns();
-            k->run();
-            const std::int64_t end = collectors::now_ns();
-            r.spans_ns.emplace_back(begin, end);
-            const double d = static_cast<double>(end - begin) * 1e-9;
-            durations.push_back(d);
-            total += d;
-        }
-        const auto readings = counters.stop();
-
-        r.measurement.name = c.name();
-        r.measurement.threads = k->threads();
-        r.measurement.work = to_work(c.work);
-        r.measurement.durations_s = durations;
-        r.measurement.duration_s = summarize(durations);
-        r.measurement.counters = to_counter_values(readings);
-        const double runs = static_cast<double>(durations.size());
-        if (const auto ops = readings.value("fp_ops")) {
-            r.measurement.measured_ops = *ops / runs;
-            r.measurement.measured_ops_source = Source::pmu;
-        }
-        if (const auto bytes = readings.value("dram_bytes")) {
-            r.measurement.measured_bytes = *bytes / runs;
-            r.measurement.measured_bytes_source = Source::pmu;
-        }
-        result.cases.push_back(std::move(r));
+        Pending p;
+        p.index = i;
+        p.result = std::move(r);
+        p.kernel = std::move(k);
+        p.first_s = first_s;
+        p.counters = collectors::make_region_collectors();
+        pending.push_back(std::move(p));
     }
+    if (!pending.empty()) time_pending();
+    for (auto& r : done) result.cases.push_back(std::move(*r));
     if (options.devices != SuiteDevices::cpu) run_gpu_suite(options, result);
     result.wall_s = static_cast<double>(collectors::now_ns() - result.start_ns) * 1e-9;
     return result;

@@ -70,6 +70,38 @@ TEST(Suite, QuickSubsetWritesARecordTheRooflineAndATrace) {
     EXPECT_EQ(diffed.out.find("whole run"), std::string::npos) << diffed.out;
 }
 
+// A shape's variants are timed in turns, not one after the other, so that a host slowing
+// down for a while slows both sides of a comparison alike: in the trace (one event per
+// timed run) the library's first run comes before the optimized variant's last one.
+TEST(Suite, AShapesVariantsAreTimedInTurns) {
+    TempDir dir;
+    const auto record_path = dir / "s.json";
+    const auto r = run_ceiling({"-q", "suite", "--quick", "--kernels", "resize", "--variants",
+                                "optimized,library", "--threads", "1", "--profile", profile, "-o",
+                                record_path.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    const RunRecord rec = store::load_run_record(record_path);
+    std::string shape;
+    for (const auto& reg : rec.regions)
+        if (reg.labels.at("variant") == "library") shape = reg.labels.at("shape");
+    if (shape.empty()) GTEST_SKIP() << "no library resize case measured here: " << r.out;
+    const auto trace = nlohmann::json::parse(slurp(dir / "s.trace.json"));
+    double last_optimized = -1, first_library = -1;
+    for (const auto& e : trace.at("traceEvents")) {
+        const std::string name = e.value("name", "");
+        if (e.value("ph", "") != "X" || !name.ends_with("/" + shape)) continue;
+        const double ts = e.at("ts").get<double>();
+        if (name.find("/optimized/") != std::string::npos)
+            last_optimized = std::max(last_optimized, ts);
+        if (name.find("/library/") != std::string::npos &&
+            (first_library < 0 || ts < first_library))
+            first_library = ts;
+    }
+    ASSERT_GE(last_optimized, 0);
+    ASSERT_GE(first_library, 0);
+    EXPECT_LT(first_library, last_optimized) << "optimized ran all its runs before the library's";
+}
+
 TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {
     TempDir dir;
     auto r = run_ceiling(

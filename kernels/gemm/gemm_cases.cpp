@@ -84,6 +84,22 @@ Verification verify_gemm(Dims d, GetA get_a, GetB get_b, const float* c) {
     return check.result();
 }
 
+// The tile loops: every thread computes the same product into its own tile or block, and
+// check(t) verifies thread t's. The first wrong one, else the worst.
+template <typename Check>
+Verification every_thread(int threads, Check check) {
+    Verification worst;
+    for (int t = 0; t < threads; ++t) {
+        auto r = check(t);
+        if (!r.ok) {
+            r.detail = "thread " + std::to_string(t) + ": " + r.detail;
+            return r;
+        }
+        if (t == 0 || r.max_error > worst.max_error) worst = r;
+    }
+    return worst;
+}
+
 std::size_t sz(double elems) { return static_cast<std::size_t>(elems); }
 
 // ---- fp32 ------------------------------------------------------------------------------
@@ -175,21 +191,13 @@ std::unique_ptr<PreparedKernel> setup_fp32_tiles(Dims d, const SetupOptions& o, 
     k->run_fn = [d, &im, repeats, threads](Fp32TileSet& s) {
         gemm_tile_loop(im, s.ap.data(), s.bp.data(), d.k, s.c.data(), repeats, threads);
     };
-    // Every thread's tile is the same product: the first wrong one, else the worst.
     k->verify_fn = [d, threads, tile](const Fp32TileSet& s) {
-        Verification worst;
-        for (int t = 0; t < threads; ++t) {
-            auto r = verify_gemm(
+        return every_thread(threads, [&](int t) {
+            return verify_gemm(
                 d, [&](int i, int kk) { return s.a[static_cast<std::size_t>(i) * d.k + kk]; },
                 [&](int kk, int j) { return s.b[static_cast<std::size_t>(kk) * d.n + j]; },
                 s.c.data() + tile * static_cast<std::size_t>(t));
-            if (!r.ok) {
-                r.detail = "thread " + std::to_string(t) + ": " + r.detail;
-                return r;
-            }
-            if (t == 0 || r.max_error > worst.max_error) worst = r;
-        }
-        return worst;
+        });
     };
     return k;
 }
@@ -273,18 +281,9 @@ std::unique_ptr<PreparedKernel> setup_bf16_tiles(Dims d, const SetupOptions& o, 
     k->run_fn = [repeats, threads](TileLoopSet& s) {
         amx_bf16_tile_loop(s.a.data(), *s.packed, s.c.data(), repeats, threads);
     };
-    // Every thread's block is the same product: the first wrong one, else the worst.
     k->verify_fn = [d, threads](const TileLoopSet& s) {
-        Verification worst;
-        for (int t = 0; t < threads; ++t) {
-            auto r = verify_bf16_gemm(d, s.a, s.b, s.c.data() + 1024 * t);
-            if (!r.ok) {
-                r.detail = "thread " + std::to_string(t) + ": " + r.detail;
-                return r;
-            }
-            if (t == 0 || r.max_error > worst.max_error) worst = r;
-        }
-        return worst;
+        return every_thread(
+            threads, [&](int t) { return verify_bf16_gemm(d, s.a, s.b, s.c.data() + 1024 * t); });
     };
     return k;
 }

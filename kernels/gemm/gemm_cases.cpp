@@ -326,10 +326,11 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
         c.bytes_per_set = static_cast<std::size_t>(8 * (mk(d) + kn(d)));
         c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
         c.setup = [d](const SetupOptions& o, int sets) { return setup_fp32_tiles(d, o, sets); };
-        c.implementation = "the fp32 GEMM's micro-kernel alone (" + gemm_description(im) +
-                           "): one tile of C over K, its packed panels resident, " +
-                           std::to_string(fp32_tile_repeats(d)) +
-                           " times; the ceiling of that loop, not a GEMM";
+        c.implementation =
+            "the fp32 GEMM's " + std::string(im.isa) + " " + std::to_string(im.mr) + "x" +
+            std::to_string(im.nr) +
+            " micro-kernel alone: one tile of C over K, its packed panels resident, " +
+            std::to_string(fp32_tile_repeats(d)) + " times; the ceiling of that loop, not a GEMM";
     } else if (problem == "bf16-tiles") {
         if (d.m != 32 || d.n != 32 || d.k % 32 != 0)
             bad_shape(kernel, shape, "32x32xK with K a multiple of 32",

@@ -50,13 +50,16 @@
 //   GFLOP/s (AVX2 forced: 90 -> 96), against OpenBLAS in one process 1.30 -> 1.32-1.37,
 //   the squares 1.00-1.04 -> 1.02-1.06, the AVX2 path's M = 64 0.95 -> 1.00-1.02.
 //   On a 2-vCPU Xeon VM with AMX (2026-12-03) the micro-kernel alone (the suite's
-//   gemm/fp32-tiles) runs at 68-76 % of the FMA roof on two threads and 66-82 % on one
-//   (in a harness, beside the roof's loop; a rare pass at 100 %), its panels in L1 or L2
-//   alike; a plain intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8
-//   rows, or its k loop unrolled by 4 were no faster. The GEMM runs at 87-97 % of that
-//   loop, OpenBLAS at about the same. A second, farther prefetch of B's source rows in the
-//   packing calls (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two
-//   threads (1.31-1.39 of OpenBLAS without, 1.13-1.27 with).
+//   gemm/fp32-tiles) ran at 64-76 % of the FMA roof on two threads (four suite runs) and
+//   at 94-100 % on one (two runs; 66-82 % in a harness earlier that day: the host's share
+//   of a core moves), its panels in L1 or L2 alike. The GEMM ran at 51-73 % on two threads,
+//   so there the loop is the limit, and at 64-80 % on one (OpenBLAS 54-80 %), so there a
+//   fifth to a third is lost outside the loop: to what feeds it (C tiles, A panels from an
+//   L3 as slow as DRAM, packing), not yet measured apart. A plain intrinsics loop of the
+//   same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop unrolled by 4 were no
+//   faster (harness). A second, farther prefetch of B's source rows in the packing calls
+//   (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads (1.31-1.39
+//   of OpenBLAS without, 1.13-1.27 with).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);

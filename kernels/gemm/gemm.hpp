@@ -53,11 +53,14 @@
 //   gemm/fp32-tiles) ran at 64-76 % of the FMA roof on two threads (four suite runs) and
 //   at 94-100 % on one (two runs; 66-82 % in a harness earlier that day: the host's share
 //   of a core moves), its panels in L1 or L2 alike. The GEMM ran at 51-73 % on two threads,
-//   so there the loop is the limit, and at 64-80 % on one (OpenBLAS 54-80 %), so there a
-//   fifth to a third is lost outside the loop: to what feeds it (C tiles, A panels from an
-//   L3 as slow as DRAM, packing), not yet measured apart. A plain intrinsics loop of the
-//   same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop unrolled by 4 were no
-//   faster (harness). A second, farther prefetch of B's source rows in the packing calls
+//   so there the loop is the limit, and at 64-80 % on one (OpenBLAS 54-80 %), cases some
+//   20 s apart. Fed in a harness as the GEMM feeds it (C tiles walked with ldc 4096 in
+//   blocks of 352 columns, A panels walked through an 8 MiB block with the next one
+//   prefetched, B panels through an L2 block) the loop lost 0-10 %, and it held its rate
+//   over 2 s without decay; so the one-thread gap is open: packing, or the host's speed
+//   moving between the cases (the loop alone: 102 to 131 GF/s within minutes). A plain
+//   intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop
+//   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the packing calls
 //   (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads (1.31-1.39
 //   of OpenBLAS without, 1.13-1.27 with).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with

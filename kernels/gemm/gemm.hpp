@@ -60,9 +60,9 @@
 //   over 2 s without decay; so the one-thread gap is open: packing, or the host's speed
 //   moving between the cases (the loop alone: 102 to 131 GF/s within minutes). A plain
 //   intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop
-//   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the packing calls
-//   (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads (1.31-1.39
-//   of OpenBLAS without, 1.13-1.27 with).
+//   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the
+//   packing calls (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads
+//   (1.31-1.39 of OpenBLAS without, 1.13-1.27 with).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);

@@ -207,25 +207,18 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
             done[i] = std::move(r);
             continue;
         }
+        // Too big beside the shape's other variants (kernels::check_fits, allocating
+        // nothing): those are timed and freed first, and this one gets the memory alone.
+        if (!pending.empty() && !kernels::check_fits(c, setup).empty()) time_pending();
         std::unique_ptr<kernels::PreparedKernel> k;
-        for (bool retry = true;; retry = false) {
-            try {
-                k = kernels::prepare(c, setup);
-                break;
-            } catch (const kernels::KernelUnavailable& e) {
-                // Refused (memory) beside the shape's other variants: those are timed and
-                // freed first, and this one gets the memory alone, as one after another.
-                if (retry && !pending.empty()) {
-                    time_pending();
-                    continue;
-                }
-                r.status = CaseStatus::unavailable;
-                r.message = e.what();
-            } catch (const std::exception& e) {
-                r.status = CaseStatus::failed;
-                r.message = std::string("setup failed: ") + e.what();
-            }
-            break;
+        try {
+            k = kernels::prepare(c, setup);
+        } catch (const kernels::KernelUnavailable& e) {
+            r.status = CaseStatus::unavailable;
+            r.message = e.what();
+        } catch (const std::exception& e) {
+            r.status = CaseStatus::failed;
+            r.message = std::string("setup failed: ") + e.what();
         }
         if (!k) {
             done[i] = std::move(r);

@@ -201,6 +201,7 @@ void to_json(nlohmann::json& j, const RoofCheck& c) {
          {"now_" + unit + "_per_s", c.now_per_s}};
     if (c.slowest_per_s) j["now_slowest_" + unit + "_per_s"] = *c.slowest_per_s;
     if (c.profile_threads) j["profile_threads"] = *c.profile_threads;
+    if (!c.beside.empty()) j["beside"] = c.beside;
 }
 void from_json(const nlohmann::json& j, RoofCheck& c) {
     c.kind = j.contains("kind") ? j.at("kind").get<RoofKind>() : RoofKind::bandwidth;
@@ -214,6 +215,7 @@ void from_json(const nlohmann::json& j, RoofCheck& c) {
         c.slowest_per_s = s->get<double>();
     if (const auto t = j.find("profile_threads"); t != j.end() && !t->is_null())
         c.profile_threads = t->get<int>();
+    if (const auto b = j.find("beside"); b != j.end() && !b->is_null()) b->get_to(c.beside);
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {

@@ -151,6 +151,9 @@ struct RoofCheck {
     // roof; another thread count where the verdicts' roof was derived from it (roofline.hpp),
     // so the check also says how far the derivation was off. Records before it: `threads`.
     std::optional<int> profile_threads;
+    // The suite's cases this roof was measured in turns with (their region names): the
+    // check is theirs alone. Empty for a check after a `run`, which holds for the whole run.
+    std::vector<std::string> beside;
     bool derived() const { return profile_threads && *profile_threads != threads; }
     double ratio() const { return now_per_s / profile_per_s; }
     std::optional<double> slowest_ratio() const {
@@ -158,6 +161,25 @@ struct RoofCheck {
         return *slowest_per_s / profile_per_s;
     }
 };
+
+// Relative difference between a roof measured now and the profile's beyond which the note
+// says the run may be off: the roofs' own run-to-run spread on a quiet machine stays below it.
+inline constexpr double roof_check_tolerance = 0.10;
+
+// Whether the check's own looks disagreed beyond the tolerance: its slowest run more than
+// roof_check_tolerance below its best.
+inline bool moved_within(const RoofCheck& c) {
+    return c.slowest_per_s && *c.slowest_per_s < (1 - roof_check_tolerance) * c.now_per_s;
+}
+
+// Whether a check moved beyond roof_check_tolerance, either way, or its slowest look fell
+// below it (the host's rate moved during the check: a program beside it may have run at
+// either).
+inline bool outside_tolerance(const RoofCheck& c) {
+    const auto slowest = c.slowest_ratio();
+    return c.ratio() < 1 - roof_check_tolerance || c.ratio() > 1 + roof_check_tolerance ||
+           (slowest && *slowest < 1 - roof_check_tolerance);
+}
 
 struct RunRecord {
     int schema_version = run_record_schema_version;

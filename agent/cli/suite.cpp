@@ -38,6 +38,7 @@ struct SuiteArgs {
     std::string trace;
     std::string csv;
     bool json = false;
+    bool no_roof_check = false;
 };
 
 // FILE.json -> FILE.svg / FILE.trace.json, so one --output names all three.
@@ -85,6 +86,11 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
         "Chrome trace to write, one event per timed repetition (default: the record's name "
         "with .trace.json; opens in Perfetto UI and chrome://tracing)");
 
+    app->add_flag(
+        "--no-roof-check", args->no_roof_check,
+        "Skip measuring the DRAM and compute roofs each shape's cases are judged against\n"
+        "in turns with them (a look of a few tens of milliseconds before and after each\n"
+        "round; on a shared host it says which fractions the host's share moved)");
     app->add_flag("--json", args->json,
                   "Print a JSON summary on stdout instead of the table (units in the field names,\n"
                   "null for what was not measured)");
@@ -126,6 +132,8 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                                                        : measure::SuiteDevices::all;
                 opts.kernel_names = args->kernels;
                 opts.variant_names = args->variants;
+                opts.roof_checks = !args->no_roof_check;
+                opts.roof_check_from = thresholds.far;
                 if (args->quick) {
                     opts.min_time_s = 0.1;
                     opts.min_repeats = 3;

@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "agent/measure/roof_check.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
 
@@ -146,6 +147,77 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     return d;
 }
 
+std::string rate_of(const RoofCheck& c) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f %s", c.now_per_s / 1e9,
+                  c.kind == RoofKind::compute ? "Gop/s" : "GB/s");
+    return buf;
+}
+
+std::string named(const RoofCheck& c) {
+    return (c.kind == RoofKind::compute ? c.kernel : "DRAM " + c.kernel) + " (" +
+           std::to_string(c.threads) + (c.threads == 1 ? " thread)" : " threads)");
+}
+
+// A suite case is judged against the roofs measured in turns with it (RoofCheck::beside;
+// suite.cpp) where that check's looks agreed within roof_check_tolerance: the variants of a
+// shape are compared as ratios of times taken in the same rounds, and a fraction of a roof is
+// a ratio too. The profile's figure was measured minutes or days before, and a shared host
+// gives a share of the cores and of DRAM that moves (0.54 of the profile's FMA roof seen
+// for one shape, 0.9 for the next). Only a check taken against this very profile's roof
+// replaces it (`report --profile` with another profile judges against that one); a check
+// whose looks disagreed leaves the profile's and says the fraction may be off. Returns the
+// profile to judge against, the findings that say which roofs came from where.
+MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
+                            std::vector<Finding>& findings) {
+    MachineProfile p = *record.machine_profile;
+    std::string used, moved;
+    for (const auto& c : record.roof_checks) {
+        if (std::find(c.beside.begin(), c.beside.end(), reg.path) == c.beside.end()) continue;
+        if (c.derived() || c.now_per_s <= 0 || !c.slowest_per_s) continue;
+        if (moved_within(c)) {
+            moved += std::string(moved.empty() ? "" : "; ") + named(c) + " between " +
+                     fixed2(c.slowest_ratio().value_or(0)) + " and " + fixed2(c.ratio()) +
+                     " x the profile's";
+            continue;
+        }
+        const Summary* figure = nullptr;
+        if (c.kind == RoofKind::compute) {
+            for (auto& r : p.compute_roofs)
+                if (r.name == c.kernel && r.threads == c.threads) figure = &r.ops_per_s;
+        } else {
+            for (auto& r : p.bandwidth_roofs)
+                if (r.level == "DRAM" && r.kernel == c.kernel && r.threads == c.threads)
+                    figure = &r.bytes_per_s;
+        }
+        if (!figure || figure->median != c.profile_per_s) continue;
+        std::string what =
+            named(c) + " " + rate_of(c) + ", " + fixed2(c.ratio()) + " x the profile's";
+        if (c.kind == RoofKind::compute) {
+            for (auto& r : p.compute_roofs)
+                if (r.name == c.kernel && r.threads == c.threads) r.ops_per_s.median = c.now_per_s;
+        } else {
+            // One stream kernel is looked at (the one the case's first run was judged
+            // against); which kernel's roof judges the case depends on its rate (roofline.hpp),
+            // so DRAM's other kernels at these threads get the same share of the host.
+            for (auto& r : p.bandwidth_roofs)
+                if (r.level == "DRAM" && r.threads == c.threads) r.bytes_per_s.median *= c.ratio();
+            what += " (the other DRAM kernels' roofs scaled alike)";
+        }
+        used += std::string(used.empty() ? "" : "; ") + what;
+    }
+    if (!used.empty())
+        findings.push_back({FindingKind::assumption,
+                            "judged against the roofs measured in turns with it: " + used +
+                                " (what the host gave while it ran)"});
+    if (!moved.empty())
+        findings.push_back({FindingKind::contention,
+                            "the roofs measured in turns with it moved: " + moved +
+                                ": judged against the profile's, its fractions may be off by as "
+                                "much"});
+    return p;
+}
+
 }  // namespace
 
 std::optional<double> peak_memory_bytes(const RunRecord& r) {
@@ -197,9 +269,16 @@ void judge_record(RunRecord& record) {
     // roofline; ranges without say what is missing.
     if (record.machine_profile) {
         const bool counted = pmu_counted(record);
-        for (const auto& reg : record.regions)
-            if (auto d = judge_region(*record.machine_profile, reg, t, counted))
-                record.region_diagnoses.push_back({reg.path, std::move(*d)});
+        for (const auto& reg : record.regions) {
+            std::vector<Finding> beside;
+            const bool suite = record.kind == RecordKind::suite && !record.roof_checks.empty();
+            auto d = suite ? judge_region(roofs_beside(record, reg, beside), reg, t, counted)
+                           : judge_region(*record.machine_profile, reg, t, counted);
+            if (!d) continue;
+            // First among the findings: they say which roof every fraction is of.
+            d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
+            record.region_diagnoses.push_back({reg.path, std::move(*d)});
+        }
     }
 
     RunInputs in;

@@ -23,18 +23,6 @@ namespace {
 constexpr double target_s = 0.03;
 constexpr int timed_runs = 5;
 
-// Best and slowest rate over the timed runs of `seconds` (one call per run) for `work`.
-template <typename Run>
-std::pair<double, double> best_and_slowest(double work, Run&& seconds) {
-    double best = 0, slowest = 0;
-    for (int i = 0; i < timed_runs; ++i) {
-        const double r = work / seconds();
-        best = std::max(best, r);
-        slowest = i == 0 ? r : std::min(slowest, r);
-    }
-    return {best, slowest};
-}
-
 const BandwidthRoof* dram_roof(const MachineProfile& p, int threads) {
     const BandwidthRoof* best = nullptr;
     for (const auto& r : p.bandwidth_roofs)
@@ -88,77 +76,115 @@ const ComputeRoof* compute_roof(const MachineProfile& p, const std::string& name
 
 }  // namespace
 
-std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile, const std::set<int>& threads) {
-    std::vector<RoofCheck> out;
+std::unique_ptr<RoofLook> RoofLook::dram(const MachineProfile& profile, int t) {
     const auto& impl = kernels::best_bandwidth_impl();
-    for (const int t : threads) {
-        // Where the profile has no DRAM roof at t, the verdicts were judged against one derived
-        // from another thread count (roofline.hpp): that derived figure is what is checked,
-        // with the kernel and working sets of the roof it came from.
-        const BandwidthRoof* roof = dram_roof(profile, t);
-        double profile_per_s = roof ? roof->bytes_per_s.median : 0;
-        if (!roof) {
-            const Roofline derived = make_roofline(profile, Precision::fp32, Engine::vector, t);
-            if (const LevelRoof* dram = derived.level("DRAM")) {
-                profile_per_s = dram->bandwidth.bytes_per_s;
-                roof = dram_roof_of(profile, dram->bandwidth.kernel, dram->bandwidth.measured_threads);
-            }
+    // Where the profile has no DRAM roof at t, the verdicts were judged against one derived
+    // from another thread count (roofline.hpp): that derived figure is what is checked,
+    // with the kernel and working sets of the roof it came from.
+    const BandwidthRoof* roof = dram_roof(profile, t);
+    double profile_per_s = roof ? roof->bytes_per_s.median : 0;
+    if (!roof) {
+        const Roofline derived = make_roofline(profile, Precision::fp32, Engine::vector, t);
+        if (const LevelRoof* dram = derived.level("DRAM")) {
+            profile_per_s = dram->bandwidth.bytes_per_s;
+            roof = dram_roof_of(profile, dram->bandwidth.kernel, dram->bandwidth.measured_threads);
         }
-        const int arrays = roof ? arrays_of(roof->kernel) : 0;
-        if (!roof || arrays == 0 || profile_per_s <= 0 || t < 1 || t > kernels::available_cpus()) continue;
-        // In the roof's plateau: 4x the last-level cache where the plateau reaches that far.
-        const std::uint64_t llc = profile.host.last_level_cache_bytes();
-        const std::uint64_t ws =
-            std::clamp<std::uint64_t>(4 * llc, roof->min_working_set_bytes,
-                                      std::max(roof->min_working_set_bytes, roof->max_working_set_bytes));
-        const std::size_t n = ws / static_cast<std::uint64_t>(t) / static_cast<std::uint64_t>(arrays) /
-                              sizeof(float) / kernels::bandwidth_block_floats *
-                              kernels::bandwidth_block_floats;
-        if (n == 0) continue;
-        const std::size_t per_thread = kernels::bandwidth_footprint_floats(n, arrays);
-        kernels::Buffer arena(per_thread * static_cast<std::size_t>(t) * sizeof(float));
-        // First touch by the thread that uses each part (page placement), no zero pages.
-        kernels::run_on_threads(t, [&](int i) {
-            float* p = arena.floats() + static_cast<std::size_t>(i) * per_thread;
-            std::fill(p, p + per_thread, 1.0f);
-        });
-        auto run = [&](int passes) {
-            return team_wall_seconds(t, [&](int i) {
-                kernels::run_bandwidth_kernel(impl, roof->kernel,
-                                              arena.floats() + static_cast<std::size_t>(i) * per_thread,
-                                              n, passes);
-            });
-        };
-        const double one = run(1);  // also the warm-up
-        const int passes = std::max(1, static_cast<int>(std::lround(target_s / std::max(one, 1e-9))));
-        const double bytes = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
-        const auto [best, slowest] = best_and_slowest(bytes, [&] { return run(passes); });
-        out.push_back({"DRAM", roof->kernel, t, profile_per_s, best, RoofKind::bandwidth, slowest, roof->threads});
     }
+    const int arrays = roof ? arrays_of(roof->kernel) : 0;
+    if (!roof || arrays == 0 || profile_per_s <= 0 || t < 1 || t > kernels::available_cpus())
+        return nullptr;
+    // In the roof's plateau: 4x the last-level cache where the plateau reaches that far.
+    const std::uint64_t llc = profile.host.last_level_cache_bytes();
+    const std::uint64_t ws = std::clamp<std::uint64_t>(
+        4 * llc, roof->min_working_set_bytes,
+        std::max(roof->min_working_set_bytes, roof->max_working_set_bytes));
+    const std::size_t n = ws / static_cast<std::uint64_t>(t) / static_cast<std::uint64_t>(arrays) /
+                          sizeof(float) / kernels::bandwidth_block_floats *
+                          kernels::bandwidth_block_floats;
+    if (n == 0) return nullptr;
+    const std::size_t per_thread = kernels::bandwidth_footprint_floats(n, arrays);
+    auto arena =
+        std::make_shared<kernels::Buffer>(per_thread * static_cast<std::size_t>(t) * sizeof(float));
+    // First touch by the thread that uses each part (page placement), no zero pages.
+    kernels::run_on_threads(t, [&](int i) {
+        float* p = arena->floats() + static_cast<std::size_t>(i) * per_thread;
+        std::fill(p, p + per_thread, 1.0f);
+    });
+    const std::string kernel = roof->kernel;
+    auto run = [arena, kernel, n, per_thread, t, &impl](int passes) {
+        return team_wall_seconds(t, [&](int i) {
+            kernels::run_bandwidth_kernel(
+                impl, kernel, arena->floats() + static_cast<std::size_t>(i) * per_thread, n,
+                passes);
+        });
+    };
+    const double one = run(1);  // also the warm-up
+    const int passes = std::max(1, static_cast<int>(std::lround(target_s / std::max(one, 1e-9))));
+    std::unique_ptr<RoofLook> look(new RoofLook);
+    look->base_ = {"DRAM",       kernel,       t, profile_per_s, 0, RoofKind::bandwidth,
+                   std::nullopt, roof->threads};
+    look->work_ = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
+    look->seconds_ = [run, passes] { return run(passes); };
+    return look;
+}
+
+std::unique_ptr<RoofLook> RoofLook::compute(const MachineProfile& profile, const std::string& name,
+                                            int t) {
+    const ComputeRoof* roof = compute_roof(profile, name, t);
+    const kernels::ComputeKernel* k = kernels::find_compute_kernel(name);
+    if (!roof || !k || !k->supported(kernels::cpu_features()) || t < 1 ||
+        t > kernels::available_cpus())
+        return nullptr;
+    if (k->needs_amx_permission && !kernels::request_amx_permission().empty()) return nullptr;
+    // Per-thread operands, as `ceiling machine` times them (never a shared cache line).
+    auto ops = std::make_shared<std::vector<kernels::RoofOperands>>(static_cast<std::size_t>(t));
+    for (auto& o : *ops) kernels::fill_check_operands(*k, o);
+    const std::int64_t n = calibrate([&](std::int64_t m) { k->run(m, &(*ops)[0]); }, target_s);
+    std::unique_ptr<RoofLook> look(new RoofLook);
+    look->base_ = {"",           roof->name, t, roof->ops_per_s.median, 0, RoofKind::compute,
+                   std::nullopt, t};
+    look->work_ = static_cast<double>(t) * static_cast<double>(n) * k->instructions_per_iteration *
+                  k->ops_per_instruction;
+    look->seconds_ = [ops, k, n, t] {
+        return team_cpu_seconds(t, [&](int j) { k->run(n, &(*ops)[static_cast<std::size_t>(j)]); });
+    };
+    return look;
+}
+
+void RoofLook::look() { rates_.push_back(work_ / seconds_()); }
+
+RoofCheck RoofLook::check() const {
+    RoofCheck c = base_;
+    if (rates_.empty()) return c;
+    c.now_per_s = *std::max_element(rates_.begin(), rates_.end());
+    c.slowest_per_s = *std::min_element(rates_.begin(), rates_.end());
+    return c;
+}
+
+namespace {
+
+// The check as `run` takes it: a few looks in a row.
+std::optional<RoofCheck> looked(std::unique_ptr<RoofLook> l) {
+    if (!l) return std::nullopt;
+    for (int i = 0; i < timed_runs; ++i) l->look();
+    return l->check();
+}
+
+}  // namespace
+
+std::vector<RoofCheck> measure_dram_now(const MachineProfile& profile,
+                                        const std::set<int>& threads) {
+    std::vector<RoofCheck> out;
+    for (const int t : threads)
+        if (auto c = looked(RoofLook::dram(profile, t))) out.push_back(std::move(*c));
     return out;
 }
 
 std::vector<RoofCheck> measure_compute_now(const MachineProfile& profile,
                                            const std::set<std::pair<std::string, int>>& roofs) {
     std::vector<RoofCheck> out;
-    for (const auto& [name, t] : roofs) {
-        const ComputeRoof* roof = compute_roof(profile, name, t);
-        const kernels::ComputeKernel* k = kernels::find_compute_kernel(name);
-        if (!roof || !k || !k->supported(kernels::cpu_features()) || t < 1 ||
-            t > kernels::available_cpus())
-            continue;
-        if (k->needs_amx_permission && !kernels::request_amx_permission().empty()) continue;
-        // Per-thread operands, as `ceiling machine` times them (never a shared cache line).
-        std::vector<kernels::RoofOperands> ops(static_cast<std::size_t>(t));
-        for (auto& o : ops) kernels::fill_check_operands(*k, o);
-        const std::int64_t n = calibrate([&](std::int64_t m) { k->run(m, &ops[0]); }, target_s);
-        const double work = static_cast<double>(t) * static_cast<double>(n) *
-                            k->instructions_per_iteration * k->ops_per_instruction;
-        const auto [best, slowest] = best_and_slowest(work, [&] {
-            return team_cpu_seconds(t, [&](int j) { k->run(n, &ops[static_cast<std::size_t>(j)]); });
-        });
-        out.push_back({"", roof->name, t, roof->ops_per_s.median, best, RoofKind::compute, slowest, t});
-    }
+    for (const auto& [name, t] : roofs)
+        if (auto c = looked(RoofLook::compute(profile, name, t))) out.push_back(std::move(*c));
     return out;
 }
 

@@ -5,12 +5,16 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <spdlog/spdlog.h>
 
 #include "agent/measure/pmu_readings.hpp"
+#include "agent/measure/roof_check.hpp"
 #include "collectors/clock.hpp"
 #include "collectors/default_collectors.hpp"
+#include "diagnosis/diagnosis.hpp"
+#include "diagnosis/roofline.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
 
 namespace ceiling::measure {
@@ -92,6 +96,10 @@ std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& ke
 
 namespace {
 
+// A roof a case is judged against that other tenants of the host can take a share of: a
+// compute roof, or the DRAM bandwidth of a kernel ("read", "triad"); by kind, name, threads.
+using RoofKey = std::tuple<RoofKind, std::string, int>;
+
 // A case prepared, checked and waiting to be timed, and what its timing has gathered.
 struct Pending {
     std::size_t index = 0;  // in the suite's case list
@@ -102,6 +110,48 @@ struct Pending {
     std::optional<collectors::Readings> readings;
     std::vector<double> durations;
     double total_s = 0;
+    std::vector<RoofKey> roofs;  // looked at in turns with it (roofs_judging)
+};
+
+// The roofs of RoofKey's kinds that the diagnosis compares `p` with, where its first run
+// reached at least `from` of them (as `run` checks only roofs that can decide a verdict).
+std::vector<RoofKey> roofs_judging(const Pending& p, const MachineProfile& profile, double from) {
+    if (p.result.kernel_case.variant == kernels::Variant::naive) return {};  // far from any roof
+    Measurement m;
+    m.name = p.result.kernel_case.name();
+    m.threads = p.kernel->threads();
+    m.work = to_work(p.result.kernel_case.work);
+    m.durations_s = {p.first_s};
+    m.duration_s = summarize(m.durations_s);
+    std::vector<RoofKey> out;
+    for (const auto& r : diagnose_kernel(profile, m, Thresholds{}).roofs) {
+        if (!r.fraction || *r.fraction < from) continue;
+        if (r.kind == RoofKind::compute) out.emplace_back(r.kind, r.roof, r.threads);
+        if (r.kind == RoofKind::bandwidth && r.level == "DRAM")
+            out.emplace_back(r.kind, r.kernel, r.threads);
+    }
+    return out;
+}
+
+// The suite's roof looks, made once each (buffers and calibration) and kept for every shape.
+class RoofLooks {
+  public:
+    explicit RoofLooks(const MachineProfile& profile) : profile_(profile) {}
+    // nullptr when the roof cannot be measured here.
+    RoofLook* get(const RoofKey& key) {
+        const auto [it, fresh] = looks_.try_emplace(key);
+        if (fresh) {
+            const auto& [kind, name, threads] = key;
+            it->second = kind == RoofKind::compute
+                             ? RoofLook::compute(profile_, name, threads)
+                             : RoofLook::dram(with_bandwidth_kernel(profile_, name), threads);
+        }
+        return it->second.get();
+    }
+
+  private:
+    const MachineProfile& profile_;
+    std::map<RoofKey, std::unique_ptr<RoofLook>> looks_;
 };
 
 bool timed_enough(const Pending& p, const SuiteOptions& o) {
@@ -117,7 +167,23 @@ bool timed_enough(const Pending& p, const SuiteOptions& o) {
 // comparisons are ratios of their medians, and timed one after the other they had moved
 // with the host by 20-30 % on a shared VM. The counters run per round and add up. Alone, a
 // case is timed in one round, as before.
-void time_in_rounds(std::vector<Pending>& cases, const SuiteOptions& o) {
+// The roofs the cases are judged against get one look before the first round and one after
+// each (`looks`, null: none): the profile's roofs were measured minutes or days before, and
+// on a shared host the FMA roof was seen to move between 0.7 and 1.1 of it within a minute
+// while the GEMM beside it kept a steady fraction of the roof measured in the same rounds.
+// Returns one check per roof, naming the cases it was measured beside.
+std::vector<RoofCheck> time_in_rounds(std::vector<Pending>& cases, const SuiteOptions& o,
+                                      RoofLooks* looks) {
+    std::map<RoofKey, std::vector<std::string>> beside;
+    if (looks)
+        for (const auto& p : cases)
+            for (const auto& key : p.roofs)
+                if (looks->get(key)) beside[key].push_back(p.result.kernel_case.name());
+    const auto look = [&] {
+        for (const auto& [key, names] : beside) looks->get(key)->look();
+    };
+    for (const auto& [key, names] : beside) looks->get(key)->forget();
+    look();
     constexpr int rounds = 4;
     const double quota_s = cases.size() > 1 ? o.min_time_s / rounds : INFINITY;
     for (bool left = true; left;) {
@@ -140,6 +206,7 @@ void time_in_rounds(std::vector<Pending>& cases, const SuiteOptions& o) {
             p.readings = p.readings ? collectors::combine_readings(*p.readings, r) : std::move(r);
             left = left || !timed_enough(p, o);
         }
+        look();
     }
     for (auto& p : cases) {
         auto& r = p.result;
@@ -162,6 +229,12 @@ void time_in_rounds(std::vector<Pending>& cases, const SuiteOptions& o) {
         }
         p.kernel.reset();  // its buffers go before the next shape's are made
     }
+    std::vector<RoofCheck> checks;
+    for (const auto& [key, names] : beside) {
+        checks.push_back(looks->get(key)->check());
+        checks.back().beside = names;
+    }
+    return checks;
 }
 
 }  // namespace
@@ -185,8 +258,13 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
     // in rounds; a naive variant, minutes slow and never compared by ratio, alone.
     std::vector<std::optional<CaseResult>> done(cases.size());
     std::vector<Pending> pending;
+    std::optional<RoofLooks> looks;
+    if (options.roof_checks) looks.emplace(profile);
     const auto time_pending = [&] {
-        time_in_rounds(pending, options);
+        if (looks)
+            for (auto& p : pending) p.roofs = roofs_judging(p, profile, options.roof_check_from);
+        for (auto& c : time_in_rounds(pending, options, looks ? &*looks : nullptr))
+            result.roof_checks.push_back(std::move(c));
         for (auto& p : pending) done[p.index] = std::move(p.result);
         pending.clear();
     };

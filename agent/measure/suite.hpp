@@ -11,6 +11,7 @@
 
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/measurement.hpp"
+#include "diagnosis/run_record.hpp"
 #include "kernels/registry.hpp"
 
 namespace ceiling::measure {
@@ -30,6 +31,11 @@ struct SuiteOptions {
     double min_time_s = 0.5;
     int min_repeats = 5;
     int max_repeats = 200;
+    // The roofs each shape's cases are judged against (compute, DRAM), where a case's first
+    // run reached at least roof_check_from of them (the thresholds' `far`), measured in
+    // turns with the cases (suite.cpp): SuiteResult::roof_checks.
+    bool roof_checks = true;
+    double roof_check_from = 0.10;
     std::function<void(const std::string&)> on_step;
     std::function<void(int)> add_steps;  // steps found on the way (the GPU cases)
 };
@@ -56,6 +62,7 @@ struct SuiteResult {
     std::int64_t start_ns = 0;  // monotonic clock when the suite began
     double wall_s = 0;
     std::vector<std::string> notes;  // what could not be measured, and why
+    std::vector<RoofCheck> roof_checks;  // per shape, naming its cases (RoofCheck::beside)
 };
 
 // Which standard cases a suite run takes: the quick set, the default set, or every case

@@ -47,6 +47,7 @@ RunRecord suite_record(const SuiteResult& r, const MachineProfile& profile,
         rec.regions.push_back(std::move(reg));
     }
     for (const auto& n : r.notes) rec.notes.push_back(n);
+    rec.roof_checks = r.roof_checks;
     return rec;
 }
 

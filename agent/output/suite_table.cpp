@@ -1,11 +1,13 @@
 #include "agent/output/suite_table.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 #include "agent/output/format.hpp"
@@ -219,6 +221,60 @@ void first_moves(const std::vector<Case>& cs, std::ostream& out) {
     for (const auto& n : notes) out << "  note: " << n << "\n";
 }
 
+// The roofs measured in turns with each shape's cases (RoofCheck::beside), one line per
+// roof: how far from the profile's figure the host's share went, and where the looks of one
+// shape disagreed (those cases were judged against the profile instead).
+void roofs_beside(const RunRecord& record, std::ostream& out) {
+    struct Seen {
+        const RoofCheck* first = nullptr;
+        double low = INFINITY, high = 0;
+        std::string lowest_beside;
+        int shapes = 0;
+        std::vector<std::string> moved;
+    };
+    std::map<std::tuple<RoofKind, std::string, int>, Seen> roofs;
+    for (const auto& c : record.roof_checks) {
+        if (c.beside.empty() || c.profile_per_s <= 0) continue;
+        auto& s = roofs[{c.kind, c.kernel, c.threads}];
+        if (!s.first) s.first = &c;
+        const std::string names =
+            c.beside.front() + (c.beside.size() > 1 ? " and its variants" : "");
+        if (moved_within(c)) {
+            s.moved.push_back(names + " " + fixed(*c.slowest_ratio(), 2) + "-" +
+                              fixed(c.ratio(), 2));
+            continue;
+        }
+        ++s.shapes;
+        if (c.ratio() < s.low) s.lowest_beside = names;
+        s.low = std::min(s.low, c.ratio());
+        s.high = std::max(s.high, c.ratio());
+    }
+    if (roofs.empty()) return;
+    out << "\nRoofs measured in turns with the cases (a look before and after each round; a "
+           "shape's "
+           "cases are\njudged against them where its looks agreed within "
+        << percent(roof_check_tolerance) << ", else against the profile's)\n";
+    for (const auto& [key, s] : roofs) {
+        const RoofCheck& c = *s.first;
+        const bool compute = c.kind == RoofKind::compute;
+        out << "  " << (compute ? c.kernel : "DRAM " + c.kernel) << ", " << c.threads
+            << (c.threads == 1 ? " thread" : " threads") << ": ";
+        if (s.shapes > 0) {
+            out << fixed(s.low, 2);
+            if (s.high > s.low + 0.005) out << "-" << fixed(s.high, 2);
+            out << " x the profile's " << si(c.profile_per_s, compute ? "op/s" : "B/s")
+                << " beside " << s.shapes << (s.shapes == 1 ? " shape" : " shapes");
+            if (s.high - s.low > roof_check_tolerance && s.low < 1 - roof_check_tolerance)
+                out << " (lowest beside " << s.lowest_beside << ")";
+        }
+        if (!s.moved.empty()) {
+            out << (s.shapes > 0 ? "; " : "") << "moved during the looks beside ";
+            for (std::size_t i = 0; i < s.moved.size(); ++i) out << (i ? ", " : "") << s.moved[i];
+        }
+        out << "\n";
+    }
+}
+
 }  // namespace
 
 std::string suite_machine_line(const RunRecord& record) {
@@ -280,11 +336,16 @@ void render_suite_table(const RunRecord& record, std::ostream& out, bool html) {
             "%memory are the\n"
             " achieved rate over the roof of the case's precision and engine, and over the "
             "bandwidth of the\n"
-            " level its working set lives in; analytic work: compulsory bytes, each input read "
-            "once;\n"
+            " level its working set lives in"
+         << (std::any_of(record.roof_checks.begin(), record.roof_checks.end(),
+                         [](const RoofCheck& c) { return !c.beside.empty(); })
+                 ? " (those roofs as measured in turns with the case where listed\n"
+                   " under \"Roofs measured in turns\", else the profile's);\n"
+                 : ";")
+         << " analytic work: compulsory bytes, each input read once;\n"
          << " verdict: done at " << percent(record.thresholds.done)
-         << " of a roof or more, good from " << percent(record.thresholds.far) << " up to done, far below "
-         << percent(record.thresholds.far) << ")\n";
+         << " of a roof or more, good from " << percent(record.thresholds.far)
+         << " up to done, far below " << percent(record.thresholds.far) << ")\n";
     if (html) {
         t.render_html(out, "suite");
         out << "<p class=\"muted\">" << xml_escape(note.str()) << "</p>\n";
@@ -297,6 +358,7 @@ void render_suite_table(const RunRecord& record, std::ostream& out, bool html) {
 void render_suite_findings(const RunRecord& record, std::ostream& out) {
     const auto cs = cases_of(record);
     comparisons(cs, out);
+    roofs_beside(record, out);
     if (!cs.empty()) counted_vs_analytic(cs, out);
     first_moves(cs, out);
     for (const auto& n : record.notes) out << "note: " << n << "\n";

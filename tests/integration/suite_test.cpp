@@ -1,6 +1,9 @@
 // `ceiling suite` end to end on a small subset: every case checked and timed, the record,
 // roofline and trace written and readable, `report` re-rendering the record; bad input gets
 // the documented exit status before anything is measured.
+#include <algorithm>
+#include <set>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -100,6 +103,57 @@ TEST(Suite, AShapesVariantsAreTimedInTurns) {
     ASSERT_GE(last_optimized, 0);
     ASSERT_GE(first_library, 0);
     EXPECT_LT(first_library, last_optimized) << "optimized ran all its runs before the library's";
+}
+
+// The roofs each shape's cases are judged against are measured in turns with them: GEMV is
+// judged against a DRAM roof (the test profile has them at one thread, and any CPU can run
+// the stream kernels), so the record holds DRAM checks, each naming cases of this suite, and
+// every case a check names says which roof it was judged against. Which DRAM kernel, and
+// whether a case's first run reached `far` of it, depends on its speed (a sanitizer build is
+// slower), so not every case is required to have one. --no-roof-check measures none.
+TEST(Suite, TheRoofsAreMeasuredInTurnsWithTheCases) {
+    TempDir dir;
+    const auto off = run_ceiling({"-q", "suite", "--quick", "--kernels", "nms", "--variants",
+                                  "optimized", "--threads", "1", "--no-roof-check", "--profile",
+                                  profile, "-o", (dir / "off.json").string()});
+    ASSERT_EQ(off.exit_code, 0) << off.err << off.out;
+    EXPECT_TRUE(store::load_run_record(dir / "off.json").roof_checks.empty());
+    EXPECT_EQ(off.out.find("Roofs measured in turns"), std::string::npos) << off.out;
+
+#if defined(__SANITIZE_ADDRESS__)
+    // GEMV's 16384^2 cases, checked against their reference in a Debug build, take a minute;
+    // the looks run under the sanitizers in the other suite runs here and the unit tests.
+    GTEST_SKIP() << "sanitizer build: the looks beside GEMV are checked in the release build";
+#endif
+    const auto record_path = dir / "s.json";
+    const auto r =
+        run_ceiling({"-q", "suite", "--quick", "--kernels", "gemv", "--variants", "optimized",
+                     "--threads", "1", "--profile", profile, "-o", record_path.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("Roofs measured in turns with the cases"), std::string::npos) << r.out;
+    const RunRecord rec = store::load_run_record(record_path);
+    std::set<std::string> named;
+    bool dram = false;
+    for (const auto& c : rec.roof_checks) {
+        ASSERT_FALSE(c.beside.empty()) << c.kernel;
+        EXPECT_GT(c.now_per_s, 0) << c.kernel;
+        ASSERT_TRUE(c.slowest_per_s) << c.kernel;
+        EXPECT_LE(*c.slowest_per_s, c.now_per_s);
+        dram = dram || (c.kind == RoofKind::bandwidth && c.level == "DRAM" && c.threads == 1);
+        for (const auto& name : c.beside) {
+            EXPECT_TRUE(rec.region(name)) << name << " is not a case of this suite";
+            named.insert(name);
+        }
+    }
+    EXPECT_TRUE(dram) << "no DRAM roof measured beside any GEMV case";
+    for (const auto& v : rec.region_diagnoses) {
+        if (!named.count(v.path)) continue;
+        const auto& f = v.diagnosis.findings;
+        const bool said = std::any_of(f.begin(), f.end(), [](const Finding& x) {
+            return x.detail.find("measured in turns with it") != std::string::npos;
+        });
+        EXPECT_TRUE(said) << v.path << ": judged against which roof?";
+    }
 }
 
 TEST(Suite, UnknownNamesExitTwoListingTheValidOnes) {

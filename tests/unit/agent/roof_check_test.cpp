@@ -2,10 +2,12 @@
 // measurement (never 0), and a note that says how far it is from the profile.
 #include "agent/measure/roof_check.hpp"
 
+#include <algorithm>
 #include <optional>
 
 #include <gtest/gtest.h>
 
+#include "agent/measure/region_diagnosis.hpp"
 #include "agent/store/profile_store.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/parallel.hpp"
@@ -221,6 +223,122 @@ TEST(ComputeCheck, RoundTripsThroughTheRecordWithTheUnitInItsFieldNames) {
                          .get<RoofCheck>();
     EXPECT_EQ(old.kind, RoofKind::bandwidth);
     EXPECT_DOUBLE_EQ(old.profile_per_s, 3e10);
+}
+
+// A suite's case is judged against the roofs measured in turns with it where their looks
+// agreed, only when the check was taken against the profile the record is judged with, and
+// the finding says which roof every fraction is of; looks that disagreed leave the profile's
+// roof and say the fraction may be off. A run's checks (beside no case) never change it.
+TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    rec.machine_profile = synthetic();  // fp32_fma512 at 1 thread: 35.9 Gop/s
+    RecordedRegion r;
+    r.kind = RegionKind::kernel;
+    r.path = r.name = "gemm/fp32/optimized/2048x2048x2048";
+    Work w;
+    w.ops = 2.0 * 2048 * 2048 * 2048;
+    w.compulsory_bytes = 3.0 * 4 * 2048 * 2048;
+    w.working_set_bytes = w.compulsory_bytes;
+    r.measurement.work = w;
+    r.measurement.threads = 1;
+    r.measurement.durations_s = {w.ops / 18e9};  // 18 Gop/s: about half the profile's roof
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    rec.regions = {r};
+    const auto judged = [&](std::vector<RoofCheck> checks) {
+        rec.roof_checks = std::move(checks);
+        judge_record(rec);
+        EXPECT_EQ(rec.region_diagnoses.size(), 1u);
+        const Diagnosis& d = rec.region_diagnoses.at(0).diagnosis;
+        for (const auto& c : d.roofs)
+            if (c.kind == RoofKind::compute) return std::pair{c.fraction.value_or(-1), d};
+        ADD_FAILURE() << "no compute comparison";
+        return std::pair{-1.0, d};
+    };
+    const auto has = [](const Diagnosis& d, FindingKind k, const std::string& text) {
+        return std::any_of(d.findings.begin(), d.findings.end(), [&](const Finding& f) {
+            return f.kind == k && f.detail.find(text) != std::string::npos;
+        });
+    };
+    const auto beside = [&](double now, double slowest, double profile = 35.9e9) {
+        RoofCheck c{"", "fp32_fma512", 1, profile, now, RoofKind::compute, slowest, 1};
+        c.beside = {r.path};
+        return c;
+    };
+
+    const auto [alone, d0] = judged({});
+    EXPECT_NEAR(alone, 18 / 35.9, 1e-6);
+    EXPECT_NE(d0.bound, Bound::compute);
+
+    // The host gave 20 Gop/s in steady looks: 0.9 of that roof, compute bound.
+    const auto [steady, d1] = judged({beside(20e9, 19e9)});
+    EXPECT_NEAR(steady, 18.0 / 20, 1e-6);
+    EXPECT_EQ(d1.bound, Bound::compute);
+    EXPECT_TRUE(has(d1, FindingKind::assumption,
+                    "judged against the roofs measured in turns with it: fp32_fma512 (1 thread) "
+                    "20.0 Gop/s, 0.56 x the profile's"))
+        << d1.findings.front().detail;
+
+    // Looks 20 and 12 Gop/s: the host moved while they were taken.
+    const auto [moved, d2] = judged({beside(20e9, 12e9)});
+    EXPECT_NEAR(moved, 18 / 35.9, 1e-6);
+    EXPECT_TRUE(has(d2, FindingKind::contention, "fp32_fma512 (1 thread) between 0.33 and 0.56"));
+
+    // Taken against another profile's roof (re-judged with `report --profile`): not this one.
+    const auto [other, d3] = judged({beside(20e9, 19e9, 50e9)});
+    EXPECT_NEAR(other, 18 / 35.9, 1e-6);
+
+    // Beside another case only.
+    auto elsewhere = beside(20e9, 19e9);
+    elsewhere.beside = {"gemm/fp32/library/2048x2048x2048"};
+    EXPECT_NEAR(judged({elsewhere}).first, 18 / 35.9, 1e-6);
+
+    // A run record judges its regions against the profile whatever its checks say.
+    rec.kind = RecordKind::run;
+    rec.regions.front().kind = RegionKind::kernel;
+    EXPECT_NEAR(judged({beside(20e9, 19e9)}).first, 18 / 35.9, 1e-6);
+}
+
+// DRAM: the suite looks at one stream kernel's roof (the one the case's first run was judged
+// against), and the level's other kernels at those threads get the same share, so that the
+// kernel the final rate picks is judged against what the host gave too. The synthetic
+// profile's 4-thread DRAM roofs: read 110 GB/s, triad 125.1.
+TEST(RoofsBeside, TheOtherDramKernelsGetTheShareOfTheOneLookedAt) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    rec.machine_profile = synthetic();
+    RecordedRegion r;
+    r.kind = RegionKind::kernel;
+    r.path = r.name = "gemv/fp32/optimized/16384x16384";
+    Work w;
+    w.compulsory_bytes = 4.0 * 16384 * 16384;
+    w.ops = 2.0 * 16384 * 16384;
+    w.working_set_bytes = 4 * w.compulsory_bytes;  // beyond every cache level
+    r.measurement.work = w;
+    r.measurement.threads = 4;
+    r.measurement.durations_s = {w.compulsory_bytes / 50e9};  // 50 GB/s
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    rec.regions = {r};
+    RoofCheck triad{"DRAM", "triad", 4, 125.1e9, 62.55e9, RoofKind::bandwidth, 60e9, 4};
+    triad.beside = {r.path};
+    rec.roof_checks = {triad};
+    judge_record(rec);
+    ASSERT_EQ(rec.region_diagnoses.size(), 1u);
+    const Diagnosis& d = rec.region_diagnoses[0].diagnosis;
+    const RoofComparison* dram = nullptr;
+    for (const auto& c : d.roofs)
+        if (c.kind == RoofKind::bandwidth && c.level == "DRAM") dram = &c;
+    ASSERT_TRUE(dram);
+    // Half of each: read 55 GB/s, triad 62.55; 50 GB/s is judged against read's half.
+    EXPECT_EQ(dram->kernel, "read");
+    ASSERT_TRUE(dram->fraction);
+    EXPECT_NEAR(*dram->fraction, 50.0 / 55, 1e-6);
+    ASSERT_FALSE(d.findings.empty());
+    EXPECT_NE(
+        d.findings.front().detail.find("DRAM triad (4 threads) 62.5 GB/s, 0.50 x the "
+                                       "profile's (the other DRAM kernels' roofs scaled alike)"),
+        std::string::npos)
+        << d.findings.front().detail;
 }
 
 }  // namespace

@@ -126,5 +126,40 @@ TEST(SuiteTable, ALoopCeilingIsSetBesideItsKernel) {
     EXPECT_EQ(out.str().find("gemm fp32: its loop"), std::string::npos) << out.str();
 }
 
+// The roofs measured in turns with the cases: one line per roof with the range of its share
+// of the profile's over the shapes whose looks agreed, the lowest named, and the shapes
+// whose looks disagreed listed apart (they were judged against the profile's roof).
+TEST(SuiteTable, RoofsMeasuredBesideTheCasesAreListedPerRoof) {
+    RunRecord rec;
+    rec.kind = RecordKind::suite;
+    add_judged(rec, "fp32", "optimized", "512x512x512", 0.9, "L2");
+    const auto check = [](const char* roof, double now, double slowest,
+                          std::vector<std::string> beside) {
+        RoofCheck c{"", roof, 2, 200e9, now, RoofKind::compute, slowest, 2};
+        c.beside = std::move(beside);
+        return c;
+    };
+    rec.roof_checks = {
+        check("fp32_fma512", 190e9, 185e9, {"gemm/fp32/optimized/512", "gemm/fp32/library/512"}),
+        check("fp32_fma512", 110e9, 104e9, {"gemm/fp32/optimized/256x4096x4096"}),
+        check("fp32_fma512", 200e9, 120e9, {"gemm/fp32/optimized/1024"})};
+    std::ostringstream out;
+    render_suite(rec, out);
+    EXPECT_NE(
+        out.str().find("  fp32_fma512, 2 threads: 0.55-0.95 x the profile's 200 Gop/s beside 2 "
+                       "shapes (lowest beside gemm/fp32/optimized/256x4096x4096); moved "
+                       "during the looks beside gemm/fp32/optimized/1024 0.60-1.00\n"),
+        std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("(those roofs as measured in turns with the case"), std::string::npos);
+
+    // A run's checks (after the run, beside no case) are not the suite's.
+    for (auto& c : rec.roof_checks) c.beside.clear();
+    std::ostringstream plain;
+    render_suite(rec, plain);
+    EXPECT_EQ(plain.str().find("Roofs measured in turns"), std::string::npos) << plain.str();
+    EXPECT_EQ(plain.str().find("(those roofs as measured"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ceiling::output

@@ -57,8 +57,18 @@
 //   20 s apart. Fed in a harness as the GEMM feeds it (C tiles walked with ldc 4096 in
 //   blocks of 352 columns, A panels walked through an 8 MiB block with the next one
 //   prefetched, B panels through an L2 block) the loop lost 0-10 %, and it held its rate
-//   over 2 s without decay; so the one-thread gap is open: packing, or the host's speed
-//   moving between the cases (the loop alone: 102 to 131 GF/s within minutes). A plain
+//   over 2 s without decay. The one-thread gap was the host moving between the cases: a
+//   harness timing the FMA roof, the loop alone, this GEMM and OpenBLAS's in turns, round
+//   after round, had 2048^3 at 0.93 of the loop alone on one thread and on two (10-12
+//   rounds, 0.90-0.96 in steady ones) and 4096^3 on one at 0.99, while the roof moved from
+//   92 to 140 GF/s (one thread) between rounds and the loop alone from 71 to 118. On two
+//   threads the loop alone held 0.77 of the roof round after round (200 of 263 GF/s): that
+//   ceiling is the loop's on this host, its loads beside the FMAs; 256 x 4096 x 4096 (B
+//   from DRAM) reached 0.85-0.91 of it, its B-packing calls (one A panel in 18) 16 % of the
+//   time (perf), bound by B's stream: a second prefetch of the next panel's source lines
+//   lost 4-6 %, prefetching 8 or 32 rows ahead instead of 16 changed nothing, none lost
+//   19 %. The suite now measures the roofs in turns with each shape (measure/suite.cpp),
+//   and judged so 4096^3 on one thread reached 86 % of the roof beside it. A plain
 //   intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop
 //   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the
 //   packing calls (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads

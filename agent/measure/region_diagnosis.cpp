@@ -181,7 +181,7 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
                      " x the profile's";
             continue;
         }
-        const Summary* figure = nullptr;
+        Summary* figure = nullptr;
         if (c.kind == RoofKind::compute) {
             for (auto& r : p.compute_roofs)
                 if (r.name == c.kernel && r.threads == c.threads) figure = &r.ops_per_s;
@@ -194,8 +194,7 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
         std::string what =
             named(c) + " " + rate_of(c) + ", " + fixed2(c.ratio()) + " x the profile's";
         if (c.kind == RoofKind::compute) {
-            for (auto& r : p.compute_roofs)
-                if (r.name == c.kernel && r.threads == c.threads) r.ops_per_s.median = c.now_per_s;
+            figure->median = c.now_per_s;
         } else {
             // One stream kernel is looked at (the one the case's first run was judged
             // against); which kernel's roof judges the case depends on its rate (roofline.hpp),

@@ -251,8 +251,7 @@ void roofs_beside(const RunRecord& record, std::ostream& out) {
     }
     if (roofs.empty()) return;
     out << "\nRoofs measured in turns with the cases (a look before and after each round; a "
-           "shape's "
-           "cases are\njudged against them where its looks agreed within "
+           "shape's cases are\njudged against them where its looks agreed within "
         << percent(roof_check_tolerance) << ", else against the profile's)\n";
     for (const auto& [key, s] : roofs) {
         const RoofCheck& c = *s.first;

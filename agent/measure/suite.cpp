@@ -26,10 +26,14 @@ std::string join(const std::vector<std::string>& v) {
     return s;
 }
 
-// The variants of one shape: run back to back and timed together (run_suite).
+// The cases of one shape, every problem and variant of it: run back to back and timed
+// together (run_suite). The suite compares problems of a shape by ratio as it does variants
+// (GEMV int8 against fp32 weights, dense against depthwise convolution), so host drift should
+// hit both sides of those alike too. (GEMV int8's speed-up over fp32 still moved in turns:
+// 3.90x and 2.77x in two runs a minute apart, 2.07x and 3.6x timed apart: the int8 kernel's
+// own rate moves with the host's share of the core.)
 std::string shape_group(const kernels::KernelCase& c) {
-    return c.kernel + "/" + c.problem + "/" + c.shape + "/" +
-           std::string(kernels::to_string(c.work.device));
+    return c.kernel + "/" + c.shape + "/" + std::string(kernels::to_string(c.work.device));
 }
 
 template <typename T>
@@ -81,10 +85,10 @@ std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& ke
         if (!vs.empty() && !vs.count(std::string(kernels::to_string(c.variant)))) continue;
         out.push_back(std::move(c));
     }
-    // Each shape's variants one after the other (naive, optimized, library of 512^3, then of
-    // 1024^3...), in the order the families list their shapes: the suite's comparisons are
-    // ratios of medians, and a shared host drifts between cases run seconds apart (grouped
-    // by variant, the optimized and library GEMM of one shape ran ~8 s apart); run_suite
+    // Each shape's problems and variants one after the other (naive, optimized, library of
+    // 512^3, then of 1024^3...), in the order the families list their shapes: the suite's
+    // comparisons are ratios of medians, and a shared host drifts between cases run seconds apart
+    // (grouped by variant, the optimized and library GEMM of one shape ran ~8 s apart); run_suite
     // then times them together, in rounds.
     std::map<std::string, std::size_t> first_seen;
     for (const auto& c : out) first_seen.emplace(shape_group(c), first_seen.size());

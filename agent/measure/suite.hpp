@@ -70,9 +70,9 @@ struct SuiteResult {
 enum class CaseSet { quick, standard, full };
 
 // The cases a suite run covers: every standard case in `set` whose kernel and variant are
-// selected (empty selection = all), the variants of each shape adjacent (they run back to
-// back, so their comparison is not spread over minutes). Throws std::invalid_argument listing the valid names
-// when a kernel or variant name is unknown.
+// selected (empty selection = all), the problems and variants of each shape adjacent (they
+// run back to back, so their comparisons are not spread over minutes). Throws std::invalid_argument
+// listing the valid names when a kernel or variant name is unknown.
 std::vector<kernels::KernelCase> select_cases(const std::vector<std::string>& kernel_names,
                                               const std::vector<std::string>& variant_names,
                                               CaseSet set);

@@ -90,7 +90,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
         "--no-roof-check", args->no_roof_check,
         "Skip measuring the DRAM and compute roofs each shape's cases are judged against\n"
         "in turns with them (a look of a few tens of milliseconds before and after each\n"
-        "round; on a shared host it says which fractions the host's share moved)");
+        "round), and judge every case against the profile's roofs instead");
     app->add_flag("--json", args->json,
                   "Print a JSON summary on stdout instead of the table (units in the field names,\n"
                   "null for what was not measured)");

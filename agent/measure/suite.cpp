@@ -258,8 +258,9 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
     if (llc == 0) llc = profile.host.last_level_cache_bytes();
     if (llc > 0) setup.last_level_cache_bytes = llc;
 
-    // Consecutive variants of one shape (select_cases orders them so) are timed together,
-    // in rounds; a naive variant, minutes slow and never compared by ratio, alone.
+    // Consecutive cases of one shape, its problems and variants (select_cases orders them
+    // so), are timed together, in rounds; a naive variant, minutes slow and never compared
+    // by ratio, alone.
     std::vector<std::optional<CaseResult>> done(cases.size());
     std::vector<Pending> pending;
     std::optional<RoofLooks> looks;

@@ -223,7 +223,8 @@ void first_moves(const std::vector<Case>& cs, std::ostream& out) {
 
 // The roofs measured in turns with each shape's cases (RoofCheck::beside), one line per
 // roof: how far from the profile's figure the host's share went, and where the looks of one
-// shape disagreed (those cases were judged against the profile instead).
+// shape disagreed (those cases were judged against the best look all the same, with a
+// finding that says their fractions may be higher than shown).
 void roofs_beside(const RunRecord& record, std::ostream& out) {
     struct Seen {
         const RoofCheck* first = nullptr;
@@ -239,11 +240,9 @@ void roofs_beside(const RunRecord& record, std::ostream& out) {
         if (!s.first) s.first = &c;
         const std::string names =
             c.beside.front() + (c.beside.size() > 1 ? " and its variants" : "");
-        if (moved_within(c)) {
+        if (moved_within(c))
             s.moved.push_back(names + " " + fixed(*c.slowest_ratio(), 2) + "-" +
                               fixed(c.ratio(), 2));
-            continue;
-        }
         ++s.shapes;
         if (c.ratio() < s.low) s.lowest_beside = names;
         s.low = std::min(s.low, c.ratio());
@@ -251,23 +250,21 @@ void roofs_beside(const RunRecord& record, std::ostream& out) {
     }
     if (roofs.empty()) return;
     out << "\nRoofs measured in turns with the cases (a look before and after each round; a "
-           "shape's cases are\njudged against them where its looks agreed within "
-        << percent(roof_check_tolerance) << ", else against the profile's)\n";
+           "shape's cases are\njudged against the best look; where its looks moved by more than "
+        << percent(roof_check_tolerance) << ", their fractions may be higher than shown)\n";
     for (const auto& [key, s] : roofs) {
         const RoofCheck& c = *s.first;
         const bool compute = c.kind == RoofKind::compute;
         out << "  " << (compute ? c.kernel : "DRAM " + c.kernel) << ", " << c.threads
             << (c.threads == 1 ? " thread" : " threads") << ": ";
-        if (s.shapes > 0) {
-            out << fixed(s.low, 2);
-            if (s.high > s.low + 0.005) out << "-" << fixed(s.high, 2);
-            out << " x the profile's " << si(c.profile_per_s, compute ? "op/s" : "B/s")
-                << " beside " << s.shapes << (s.shapes == 1 ? " shape" : " shapes");
-            if (s.high - s.low > roof_check_tolerance && s.low < 1 - roof_check_tolerance)
-                out << " (lowest beside " << s.lowest_beside << ")";
-        }
+        out << fixed(s.low, 2);
+        if (s.high > s.low + 0.005) out << "-" << fixed(s.high, 2);
+        out << " x the profile's " << si(c.profile_per_s, compute ? "op/s" : "B/s") << " beside "
+            << s.shapes << (s.shapes == 1 ? " shape" : " shapes");
+        if (s.high - s.low > roof_check_tolerance && s.low < 1 - roof_check_tolerance)
+            out << " (lowest beside " << s.lowest_beside << ")";
         if (!s.moved.empty()) {
-            out << (s.shapes > 0 ? "; " : "") << "moved during the looks beside ";
+            out << "; moved during the looks beside ";
             for (std::size_t i = 0; i < s.moved.size(); ++i) out << (i ? ", " : "") << s.moved[i];
         }
         out << "\n";

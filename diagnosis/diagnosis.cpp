@@ -54,7 +54,8 @@ void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
 constexpr std::string_view store_only_kernels[] = {"write"};
 
 // The level's roofs differ by kernel (read, copy, triad: their mixes of loads and stores,
-// explicit bytes counted) and a work's own mix is unknown: of the kernels' roofs at this
+// explicit bytes counted); where a work's own mix is unknown (Work::written_bytes absent; else
+// matching_stream_roof): of the kernels' roofs at this
 // level (each built like the best one, `roofline_of` the profile as that kernel saw it), the
 // lowest the work's rate does not exceed, with its kernel; none when the rate
 // exceeds them all.
@@ -76,6 +77,43 @@ std::optional<std::pair<std::string, double>> tightest_stream_roof(const Machine
             tightest = std::pair{kernel, l->bandwidth.bytes_per_s};
     }
     return tightest;
+}
+
+// The stream kernels' shares of stores among the bytes they count (kernels/roofs/bandwidth.hpp:
+// read loads one array, copy loads one and stores one, triad loads two and stores one).
+struct StreamMix {
+    std::string_view kernel;
+    double stored;
+};
+constexpr StreamMix stream_mixes[] = {
+    {"read", 0.0}, {"copy", 0.5}, {"triad", 1.0 / 3}, {"write", 1.0}};
+
+// A work whose stores are known (Work::written_bytes) is judged against the stream kernel
+// whose share of stores is nearest its own: decode GEMMs and GEMV read, and judged against
+// the lowest roof they did not exceed (tightest_stream_roof) a GEMM streaming its weights
+// at 0.69 of the read roof read 0.93 of copy's, "done". The kernel of the profile's at this
+// level, its share and its roof; none when the profile has no such kernel there.
+struct MatchingStream {
+    std::string kernel;
+    double stored = 0;
+    double bytes_per_s = 0;
+};
+std::optional<MatchingStream> matching_stream_roof(const MachineProfile& profile,
+                                                   const std::string& level, double stored,
+                                                   auto&& roofline_of) {
+    const StreamMix* best = nullptr;
+    for (const auto& mix : stream_mixes) {
+        const bool measured = std::ranges::any_of(profile.bandwidth_roofs, [&](const auto& r) {
+            return r.level == level && r.kernel == mix.kernel;
+        });
+        if (measured && (!best || std::abs(mix.stored - stored) < std::abs(best->stored - stored)))
+            best = &mix;
+    }
+    if (!best) return std::nullopt;
+    const Roofline r = roofline_of(with_bandwidth_kernel(profile, best->kernel));
+    const LevelRoof* l = r.level(level);
+    if (!l) return std::nullopt;
+    return MatchingStream{std::string(best->kernel), best->stored, l->bandwidth.bytes_per_s};
 }
 
 }  // namespace
@@ -270,7 +308,21 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         bw.threads = m.threads;
         bw.achieved_per_s = rate(bytes);
         bw.roof_per_s = level->bandwidth.bytes_per_s;
-        if (!on_gpu && bw.achieved_per_s) {
+        const bool mix_known = analytic && m.work->written_bytes && bytes && *bytes > 0;
+        if (!on_gpu && mix_known) {
+            const double stored = *m.work->written_bytes / *bytes;
+            if (const auto k = matching_stream_roof(profile, bw.level, stored, cpu_roofline);
+                k && k->kernel != bw.kernel) {
+                bw.kernel = k->kernel;
+                bw.roof_per_s = k->bytes_per_s;
+                add_finding(d, FindingKind::assumption,
+                            bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
+                                g3(*bw.roof_per_s) + " bytes/s), the stream whose share of stores (" +
+                                pct(k->stored) + ") is nearest the work's (" + pct(stored) + "; " +
+                                level->bandwidth.kernel + " reaches " +
+                                g3(level->bandwidth.bytes_per_s) + ")");
+            }
+        } else if (!on_gpu && bw.achieved_per_s) {
             if (const auto k =
                     tightest_stream_roof(profile, bw.level, *bw.achieved_per_s, cpu_roofline);
                 k && k->second < *bw.roof_per_s) {

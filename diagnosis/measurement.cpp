@@ -15,7 +15,8 @@ void to_json(nlohmann::json& j, const Work& w) {
          {"device", w.device},
          {"ops", w.ops},
          {"compulsory_bytes", w.compulsory_bytes},
-         {"working_set_bytes", w.working_set_bytes}};
+         {"working_set_bytes", w.working_set_bytes},
+         {"written_bytes", w.written_bytes ? nlohmann::json(*w.written_bytes) : nlohmann::json()}};
 }
 void from_json(const nlohmann::json& j, Work& w) {
     j.at("precision").get_to(w.precision);
@@ -24,6 +25,9 @@ void from_json(const nlohmann::json& j, Work& w) {
     j.at("ops").get_to(w.ops);
     j.at("compulsory_bytes").get_to(w.compulsory_bytes);
     j.at("working_set_bytes").get_to(w.working_set_bytes);
+    // Absent in records written before it existed; null when unknown.
+    if (const auto it = j.find("written_bytes"); it != j.end() && !it->is_null())
+        w.written_bytes = it->get<double>();
 }
 
 // Written out (not NLOHMANN_DEFINE_TYPE_*): those define inline functions, which other

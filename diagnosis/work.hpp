@@ -60,6 +60,10 @@ struct Work {
     double ops = 0;                // operations per execution
     double compulsory_bytes = 0;   // fewest bytes: each input read once, each output written once
     double working_set_bytes = 0;  // bytes touched; decides which memory level serves it
+    // Of compulsory_bytes, those stored (each output once); absent = the mix of loads and
+    // stores is unknown. Decides which stream kernel's bandwidth roof judges the work
+    // (diagnosis.cpp): a read-only stream reaches more bytes/s than one with stores.
+    std::optional<double> written_bytes;
 
     // Operations per byte; NaN when no bytes are known (an unknown is not zero).
     double intensity() const {

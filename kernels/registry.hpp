@@ -39,7 +39,9 @@ std::string_view to_string(WorkDevice d);
 
 // What one execution of a case does, known analytically. ops counts a multiply-add as 2.
 // compulsory_bytes: each input read once, each output written once (no write-allocate);
-// working_set_bytes: everything one execution touches, which decides the memory level.
+// working_set_bytes: everything one execution touches, which decides the memory level;
+// written_bytes: the outputs' share of compulsory_bytes, which decides the stream kernel
+// whose bandwidth roof judges the case (a read-only stream runs faster than one with stores).
 struct KernelWork {
     WorkPrecision precision = WorkPrecision::fp32;
     WorkEngine engine = WorkEngine::vector;
@@ -47,6 +49,7 @@ struct KernelWork {
     double ops = 0;
     double compulsory_bytes = 0;
     double working_set_bytes = 0;
+    std::optional<double> written_bytes;
 };
 
 // naive: the textbook loops, one thread. optimized: ours, every trick that fits the bound,

@@ -57,6 +57,7 @@ Work to_work(const kernels::KernelWork& w) {
     out.ops = w.ops;
     out.compulsory_bytes = w.compulsory_bytes;
     out.working_set_bytes = w.working_set_bytes;
+    out.written_bytes = w.written_bytes;
     return out;
 }
 

@@ -54,6 +54,7 @@ KernelWork conv_work(ConvShape s, std::string_view problem) {
     w.ops = 2 * macs * c * p;
     w.compulsory_bytes = 4 * (2 * p * c + weight_floats(problem, c));
     w.working_set_bytes = w.compulsory_bytes + (problem == "separable" ? 4 * p * c : 0);
+    w.written_bytes = 4 * p * c;  // the output
     return w;
 }
 

@@ -62,6 +62,7 @@ KernelWork gemm_work(Dims d, WorkPrecision p, WorkEngine e, double in_bytes) {
     w.ops = 2.0 * mn(d) * d.k;
     w.compulsory_bytes = in_bytes * (mk(d) + kn(d)) + 4.0 * mn(d);
     w.working_set_bytes = w.compulsory_bytes;
+    w.written_bytes = 4.0 * mn(d);  // C, fp32 in every problem
     return w;
 }
 

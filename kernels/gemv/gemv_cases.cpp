@@ -56,6 +56,7 @@ KernelWork gemv_work(Dims d, std::string_view problem) {
     w.compulsory_bytes = mk * weight_bytes(problem) + 4.0 * d.k + 4.0 * d.m +
                          (problem == "int8" ? 4.0 * d.m : 0.0);
     w.working_set_bytes = w.compulsory_bytes;
+    w.written_bytes = 4.0 * d.m;  // y
     return w;
 }
 

@@ -68,6 +68,7 @@ KernelWork nms_work(const Problem& p) {
     w.ops = ops_per_test * static_cast<double>(p.tests);
     w.compulsory_bytes = 20 * n + 4 * kept;
     w.working_set_bytes = w.compulsory_bytes + 16 * n + 20 * kept;
+    w.written_bytes = 4 * kept;
     return w;
 }
 

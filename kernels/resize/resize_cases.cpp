@@ -55,6 +55,7 @@ KernelWork resize_work(const ResizeTables& t) {
     w.compulsory_bytes = t.source_bytes_read() + out_values;
     // Plus two horizontally resized rows (int16 RGBX) per thread: negligible.
     w.working_set_bytes = w.compulsory_bytes;
+    w.written_bytes = out_values;
     return w;
 }
 

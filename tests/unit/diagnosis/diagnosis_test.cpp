@@ -105,6 +105,53 @@ TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
     EXPECT_EQ(roof(judged(40), RoofKind::bandwidth).kernel, "triad");
 }
 
+// A work whose stores are known (Work::written_bytes) is judged against the stream kernel
+// whose share of stores is nearest its own, whatever its rate: with DRAM at 150 GB/s for read
+// and 100 for triad, a read-only stream at 70 GB/s (a decode GEMM's weights) is at 0.47 of
+// read's roof, not 0.70 of triad's; a third of its bytes stored, at triad's 0.70; and a
+// read-only stream beyond read's roof is above the roof, not judged against another kernel's.
+TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
+    for (auto& b : profile.bandwidth_roofs)
+        if (b.level == "DRAM" && b.threads == 4) b.bytes_per_s.median = b.kernel == "read" ? 150e9 : 100e9;
+    auto judged = [&](double gb_per_s, double written) {
+        Work w = work(1e9, 1e10, 1e10);
+        w.written_bytes = written;
+        return diagnose_kernel(profile, timed_work(w, 10 / gb_per_s), t);
+    };
+    const Diagnosis reads = judged(70, 1e7);
+    const auto& bw = roof(reads, RoofKind::bandwidth);
+    EXPECT_EQ(bw.kernel, "read");
+    EXPECT_NEAR(*bw.fraction, 70.0 / 150, 1e-9);
+    EXPECT_EQ(*reads.bound, Bound::latency);
+
+    const Diagnosis triad_like = judged(70, 1e10 / 3);
+    EXPECT_EQ(roof(triad_like, RoofKind::bandwidth).kernel, "triad");
+    EXPECT_NEAR(*roof(triad_like, RoofKind::bandwidth).fraction, 0.70, 1e-9);
+    EXPECT_EQ(*triad_like.bound, Bound::bandwidth);
+    const auto f = std::find_if(triad_like.findings.begin(), triad_like.findings.end(),
+                                [](const Finding& x) {
+                                    return x.detail.find("judged against the triad roof") !=
+                                           std::string::npos;
+                                });
+    ASSERT_NE(f, triad_like.findings.end());
+    EXPECT_NE(f->detail.find("the stream whose share of stores (33%) is nearest the work's (33%"),
+              std::string::npos)
+        << f->detail;
+
+    const Diagnosis above = judged(200, 0);
+    EXPECT_EQ(roof(above, RoofKind::bandwidth).kernel, "read");
+    EXPECT_EQ(roof(above, RoofKind::bandwidth).verdict, Verdict::above_roof);
+
+    // Written with the work; absent in records from before, and null when unknown.
+    Work w = work(1, 2, 3);
+    w.written_bytes = 1;
+    EXPECT_EQ(nlohmann::json(w).get<Work>().written_bytes, 1.0);
+    nlohmann::json old = nlohmann::json(work(1, 2, 3));
+    EXPECT_TRUE(old.at("written_bytes").is_null());
+    old.erase("written_bytes");
+    EXPECT_FALSE(old.get<Work>().written_bytes);
+}
+
 TEST_F(DiagnoseKernel, PolynomialNearTheFmaRoofIsComputeBound) {
     const Diagnosis d = diagnose_kernel(profile, timed_work(work(64e8, 4e8, 4e8), 64e8 / 120e9), t);
     ASSERT_TRUE(d.bound);

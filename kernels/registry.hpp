@@ -67,8 +67,12 @@ struct SetupOptions {
     // A case whose working set reaches this size is meant to be served by DRAM: setup
     // then makes enough copies of its buffers (used in turn by run()) that a rerun finds
     // none of its data in cache. 32 MiB is the effective L3 of the development VM; the
-    // suite passes the machine profile's last-level cache.
+    // suite passes where the profile's last cache plateau ended.
     std::size_t last_level_cache_bytes = std::size_t{32} << 20;
+    // The most of a case's data a cache may still hold (the nominal last-level cache, where
+    // it is larger than the plateau): the copies touch 4 x this between two uses of one.
+    // 0: last_level_cache_bytes.
+    std::size_t largest_cache_bytes = 0;
     // Memory setup may use; absent = MemAvailable of /proc/meminfo.
     std::optional<std::size_t> available_memory_bytes;
 };
@@ -168,8 +172,11 @@ KernelCase make_case(std::string_view kernel, std::string_view problem, Variant 
                      std::string_view shape);
 
 // Buffer sets a case with this working set gets: 1 below the last-level cache, else enough
-// that at least 4x the cache is touched before a set is reused (ceil(4 * llc / ws)).
-int rotation_sets(double working_set_bytes, std::size_t last_level_cache_bytes);
+// that at least 4x the largest cache (largest_cache_bytes, when larger) is touched before a
+// set is reused (ceil(4 * cache / ws)).
+int rotation_sets(double working_set_bytes, std::size_t last_level_cache_bytes,
+                  std::size_t largest_cache_bytes = 0);
+int rotation_sets(double working_set_bytes, const SetupOptions& options);
 // Bytes prepare() would allocate: fixed + sets x per set + threads x per thread.
 std::size_t required_bytes(const KernelCase& c, const SetupOptions& options);
 // Empty when the case can be set up within the available memory, else one line saying

@@ -258,6 +258,7 @@ SuiteResult run_suite(const std::vector<kernels::KernelCase>& cases, const Machi
             llc = std::max<std::size_t>(llc, r.max_working_set_bytes);
     if (llc == 0) llc = profile.host.last_level_cache_bytes();
     if (llc > 0) setup.last_level_cache_bytes = llc;
+    setup.largest_cache_bytes = profile.host.last_level_cache_bytes();
 
     // Consecutive cases of one shape, its problems and variants (select_cases orders them
     // so), are timed together, in rounds; a naive variant, minutes slow and never compared

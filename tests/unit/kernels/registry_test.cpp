@@ -64,6 +64,12 @@ TEST(Registry, RotationSets) {
     EXPECT_EQ(rotation_sets(32.0 * (1 << 20), llc), 4);   // 4 x 32 MiB = 128 MiB
     EXPECT_EQ(rotation_sets(48.0 * (1 << 20), llc), 3);   // 3 x 48 = 144 >= 128
     EXPECT_EQ(rotation_sets(1024.0 * (1 << 20), llc), 1); // 1 GiB alone is 32 x LLC
+    // A plateau that ended at 16 MiB inside a 105 MiB L3: DRAM-sized from 16 MiB, and the
+    // copies of a 64 MiB case touch 4 x 105 MiB before one is reused.
+    EXPECT_EQ(rotation_sets(15.0 * (1 << 20), 16u << 20, 105u << 20), 1);
+    EXPECT_EQ(rotation_sets(64.0 * (1 << 20), 16u << 20, 105u << 20), 7);
+    EXPECT_EQ(rotation_sets(64.0 * (1 << 20), 16u << 20), 1);
+    EXPECT_EQ(rotation_sets(64.0 * (1 << 20), 16u << 20, 8u << 20), 1);  // the larger of the two
 }
 
 TEST(Registry, TooLargeIsRefusedBeforeAllocating) {

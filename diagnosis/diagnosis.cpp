@@ -309,16 +309,33 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         bw.achieved_per_s = rate(bytes);
         bw.roof_per_s = level->bandwidth.bytes_per_s;
         const bool mix_known = analytic && m.work->written_bytes && bytes && *bytes > 0;
-        if (!on_gpu && mix_known) {
-            const double stored = *m.work->written_bytes / *bytes;
-            if (const auto k = matching_stream_roof(profile, bw.level, stored, cpu_roofline);
-                k && k->kernel != bw.kernel) {
-                bw.kernel = k->kernel;
-                bw.roof_per_s = k->bytes_per_s;
+        const double stored = mix_known ? *m.work->written_bytes / *bytes : 0;
+        const auto mix = !on_gpu && mix_known
+                             ? matching_stream_roof(profile, bw.level, stored, cpu_roofline)
+                             : std::nullopt;
+        // Beyond its own kernel's roof (past the noise) a work with stores skipped the read for
+        // ownership (non-temporal stores: a depthwise convolution's output, 1.04 x the copy
+        // roof): then the lowest roof it does not exceed, as for a work of unknown mix. A
+        // read-only work beyond the read roof is above the roof.
+        const bool beyond_mix =
+            mix && mix->stored > 0 && bw.achieved_per_s &&
+            *bw.achieved_per_s > mix->bytes_per_s * (1 + t.above_roof_tolerance);
+        if (beyond_mix)
+            add_finding(d, FindingKind::assumption,
+                        bw.level + " bandwidth beyond the " + mix->kernel +
+                            " roof of its mix of stores (" + pct(stored) + "; " +
+                            g3(mix->bytes_per_s) +
+                            " bytes/s): its stores skip the read for ownership (non-temporal), "
+                            "so it is judged against the lowest roof it does not exceed");
+        if (mix && !beyond_mix) {
+            if (mix->kernel != bw.kernel) {
+                bw.kernel = mix->kernel;
+                bw.roof_per_s = mix->bytes_per_s;
                 add_finding(d, FindingKind::assumption,
                             bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
-                                g3(*bw.roof_per_s) + " bytes/s), the stream whose share of stores (" +
-                                pct(k->stored) + ") is nearest the work's (" + pct(stored) + "; " +
+                                g3(*bw.roof_per_s) +
+                                " bytes/s), the stream whose share of stores (" + pct(mix->stored) +
+                                ") is nearest the work's (" + pct(stored) + "; " +
                                 level->bandwidth.kernel + " reaches " +
                                 g3(level->bandwidth.bytes_per_s) + ")");
             }

@@ -110,6 +110,7 @@ TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
 // and 100 for triad, a read-only stream at 70 GB/s (a decode GEMM's weights) is at 0.47 of
 // read's roof, not 0.70 of triad's; a third of its bytes stored, at triad's 0.70; and a
 // read-only stream beyond read's roof is above the roof, not judged against another kernel's.
+// One with stores beyond its kernel's roof is judged as a work of unknown mix.
 TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
     for (auto& b : profile.bandwidth_roofs)
         if (b.level == "DRAM" && b.threads == 4) b.bytes_per_s.median = b.kernel == "read" ? 150e9 : 100e9;
@@ -141,6 +142,17 @@ TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
     const Diagnosis above = judged(200, 0);
     EXPECT_EQ(roof(above, RoofKind::bandwidth).kernel, "read");
     EXPECT_EQ(roof(above, RoofKind::bandwidth).verdict, Verdict::above_roof);
+
+    // Beyond its own kernel's roof past the noise, a work with stores skipped the read for
+    // ownership (non-temporal stores): the lowest roof it does not exceed judges it; within
+    // the noise its own still does.
+    const Diagnosis nt = judged(140, 1e10 / 3);
+    EXPECT_EQ(roof(nt, RoofKind::bandwidth).kernel, "read");
+    EXPECT_NEAR(*roof(nt, RoofKind::bandwidth).fraction, 140.0 / 150, 1e-9);
+    EXPECT_TRUE(std::any_of(nt.findings.begin(), nt.findings.end(), [](const Finding& x) {
+        return x.detail.find("beyond the triad roof of its mix of stores") != std::string::npos;
+    }));
+    EXPECT_EQ(roof(judged(104, 1e10 / 3), RoofKind::bandwidth).kernel, "triad");
 
     // Written with the work; absent in records from before, and null when unknown.
     Work w = work(1, 2, 3);

@@ -105,11 +105,16 @@ DeclaredName parse_declared_work(std::string_view message) {
         if (eq == std::string_view::npos)
             return fail("'" + std::string(item) + "' is not key=value");
         const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
-        if (key == "ops" || key == "bytes" || key == "working_set") {
+        if (key == "ops" || key == "bytes" || key == "working_set" || key == "written") {
             const auto v = parse_amount(value);
             if (!v) return fail("'" + std::string(value) + "' is not a non-negative amount");
-            (key == "ops" ? w.ops : key == "bytes" ? w.compulsory_bytes : w.working_set_bytes) = *v;
-            declared = declared || key != "working_set";
+            if (key == "written")
+                w.written_bytes = *v;
+            else
+                (key == "ops"     ? w.ops
+                 : key == "bytes" ? w.compulsory_bytes
+                                  : w.working_set_bytes) = *v;
+            declared = declared || (key != "working_set" && key != "written");
         } else if (key == "precision") {
             const auto p = parse_precision(value);
             if (!p) return fail("unknown precision '" + std::string(value) + "'");
@@ -124,9 +129,13 @@ DeclaredName parse_declared_work(std::string_view message) {
             w.device = *d;
         } else {
             return fail("unknown key '" + std::string(key) +
-                        "' (ops, bytes, working_set, precision, engine, device)");
+                        "' (ops, bytes, working_set, written, precision, engine, device)");
         }
     }
+    // The stores among the bytes: decides which stream kernel's roof judges the region.
+    if (w.written_bytes && *w.written_bytes > w.compulsory_bytes)
+        return fail("written= is part of bytes=, so at most bytes= (" +
+                    std::to_string(static_cast<long long>(w.compulsory_bytes)) + ")");
     if (declared) out.work = w;
     return out;
 }

@@ -89,6 +89,18 @@ TEST(DeclaredWork, PlainNamesAndMistakes) {
     EXPECT_NE(bad.error.find("lots"), std::string::npos);
     EXPECT_FALSE(parse_declared_work("x {flops=1}").error.empty());
     EXPECT_FALSE(parse_declared_work("x {ops=-1}").error.empty());
+    EXPECT_FALSE(parse_declared_work("x {bytes=1k written=2k}").error.empty()) << "more than bytes";
+    EXPECT_FALSE(parse_declared_work("x {written=1k}").error.empty()) << "stores of no bytes";
+}
+
+// written= names the stores among the bytes (a triad stores one array of three), so the
+// region is judged against the stream kernel of its mix; absent, the mix is unknown.
+TEST(DeclaredWork, WrittenBytesAreTheStoresAmongTheBytes) {
+    const auto d = parse_declared_work("triad {ops=134M bytes=805M written=268M}");
+    ASSERT_TRUE(d.work) << d.error;
+    ASSERT_TRUE(d.work->written_bytes);
+    EXPECT_DOUBLE_EQ(*d.work->written_bytes, 268e6);
+    EXPECT_FALSE(parse_declared_work("triad {ops=134M bytes=805M}").work->written_bytes);
 }
 
 TEST(Capture, NestingSelfTimeAndStartEndRanges) {

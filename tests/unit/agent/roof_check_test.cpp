@@ -228,7 +228,8 @@ TEST(ComputeCheck, RoundTripsThroughTheRecordWithTheUnitInItsFieldNames) {
 // A suite's case is judged against the roofs measured in turns with it where their looks
 // agreed, only when the check was taken against the profile the record is judged with, and
 // the finding says which roof every fraction is of; where the looks disagreed the best one
-// judges too, and a finding says the fraction may be higher than shown. A run's checks (beside no case) never change it.
+// judges too, and a finding says the fraction may be higher than shown. A run's checks (beside no
+// case) never change it.
 TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
     RunRecord rec;
     rec.kind = RecordKind::suite;

@@ -113,7 +113,8 @@ TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
 // One with stores beyond its kernel's roof is judged as a work of unknown mix.
 TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
     for (auto& b : profile.bandwidth_roofs)
-        if (b.level == "DRAM" && b.threads == 4) b.bytes_per_s.median = b.kernel == "read" ? 150e9 : 100e9;
+        if (b.level == "DRAM" && b.threads == 4)
+            b.bytes_per_s.median = b.kernel == "read" ? 150e9 : 100e9;
     auto judged = [&](double gb_per_s, double written) {
         Work w = work(1e9, 1e10, 1e10);
         w.written_bytes = written;
@@ -129,11 +130,10 @@ TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
     EXPECT_EQ(roof(triad_like, RoofKind::bandwidth).kernel, "triad");
     EXPECT_NEAR(*roof(triad_like, RoofKind::bandwidth).fraction, 0.70, 1e-9);
     EXPECT_EQ(*triad_like.bound, Bound::bandwidth);
-    const auto f = std::find_if(triad_like.findings.begin(), triad_like.findings.end(),
-                                [](const Finding& x) {
-                                    return x.detail.find("judged against the triad roof") !=
-                                           std::string::npos;
-                                });
+    const auto f =
+        std::find_if(triad_like.findings.begin(), triad_like.findings.end(), [](const Finding& x) {
+            return x.detail.find("judged against the triad roof") != std::string::npos;
+        });
     ASSERT_NE(f, triad_like.findings.end());
     EXPECT_NE(f->detail.find("the stream whose share of stores (33%) is nearest the work's (33%"),
               std::string::npos)

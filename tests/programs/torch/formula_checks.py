@@ -46,6 +46,10 @@ class Check(TorchDispatchMode):
             checked += 1
             if w[2] != expected:
                 failures.append(f"{formulas.op_name(func)}: bytes {w[2]}, inputs + outputs are {expected}")
+            # The stores are the outputs: they pick the stream kernel whose roof judges the op.
+            checked += 1
+            if w[5] != nbytes(out):
+                failures.append(f"{formulas.op_name(func)}: written {w[5]}, outputs are {nbytes(out)}")
         return out
 
 
@@ -136,6 +140,7 @@ y = torch.randn(4, 1000)
 w = only(run(lambda: y.relu_()), "aten.relu_")
 expect("in-place bytes", w[2], 2 * 4000 * 4)
 expect("in-place working set", w[3], 4000 * 4)
+expect("in-place written", w[5], 4000 * 4)
 
 # Training: convolution_backward costs the forward's multiply-adds twice (input and weight
 # gradients); the gradients of batch norm and activations have their own rows.

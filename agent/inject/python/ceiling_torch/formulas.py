@@ -2,13 +2,14 @@
 
 `describe(func, args, kwargs)` gives the NVTX message of the call's range:
 
-    aten.convolution [conv depthwise] {ops=5419008 bytes=2408704 working_set=2408704 precision=fp32}
+    aten.convolution [conv depthwise] {ops=5419008 bytes=2408704 working_set=2408704 written=1204224 precision=fp32}
     torchvision.nms [no formula]
 
 Operations follow DESIGN.md: one multiply-add counts 2; elementwise and normalising work
 counts each arithmetic operation or elementary function (exp, erf, sqrt) as 1, per element,
 from the OPS_PER_ELEMENT numbers below. Bytes are compulsory: each input tensor read once,
-each output written once (an in-place op reads and writes its tensor). The output's shape
+each output written once (an in-place op reads and writes its tensor); `written` is the
+outputs' share of them. The output's shape
 comes from the same arguments (the range's message is needed before the op runs); its dtype
 is the first input's, bool for comparisons. An op missing from TABLE, or one whose work
 depends on the data (nms), is "[no formula]": listed, never counted as 0.
@@ -122,7 +123,9 @@ def _as_list(v, n):
     return v * n if len(v) == 1 else v
 
 
-# --- families: (ops, bytes) of one call, or None when the arguments do not fit -------------
+# --- families: (ops, bytes, written) of one call, or None when the arguments do not fit ----
+# written: the bytes of the outputs among `bytes` (the stores), which pick the stream kernel
+# whose bandwidth roof judges the op (`{written=...}`, agent/measure/region.cpp).
 
 def _pointwise(c):
     ts = _tensors(c.args, c.kwargs)
@@ -135,7 +138,7 @@ def _pointwise(c):
         out_item = ts[0].element_size() + 1  # the output and its bool mask
     if c.base == "glu":  # halves the chosen dimension
         n //= 2
-    return n * OPS_PER_ELEMENT[c.base], sum(_nbytes(t) for t in ts) + n * out_item
+    return n * OPS_PER_ELEMENT[c.base], sum(_nbytes(t) for t in ts) + n * out_item, n * out_item
 
 
 def _matmul_dims(a, b):
@@ -152,7 +155,8 @@ def _matmul_dims(a, b):
 def _matmul(c):
     a, b = c.args[0], c.args[1]
     batch, m, k, n = _matmul_dims(a, b)
-    return 2 * batch * m * k * n, _nbytes(a) + _nbytes(b) + batch * m * n * a.element_size()
+    out = batch * m * n * a.element_size()
+    return 2 * batch * m * k * n, _nbytes(a) + _nbytes(b) + out, out
 
 
 def _addmm(c):
@@ -161,7 +165,7 @@ def _addmm(c):
     batch, m, k, n = _matmul_dims(a, b)
     out = m * n if c.base == "addbmm" else batch * m * n  # addbmm sums over the batch
     ops = 2 * batch * m * k * n + out
-    return ops, _nbytes(bias) + _nbytes(a) + _nbytes(b) + out * a.element_size()
+    return ops, _nbytes(bias) + _nbytes(a) + _nbytes(b) + out * a.element_size(), out * a.element_size()
 
 
 def _linear(c):
@@ -171,7 +175,7 @@ def _linear(c):
     rows = x.numel() // k if k else 0
     ops = 2 * rows * k * n + (rows * n if bias is not None else 0)
     read = _nbytes(x) + _nbytes(w) + (_nbytes(bias) if bias is not None else 0)
-    return ops, read + rows * n * x.element_size()
+    return ops, read + rows * n * x.element_size(), rows * n * x.element_size()
 
 
 # Argument positions of the convolution ops' parameters.
@@ -254,10 +258,10 @@ def _conv(c):
         ops = 2 * macs * (int(grad_input) + int(grad_weight)) + (out_elems if grad_bias else 0)
         written = (_nbytes(x) if grad_input else 0) + (_nbytes(w) if grad_weight else 0)
         written += c_out * x.element_size() if grad_bias else 0
-        return ops, _nbytes(c.args[0]) + _nbytes(x) + _nbytes(w) + written
+        return ops, _nbytes(c.args[0]) + _nbytes(x) + _nbytes(w) + written, written
     ops = 2 * macs + (out_elems if bias is not None else 0)
     read = _nbytes(x) + _nbytes(w) + (_nbytes(bias) if bias is not None else 0)
-    return ops, read + out_elems * x.element_size()
+    return ops, read + out_elems * x.element_size(), out_elems * x.element_size()
 
 
 def _batch_norm(c):
@@ -266,7 +270,7 @@ def _batch_norm(c):
     x = c.args[0]
     training = bool(_arg(c.args, c.kwargs, 5, "training", False))
     params = sum(_nbytes(t) for t in c.args[1:5] if _is_tensor(t))
-    return x.numel() * (5 if training else 2), 2 * _nbytes(x) + params
+    return x.numel() * (5 if training else 2), 2 * _nbytes(x) + params, _nbytes(x)
 
 
 def _layer_norm(c):
@@ -275,7 +279,7 @@ def _layer_norm(c):
     weight = c.args[1] if c.base == "native_group_norm" else _arg(c.args, c.kwargs, 2, "weight")
     params = sum(_nbytes(t) for t in list(c.args[1:4]) + [c.kwargs.get("weight"), c.kwargs.get("bias")]
                  if _is_tensor(t))
-    return x.numel() * (7 if weight is not None else 5), 2 * _nbytes(x) + params
+    return x.numel() * (7 if weight is not None else 5), 2 * _nbytes(x) + params, _nbytes(x)
 
 
 def _norm_backward(c):
@@ -284,27 +288,28 @@ def _norm_backward(c):
     # in inference only the per-channel scale (1). Reads grad_out and input, writes grad_input.
     grad_out, x = c.args[0], c.args[1]
     training = bool(c.args[7]) if c.base == "native_batch_norm_backward" else True
-    return x.numel() * (8 if training else 1), _nbytes(grad_out) + 2 * _nbytes(x)
+    return x.numel() * (8 if training else 1), _nbytes(grad_out) + 2 * _nbytes(x), _nbytes(x)
 
 
 def _pool_backward(c):
     # Each grad_output element added to the input position its index names (max pooling).
     grad_out, x = c.args[0], c.args[1]
     indices = c.args[-1] if _is_tensor(c.args[-1]) and c.args[-1] is not x else None
-    return grad_out.numel(), _nbytes(grad_out) + (_nbytes(indices) if indices is not None else 0) + _nbytes(x)
+    read = _nbytes(grad_out) + (_nbytes(indices) if indices is not None else 0)
+    return grad_out.numel(), read + _nbytes(x), _nbytes(x)
 
 
 def _softmax_backward(c):
     # softmax: y * (dy - sum(dy * y)); log_softmax: dy - exp(y) * sum(dy): 3 per element and
     # a sum (1). Reads grad_output and the forward's output, writes grad_input.
     grad_out = c.args[0]
-    return 4 * grad_out.numel(), 3 * _nbytes(grad_out)
+    return 4 * grad_out.numel(), 3 * _nbytes(grad_out), _nbytes(grad_out)
 
 
 def _softmax(c):
     # max, subtract, exp, sum, divide (log_softmax: log of the sum, subtract).
     x = c.args[0]
-    return 5 * x.numel(), 2 * _nbytes(x)
+    return 5 * x.numel(), 2 * _nbytes(x), _nbytes(x)
 
 
 def _pool_out(spatial, kernel, stride, padding, dilation, ceil_mode):
@@ -334,7 +339,7 @@ def _pool(c):
     window = math.prod(kernel)
     ops = out_elems * (window if is_max else window + 1)  # compares; or adds and a divide
     written = out_elems * (x.element_size() + (8 if c.base.endswith("with_indices") else 0))
-    return ops, _nbytes(x) + written
+    return ops, _nbytes(x) + written, written
 
 
 def _adaptive_pool(c):
@@ -344,7 +349,8 @@ def _adaptive_pool(c):
     size = [s if s is not None else i for s, i in zip(size, x.shape[-dims:])]
     out_elems = x.numel() // max(1, math.prod(x.shape[-dims:])) * math.prod(size)
     indices = 8 if "max" in c.base else 0
-    return x.numel() + out_elems, _nbytes(x) + out_elems * (x.element_size() + indices)
+    written = out_elems * (x.element_size() + indices)
+    return x.numel() + out_elems, _nbytes(x) + written, written
 
 
 def _upsample(c):
@@ -357,13 +363,15 @@ def _upsample(c):
             return None
         size = [int(math.floor(i * s)) for i, s in zip(x.shape[-dims:], scales)]
     out_elems = x.numel() // max(1, math.prod(x.shape[-dims:])) * math.prod(size)
-    return 2 * UPSAMPLE_TAPS[c.base] * out_elems, _nbytes(x) + out_elems * x.element_size()
+    written = out_elems * x.element_size()
+    return 2 * UPSAMPLE_TAPS[c.base] * out_elems, _nbytes(x) + written, written
 
 
 def _reduce(c):
     x = c.args[0]
     if len(c.args) > 1 and _is_tensor(c.args[1]):  # max(a, b), min(a, b): elementwise
-        return x.numel(), _nbytes(x) + _nbytes(c.args[1]) + x.numel() * x.element_size()
+        written = x.numel() * x.element_size()
+        return x.numel(), _nbytes(x) + _nbytes(c.args[1]) + written, written
     dim = _arg(c.args, c.kwargs, REDUCTION_DIM_ARG.get(c.base, 1), "dim", None)
     if isinstance(dim, int):
         dim = [dim]
@@ -372,7 +380,8 @@ def _reduce(c):
     else:
         out_elems = x.numel() // max(1, math.prod(x.shape[d] for d in dim))
     indices = 8 if c.base in ("max", "min") and dim else 0
-    return REDUCTION_OPS[c.base] * x.numel(), _nbytes(x) + out_elems * (x.element_size() + indices)
+    written = out_elems * (x.element_size() + indices)
+    return REDUCTION_OPS[c.base] * x.numel(), _nbytes(x) + written, written
 
 
 def _copy(c):
@@ -380,15 +389,15 @@ def _copy(c):
     if not ts:
         return None
     if c.base == "copy":  # copy_(self, src): read src, write self
-        return (0, _nbytes(ts[1]) + _nbytes(ts[0])) if len(ts) > 1 else None
+        return (0, _nbytes(ts[1]) + _nbytes(ts[0]), _nbytes(ts[0])) if len(ts) > 1 else None
     dtype = c.kwargs.get("dtype") or ts[0].dtype
     item = torch.empty((), dtype=dtype).element_size() if dtype != ts[0].dtype else ts[0].element_size()
-    return 0, _nbytes(ts[0]) + ts[0].numel() * item
+    return 0, _nbytes(ts[0]) + ts[0].numel() * item, ts[0].numel() * item
 
 
 def _concat(c):
     ts = _tensors(c.args, c.kwargs)
-    return 0, 2 * sum(_nbytes(t) for t in ts)
+    return 0, 2 * sum(_nbytes(t) for t in ts), sum(_nbytes(t) for t in ts)
 
 
 def _pad(c):
@@ -396,7 +405,8 @@ def _pad(c):
     shape = list(x.shape)
     for i in range(len(pad) // 2):
         shape[-1 - i] += pad[2 * i] + pad[2 * i + 1]
-    return 0, _nbytes(x) + math.prod(shape) * x.element_size()
+    written = math.prod(shape) * x.element_size()
+    return 0, _nbytes(x) + written, written
 
 
 def _gather(c):
@@ -413,7 +423,7 @@ def _gather(c):
         index = c.args[2]
         out = index.numel()
         item = c.args[0].element_size()
-    return 0, _nbytes(index) + 2 * out * item
+    return 0, _nbytes(index) + 2 * out * item, out * item
 
 
 def _fill(c):
@@ -423,18 +433,19 @@ def _fill(c):
     if c.base in ("zeros", "ones", "full", "new_zeros", "new_ones", "new_full"):
         size = c.args[1] if c.base.startswith("new_") else c.args[0]
         dtype = c.kwargs.get("dtype") or (ts[0].dtype if ts else torch.get_default_dtype())
-        return 0, math.prod(size) * torch.empty((), dtype=dtype).element_size()
+        written = math.prod(size) * torch.empty((), dtype=dtype).element_size()
+        return 0, written, written
     if c.base == "scalar_tensor":
-        return 0, 8
-    return 0, _nbytes(ts[0]) if ts else None
+        return 0, 8, 8
+    return (0, _nbytes(ts[0]), _nbytes(ts[0])) if ts else None
 
 
 def _nothing(_c):
-    return 0, 0
+    return 0, 0, 0
 
 
 def _item(c):
-    return 0, c.args[0].element_size()
+    return 0, c.args[0].element_size(), 0
 
 
 # Op (its name without namespace and overload; an in-place op is looked up without its
@@ -523,7 +534,7 @@ def lookup(func):
 
 
 def work(entry, args, kwargs, module_class=None):
-    """(class, ops, bytes, working set, precision) of one call, or None when there is no
+    """(class, ops, bytes, working set, precision, written) of one call, or None when there is no
     formula. The working set is the distinct bytes touched: an in-place op reads and writes
     the same tensor, which its compulsory bytes count twice."""
     base, inplace, family, cls = entry
@@ -543,7 +554,7 @@ def work(entry, args, kwargs, module_class=None):
         cls = "linear"
     precision = PRECISION.get(ts[0].dtype) if ts else None
     working_set = result[1] - (_nbytes(ts[0]) if inplace and family is _pointwise else 0)
-    return cls, int(result[0]), int(result[1]), int(working_set), precision
+    return cls, int(result[0]), int(result[1]), int(working_set), precision, int(result[2])
 
 
 def describe(func, entry, args, kwargs, module_class=None):
@@ -552,7 +563,9 @@ def describe(func, entry, args, kwargs, module_class=None):
     w = work(entry, args, kwargs, module_class)
     if w is None:
         return f"{name} [no formula]"
-    cls, ops, nbytes, working_set, precision = w
+    cls, ops, nbytes, working_set, precision, written = w
     p = f" precision={precision}" if precision else ""
-    # What one op touches picks its memory level (the roofline's working set).
-    return f"{name} [{cls}] {{ops={ops} bytes={nbytes} working_set={working_set}{p}}}"
+    # What one op touches picks its memory level (the roofline's working set); what it
+    # stores, the stream kernel whose roof judges it.
+    return (f"{name} [{cls}] {{ops={ops} bytes={nbytes} working_set={working_set} "
+            f"written={written}{p}}}")

@@ -89,10 +89,10 @@ constexpr StreamMix stream_mixes[] = {
     {"read", 0.0}, {"copy", 0.5}, {"triad", 1.0 / 3}, {"write", 1.0}};
 
 // A work whose stores are known (Work::written_bytes) is judged against the stream kernel
-// whose share of stores is nearest its own: decode GEMMs and GEMV read, and judged against
-// the lowest roof they did not exceed (tightest_stream_roof) a GEMM streaming its weights
-// at 0.69 of the read roof read 0.93 of copy's, "done". The kernel of the profile's at this
-// level, its share and its roof; none when the profile has no such kernel there.
+// whose share of stores is nearest its own. Decode GEMMs and GEMV only read; judged instead
+// against the lowest roof their rate did not exceed (tightest_stream_roof), a GEMM streaming
+// its weights at 0.69 of the read roof read 0.93 of copy's, "done". Returns the profile's
+// kernel at this level, its share and its roof; none when the profile has no such kernel.
 struct MatchingStream {
     std::string kernel;
     double stored = 0;

@@ -239,7 +239,8 @@ void roofs_beside(const RunRecord& record, std::ostream& out) {
         auto& s = roofs[{c.kind, c.kernel, c.threads}];
         if (!s.first) s.first = &c;
         const std::string names =
-            c.beside.front() + (c.beside.size() > 1 ? " and its variants" : "");
+            c.beside.front() +
+            (c.beside.size() > 1 ? " and " + std::to_string(c.beside.size() - 1) + " more" : "");
         if (moved_within(c))
             s.moved.push_back(names + " " + fixed(*c.slowest_ratio(), 2) + "-" +
                               fixed(c.ratio(), 2));

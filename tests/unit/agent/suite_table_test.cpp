@@ -143,6 +143,12 @@ TEST(SuiteTable, RoofsMeasuredBesideTheCasesAreListedPerRoof) {
         check("fp32_fma512", 190e9, 185e9, {"gemm/fp32/optimized/512", "gemm/fp32/library/512"}),
         check("fp32_fma512", 110e9, 104e9, {"gemm/fp32/optimized/256x4096x4096"}),
         check("fp32_fma512", 200e9, 120e9, {"gemm/fp32/optimized/1024"})};
+    // A shape's other problems and variants are counted, not called variants (GEMV's bf16 and
+    // int8 weights share the fp32 shape's rounds).
+    RoofCheck dram{"DRAM", "read", 2, 20e9, 20e9, RoofKind::bandwidth, 10e9, 2};
+    dram.beside = {"gemv/fp32/optimized/16384x16384", "gemv/fp32/library/16384x16384",
+                   "gemv/int8/optimized/16384x16384"};
+    rec.roof_checks.push_back(dram);
     std::ostringstream out;
     render_suite(rec, out);
     EXPECT_NE(
@@ -152,6 +158,12 @@ TEST(SuiteTable, RoofsMeasuredBesideTheCasesAreListedPerRoof) {
         std::string::npos)
         << out.str();
     EXPECT_NE(out.str().find("(those roofs as measured in turns with the case"), std::string::npos);
+    EXPECT_NE(
+        out.str().find("  DRAM read, 2 threads: 1.00 x the profile's 20.0 GB/s beside 1 shape; "
+                       "moved during the looks beside gemv/fp32/optimized/16384x16384 and 2 "
+                       "more 0.50-1.00\n"),
+        std::string::npos)
+        << out.str();
 
     // A run's checks (after the run, beside no case) are not the suite's.
     for (auto& c : rec.roof_checks) c.beside.clear();

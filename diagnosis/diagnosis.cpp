@@ -325,8 +325,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
                         bw.level + " bandwidth beyond the " + mix->kernel +
                             " roof of its mix of stores (" + pct(stored) + "; " +
                             g3(mix->bytes_per_s) +
-                            " bytes/s): its stores skip the read for ownership (non-temporal), "
-                            "so it is judged against the lowest roof it does not exceed");
+                            " bytes/s), as stores that skip the read for ownership (non-temporal) "
+                            "run, or a roof measured low: judged against the lowest roof it does "
+                            "not exceed");
         if (mix && !beyond_mix) {
             if (mix->kernel != bw.kernel) {
                 bw.kernel = mix->kernel;

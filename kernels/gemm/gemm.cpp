@@ -36,8 +36,7 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
 // block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
-// packed from g.b into bp by the first A panel's calls, once per (pc, ic, jc): once in all
-// when the rows fit one A block.
+// packed from g.b into bp once per (pc, ic, jc): once in all when the rows fit one A block.
 void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const PackedB* pre) {
     alignas(64) float tile[gemm_max_mr * 64];
     if (g.k == 0) {
@@ -58,14 +57,17 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
             im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
             for (int jc = 0; jc < g.n; jc += im.nc) {
                 const int nc = std::min(im.nc, g.n - jc);
-                // B's full panels are packed by the first A panel's calls (when it is a full
-                // tile: kernel_packing_b), a last partial panel, zero-padded, here.
-                const float* bsrc = pre ? nullptr : g.b + pc * g.ldb + jc;
-                const bool pack_in_kernel = !pre && mc >= im.mr;
-                const int full_cols = pack_in_kernel ? nc / im.nr * im.nr : 0;
-                if (!pre && full_cols < nc)
-                    im.pack_b(bsrc + full_cols, g.ldb, kc, nc - full_cols,
-                              bp + static_cast<std::ptrdiff_t>(full_cols) * kc);
+                // The whole block packed before its calls, row by row (pack_b: 22 lines of
+                // each row in turn). The order before this one had the first A panel's calls
+                // pack it, each reading its 32-column strip of B's rows (16 KiB apart) and
+                // storing the packed panel as it went; with B from DRAM this one is faster on
+                // a Xeon VM (AVX-512 + AMX; medians of 8-15 runs interleaved in one process):
+                // M x 4096 x 4096 on two threads 1.42x at M = 33, 1.21x at 48, 1.17x at 64,
+                // 1.23x at 96, 1.07-1.11x at 128, 1.12x at 192, 1.06x at 256, on one thread
+                // 1.08-1.16x; the squares 1.00-1.04x. perf at M = 128: the strips read B at
+                // ~3.5 GB/s per core, pack_b at ~7.5. On Zen 5 (one thread, an earlier loop
+                // order) the strips had been 2-5% faster; not measured there since.
+                if (!pre) im.pack_b(g.b + pc * g.ldb + jc, g.ldb, kc, nc, bp);
                 // Nothing prefetches the next B block's source: it cost more than it hid on
                 // Intel. Done by the calls of each block spread evenly (one column of lines,
                 // kc rows ldb apart, per call), it had gained 5-7% on Zen 5 with B (64 MiB)
@@ -95,11 +97,6 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
                             pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc : bpanel;
                         const std::ptrdiff_t pf_ld = pf_a ? line_floats : 0;
                         float* c = crow + jr;
-                        if (ir == 0 && jr < full_cols) {
-                            im.kernel_packing_b(kc, apanel, bsrc + jr, g.ldb, own_panel, c, g.ldc,
-                                                accumulate, pf_at, pf_ld);
-                            continue;
-                        }
                         if (nr == im.nr) {
                             kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
                             continue;

@@ -44,11 +44,11 @@
 //   pack_a 5.4% -> 2.4-3.1% once its transpose stayed in registers and it prefetched its rows
 //   (gemm_avx512.cpp), pack_b 1.6-1.7% with its rows prefetched 8 ahead (2.0% in one run
 //   without: within this measure's noise). At 64 x 4096 x 4096 pack_b was 13-14% (B's
-//   64 MiB copied for 64 rows); now the first A panel's calls read B's rows themselves and
-//   store the packed panel as they go (micro_kernel_packing_b, ~12% slower than a plain
-//   call), and pack_b packs only a block's partial last panel: 64 x 4096 x 4096 174 -> 188
-//   GFLOP/s (AVX2 forced: 90 -> 96), against OpenBLAS in one process 1.30 -> 1.32-1.37,
-//   the squares 1.00-1.04 -> 1.02-1.06, the AVX2 path's M = 64 0.95 -> 1.00-1.02.
+//   64 MiB copied for 64 rows); the first A panel's calls then read B's rows themselves and
+//   stored the packed panel as they went (~12% slower than a plain call): 64 x 4096 x 4096
+//   174 -> 188 GFLOP/s (AVX2 forced: 90 -> 96), against OpenBLAS in one process 1.30 ->
+//   1.32-1.37, the squares 1.00-1.04 -> 1.02-1.06. On a Xeon VM that order lost 6-30% to
+//   pack_b's (gemm.cpp gives the figures), which packs every block again.
 //   On a 2-vCPU Xeon VM with AMX (2026-12-03) the micro-kernel alone (the suite's
 //   gemm/fp32-tiles) ran at 64-76 % of the FMA roof on two threads (four suite runs) and
 //   at 94-100 % on one (two runs; 66-82 % in a harness earlier that day: the host's share
@@ -99,12 +99,6 @@ using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* 
                                  std::ptrdiff_t pf_ld);
 
 inline constexpr int gemm_max_mr = 16;
-
-// The full mr x nr tile with B's kc x nr panel read from B itself (rows ldb apart) and
-// stored packed into bp (kc x nr) on the way: the first A panel of a B block packs it.
-using GemmPackingMicroKernel = void (*)(int kc, const float* a, const float* b, std::ptrdiff_t ldb,
-                                        float* bp, float* c, std::ptrdiff_t ldc, bool accumulate,
-                                        const float* pf, std::ptrdiff_t pf_ld);
 
 // Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
 // of B streams once, in chunks of columns whose m-row block of C stays in L1.
@@ -163,7 +157,6 @@ struct GemmImpl {
     void (*pack_b)(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) = nullptr;
     // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
     std::array<GemmSmallM, gemm_small_m> small_m{};
-    GemmPackingMicroKernel kernel_packing_b = nullptr;  // always set (make_gemm_impl)
     // narrow_kernels[r - 1]: r rows by narrow_nr columns (about nr / 2) of a packed panel,
     // for a block's last panel when its columns fit: zero-padded columns cost FMAs too.
     std::array<GemmMicroKernel, gemm_max_mr> narrow_kernels{};

@@ -113,8 +113,7 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // B block -> 32-column panels, row by row (sequential reads of B: when it packed whole
 // blocks before any FMA, this copy was the DRAM stream of small batches, and 128-byte memcpy
 // calls held it near half the read roof); aligned stores into the packed block, the column
-// tail zero-padded. Now it packs B once (PackedB) and a block's partial last panel; the
-// first A panel's micro-kernel calls pack the rest (gemm.cpp).
+// tail zero-padded. Each block before its calls (gemm.cpp), and B once for PackedB.
 constexpr int nr = 32;
 void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;

@@ -14,15 +14,12 @@ namespace ceiling::kernels::detail {
 
 // ROWS x NV vectors of C in registers; per k: NV loads of B, ROWS broadcasts of A and
 // ROWS x NV independent FMAs (28 on AVX-512 with 14 x 2: enough to cover 4-cycle FMA
-// latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers).
-// FromSource: B's rows come from B itself, b_ld apart (unaligned), and each is also stored
-// into the packed panel bp, so that the first A panel swept past a B block packs it: the
-// copy's loads are the micro-kernel's own, and its stores hide among the FMAs.
-template <typename V, int MR, int NV, int ROWS, bool FromSource>
+// latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers). B's packed panel
+// holds BLD floats per k (nr; the narrow tile reads the first NV vectors of each).
+template <typename V, int MR, int NV, int ROWS, int BLD>
 __attribute__((always_inline)) inline void micro_kernel_body(
-    int kc, const float* __restrict a, const float* __restrict b, std::ptrdiff_t b_ld,
-    float* __restrict bp, float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
-    std::ptrdiff_t pf_ld) {
+    int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
+    std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
@@ -51,20 +48,12 @@ __attribute__((always_inline)) inline void micro_kernel_body(
     const auto step = [&] {
         __builtin_prefetch(pf, 0, 2);
         pf += pf_ld;
-        __builtin_prefetch(b + 16 * b_ld, 0, 3);
-        __builtin_prefetch(b + 16 * b_ld + 16, 0, 3);
+        __builtin_prefetch(b + 16 * BLD, 0, 3);
+        __builtin_prefetch(b + 16 * BLD + 16, 0, 3);
         __builtin_prefetch(a + 16 * MR, 0, 3);
         R bv[NV];
 #pragma GCC unroll 4
-        for (int j = 0; j < NV; ++j) {
-            if constexpr (FromSource) {
-                bv[j] = V::loadu(b + j * L);
-                V::storeu(bp + j * L, bv[j]);
-            } else {
-                bv[j] = V::load(b + j * L);
-            }
-        }
-        if constexpr (FromSource) bp += NV * L;
+        for (int j = 0; j < NV; ++j) bv[j] = V::load(b + j * L);
 #pragma GCC unroll 16
         for (int i = 0; i < ROWS; ++i) {
             const R av = V::set1(a[i]);
@@ -72,7 +61,7 @@ __attribute__((always_inline)) inline void micro_kernel_body(
             for (int j = 0; j < NV; ++j) acc[i][j] = V::fmadd(av, bv[j], acc[i][j]);
         }
         a += MR;
-        b += b_ld;
+        b += BLD;
     };
     const int k_late = kc > 32 ? kc - 32 : 0;
     for (int k = 0; k < k_late; ++k) step();
@@ -92,8 +81,7 @@ __attribute__((always_inline)) inline void micro_kernel_body(
 template <typename V, int MR, int NV, int ROWS>
 void micro_kernel(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
                   std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, NV, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc, accumulate,
-                                              pf, pf_ld);
+    micro_kernel_body<V, MR, NV, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf, pf_ld);
 }
 
 // Vectors per row of the narrow tile: half of NV (one when NV is one).
@@ -106,17 +94,8 @@ template <typename V, int MR, int NV, int ROWS>
 void micro_kernel_narrow(int kc, const float* __restrict a, const float* __restrict b,
                          float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
                          std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, narrow_nv<NV>, ROWS, false>(kc, a, b, NV * V::lanes, nullptr, c, ldc,
-                                                         accumulate, pf, pf_ld);
-}
-
-// The full tile from B's own rows (ldb apart), packing them into bp as it goes.
-template <typename V, int MR, int NV>
-void micro_kernel_packing_b(int kc, const float* __restrict a, const float* __restrict b,
-                            std::ptrdiff_t ldb, float* __restrict bp, float* __restrict c,
-                            std::ptrdiff_t ldc, bool accumulate, const float* pf,
-                            std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, NV, MR, true>(kc, a, b, ldb, bp, c, ldc, accumulate, pf, pf_ld);
+    micro_kernel_body<V, MR, narrow_nv<NV>, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf,
+                                                                 pf_ld);
 }
 
 // M (<= gemm_small_m) rows of C from unpacked A and B, for decode-like GEMMs whose bound
@@ -228,8 +207,7 @@ void pack_a_portable(const float* a, std::ptrdiff_t lda, int mc, int kc, float* 
 // B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
 // nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
 // sequentially: panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at
-// half the read roof when this copy was a small batch's DRAM stream. (Used for PackedB and a
-// block's partial last panel: micro_kernel_packing_b packs the rest.)
+// half the read roof when this copy was a small batch's DRAM stream.
 template <typename V, int nr>
 void pack_b_portable(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;
@@ -285,7 +263,6 @@ constexpr GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const 
             pack_a ? pack_a : &pack_a_portable<V, MR>,
             pack_b ? pack_b : &pack_b_portable<V, NV * V::lanes>,
             small_m_table<V>(std::make_index_sequence<gemm_small_m>{}),
-            &micro_kernel_packing_b<V, MR, NV>,
             narrow_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
             narrow_nv<NV> * V::lanes};
 }

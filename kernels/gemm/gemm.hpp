@@ -73,6 +73,13 @@
 //   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the
 //   packing calls (48 or 96 k ahead, into L2 or L3) lost at 256 x 4096 x 4096 on two threads
 //   (1.31-1.39 of OpenBLAS without, 1.13-1.27 with).
+//   Since B is packed by pack_b again (gemm.cpp), perf at 256 x 4096 x 4096 on two threads
+//   (same VM, 160 GFLOP/s at that moment): the micro-kernel 77 % of the time (so ~200 in
+//   place, 75 % of the roof), pack_b 13.6 % (B's 32 MiB per thread at ~4.5 GB/s; the likely
+//   limit, not counted here: 16 lines in flight per core, its L1 fill buffers, against DRAM
+//   ~370 cycles away allow ~5.5), pack_a 1.8 %, the threads' wait at the end 3.4 %.
+//   Prefetching pack_b's rows into L2 instead of L1, 16 rows ahead, or not at all: within
+//   2 % (M = 128, interleaved).
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);

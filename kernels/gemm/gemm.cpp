@@ -14,6 +14,13 @@ extern const GemmImpl gemm_scalar;
 
 namespace {
 
+// A micro-kernel call prefetches a line of the next B block every 2 to 4 k steps
+// (blocked()). In a harness (one core of a Xeon VM) an FMA loop prefetching a DRAM line
+// every 4 steps, its lines copied after the next call, ran as fast as the loop alone, and
+// the same lines copied cold took it ~35 % longer; in the GEMM, every 2 steps where 4 left
+// rows unfetched gained 7-10 % more at M = 33-64 x 4096 x 4096, every step no more.
+constexpr int gemm_slice_every_min = 2, gemm_slice_every_max = 4;
+
 // Each ISA's implementation with this CPU's cache blocks, made on first use here, in code
 // compiled for every x86-64.
 GemmImpl with_blocks(GemmImpl im) {
@@ -36,19 +43,23 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
 // block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
-// packed from g.b into bp once per (pc, ic, jc): once in all when the rows fit one A block.
-void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const PackedB* pre) {
+// packed from g.b once per (pc, ic, jc), once in all when the rows fit one A block: into
+// two buffers in turn, the next block's rows a slice at a time while the current block's
+// calls run (see below).
+void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp_cur, float* bp_next,
+             const PackedB* pre) {
     alignas(64) float tile[gemm_max_mr * 64];
     if (g.k == 0) {
         if (!g.accumulate)
             for (int i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
         return;
     }
-    constexpr int line_floats = 64 / sizeof(float);
     // A blocks of equal height (a multiple of mr, at most im.mc): one short last block would
     // repack all of B for a few rows.
     const int a_blocks = (g.m + im.mc - 1) / im.mc;
     const int mc_block = round_up((g.m + a_blocks - 1) / a_blocks, im.mr);
+    const std::ptrdiff_t nr = im.nr;
+    int packed = 0;  // rows of the current block already in bp_cur
     for (int pc = 0; pc < g.k; pc += im.kc) {
         const int kc = std::min(im.kc, g.k - pc);
         const bool accumulate = g.accumulate || pc > 0;
@@ -57,62 +68,98 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp, const 
             im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
             for (int jc = 0; jc < g.n; jc += im.nc) {
                 const int nc = std::min(im.nc, g.n - jc);
-                // The whole block packed before its calls, row by row (pack_b: 22 lines of
-                // each row in turn). The order before this one had the first A panel's calls
-                // pack it, each reading its 32-column strip of B's rows (16 KiB apart) and
-                // storing the packed panel as it went; with B from DRAM this one is faster on
-                // a Xeon VM (AVX-512 + AMX; medians of 8-15 runs interleaved in one process):
-                // M x 4096 x 4096 on two threads 1.42x at M = 33, 1.21x at 48, 1.17x at 64,
-                // 1.23x at 96, 1.07-1.11x at 128, 1.12x at 192, 1.06x at 256, on one thread
-                // 1.08-1.16x; the squares 1.00-1.04x. perf at M = 128: the strips read B at
-                // ~3.5 GB/s per core, pack_b at ~7.5. On Zen 5 (one thread, an earlier loop
-                // order) the strips had been 2-5% faster; not measured there since.
-                if (!pre) im.pack_b(g.b + pc * g.ldb + jc, g.ldb, kc, nc, bp);
-                // Nothing prefetches the next B block's source: it cost more than it hid on
-                // Intel. Done by the calls of each block spread evenly (one column of lines,
-                // kc rows ldb apart, per call), it had gained 5-7% on Zen 5 with B (64 MiB)
-                // from DRAM (64 and 128 x 4096 x 4096 1.22-1.25 and 1.09-1.10 of OpenBLAS ->
-                // 1.30-1.32 and 1.15-1.17, one thread). On Xeon VMs (AVX-512 + AMX, one
-                // thread, against OpenBLAS in one process) it lost wherever B came from: 8-32%
-                // with B in a 504 MiB L3, and with B from DRAM behind a 105 MiB L3 as slow as
-                // DRAM, 64 / 128 / 256 x 4096 x 4096 0.82-0.91 / 0.88-0.93 / 0.91-0.98 with it
-                // against 1.22-1.53 / 1.17-1.29 / 1.10-1.14 without (three runs each). Fewer
-                // prefetches per call (a quarter or an eighth of a column) or lines walked in
-                // row order (contiguous segments, the pattern that reads B's 32-column strips
-                // at 8 GB/s where whole-column strips read 4.5) were no better than none.
+                const float* bsrc = g.b + pc * g.ldb + jc;
+                // What the calls of a block before this one left unpacked (all of the first).
+                if (!pre && packed < kc)
+                    im.pack_b(bsrc + packed * g.ldb, g.ldb, kc - packed, kc, nc,
+                              bp_cur + packed * nr);
+                // The next block the loops visit is packed during this block's calls: each
+                // call brings a slice of its source rows into L2 (one line every `every` k
+                // steps, among the FMAs), and the slice call after next packs them from
+                // there (the next one would find the last lines still in flight). On a Xeon
+                // VM (AVX-512 + AMX, B from DRAM; medians of 8-12 runs interleaved in one
+                // process against packing each block whole when it starts): M x 4096 x 4096
+                // on two threads 1.12x at M = 33 and 48, 1.13x at 64, 1.21x at 96, 1.09x at
+                // 128, 1.19x at 192, 1.07x at 256; on one thread 1.15-1.21x at 64-256; then a
+                // line every 2 steps where 4 left rows unfetched, 1.07-1.10x more at M =
+                // 33-64. perf at M = 128: pack_b 23 % of the time -> 6 %. Packed whole when
+                // it starts, a block from DRAM is read at ~4.5 GB/s per core, with nothing
+                // to overlap (gemm.hpp). Earlier orders had the first A panel's calls pack
+                // the block from B's 32-column strips (2-5 % faster on Zen 5; here pack_b
+                // was 1.06-1.42x faster), and prefetched the next block a whole column of
+                // lines per call, which lost 8-32 % on Xeon VMs: likely because lines 16 KiB
+                // apart share 8 of a 2 MiB L2's 2048 sets, so a column of 512 evicts itself.
+                // Issued in a burst between calls instead of spread, 110 prefetches cost an
+                // FMA loop ~1 us a call, as if it had read those lines at ~7 GB/s (harness).
+                int next_pc = pc, next_jc = jc + im.nc;
+                if (next_jc >= g.n) {
+                    next_jc = 0;
+                    if (ic + mc_block >= g.m) next_pc = pc + im.kc;
+                }
+                const bool next = !pre && next_pc < g.k;
+                const int next_kc = next ? std::min(im.kc, g.k - next_pc) : 0;
+                const int next_nc = next ? std::min(im.nc, g.n - next_jc) : 0;
+                const float* next_src = next ? g.b + next_pc * g.ldb + next_jc : nullptr;
+                const int next_lines = (next_nc + gemm_line_floats - 1) / gemm_line_floats;
+                // Slice calls: all but each A panel's last, which prefetches the next A panel.
+                // A line every 4 k steps, down to 2 where 4 would leave rows unfetched (every
+                // step was no faster); rows no slice covers are packed when the block
+                // starts, as the first block is.
+                const int a_panels = (mc + im.mr - 1) / im.mr;
+                const int slice_calls = a_panels * ((nc + im.nr - 1) / im.nr) - (a_panels - 1);
+                const int rows_wanted = (next_kc + slice_calls - 1) / slice_calls;
+                const int every = next ? std::clamp(kc / std::max(1, rows_wanted * next_lines),
+                                                    gemm_slice_every_min, gemm_slice_every_max)
+                                       : 0;
+                const int slice_rows = next ? std::min(rows_wanted, kc / every / next_lines) : 0;
+                int fetched = 0, landed = 0, copied = 0;  // rows: prefetched, two calls ago, packed
+                const auto pack_rows = [&](int upto) {
+                    if (copied < upto)
+                        im.pack_b(next_src + copied * g.ldb, g.ldb, upto - copied, next_kc, next_nc,
+                                  bp_next + copied * nr);
+                    copied = upto;
+                };
                 for (int ir = 0; ir < mc; ir += im.mr) {
                     const int rows = std::min(im.mr, mc - ir);
                     const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
                     const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
                     float* crow = g.c + (ic + ir) * g.ldc + jc;
                     for (int jr = 0; jr < nc; jr += im.nr) {
-                        const int nr = std::min(im.nr, nc - jr);
-                        float* own_panel =
-                            pre ? nullptr : bp + static_cast<std::ptrdiff_t>(jr) * kc;
-                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc) : own_panel;
-                        // An A panel's last call brings the next A panel into L2 (one line per
-                        // k), from the packed block in L3.
-                        const bool pf_a = jr + im.nr >= nc && ir + im.mr < mc;
-                        const float* pf_at =
-                            pf_a ? apanel + static_cast<std::ptrdiff_t>(im.mr) * kc : bpanel;
-                        const std::ptrdiff_t pf_ld = pf_a ? line_floats : 0;
+                        const int cols = std::min(im.nr, nc - jr);
+                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc)
+                                                  : bp_cur + static_cast<std::ptrdiff_t>(jr) * kc;
+                        GemmPrefetch pf;
+                        if (jr + im.nr >= nc && ir + im.mr < mc) {
+                            // An A panel's last call brings the next A panel into L2 (one line
+                            // per k), from the packed block in L3.
+                            pf = {apanel + static_cast<std::ptrdiff_t>(im.mr) * kc, 0, 0, 1};
+                        } else if (slice_rows > 0 && fetched < next_kc) {
+                            pack_rows(landed);
+                            landed = fetched;
+                            pf = {next_src + fetched * g.ldb, g.ldb, next_lines * gemm_line_floats,
+                                  every};
+                            fetched = std::min(next_kc, fetched + slice_rows);
+                        }
                         float* c = crow + jr;
-                        if (nr == im.nr) {
-                            kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf_at, pf_ld);
+                        if (cols == im.nr) {
+                            kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf);
                             continue;
                         }
                         // Right edge: a full or narrow tile into a scratch tile, then the
                         // valid columns.
-                        const bool narrow = nr <= im.narrow_nr;
+                        const bool narrow = cols <= im.narrow_nr;
                         (narrow ? im.narrow_kernels[static_cast<std::size_t>(rows - 1)] : kernel)(
-                            kc, apanel, bpanel, tile, im.nr, false, pf_at, pf_ld);
+                            kc, apanel, bpanel, tile, im.nr, false, pf);
                         for (int i = 0; i < rows; ++i)
-                            for (int j = 0; j < nr; ++j)
+                            for (int j = 0; j < cols; ++j)
                                 c[i * g.ldc + j] = accumulate
                                                        ? c[i * g.ldc + j] + tile[i * im.nr + j]
                                                        : tile[i * im.nr + j];
                     }
                 }
+                pack_rows(fetched);
+                packed = copied;
+                std::swap(bp_cur, bp_next);
             }
         }
     }
@@ -154,14 +201,15 @@ const GemmImpl& best_gemm_impl() {
 
 std::size_t GemmWorkspace::bytes(const GemmImpl& im, int threads) {
     const auto per_thread = static_cast<std::size_t>(round_up(im.mc, im.mr)) * im.kc +
-                            static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr);
+                            2 * static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr);
     return per_thread * sizeof(float) * static_cast<std::size_t>(threads);
 }
 
 GemmWorkspace::GemmWorkspace(const GemmImpl& im, int threads) {
     for (int t = 0; t < threads; ++t) {
         a_.emplace_back(static_cast<std::size_t>(round_up(im.mc, im.mr)) * im.kc);
-        b_.emplace_back(static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr));
+        for (int which = 0; which < 2; ++which)
+            b_.emplace_back(static_cast<std::size_t>(im.kc) * round_up(im.nc, im.nr));
     }
 }
 
@@ -183,7 +231,7 @@ PackedB::PackedB(const GemmImpl& im, const float* b, std::ptrdiff_t ldb, int k, 
         const int nc = std::min(nc_, n - jc);
         for (int pc = 0; pc < k; pc += kc_) {
             const int kc = std::min(kc_, k - pc);
-            im.pack_b(b + pc * ldb + jc, ldb, kc, nc,
+            im.pack_b(b + pc * ldb + jc, ldb, kc, kc, nc,
                       data_.data() + (panel(jc, pc) - data_.data()));
         }
     }
@@ -253,7 +301,7 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
             sub.m = m1 - m0;
         }
         if (sub.m <= 0 || sub.n <= 0) return;
-        blocked(im, sub, ws.a_block(t), ws.b_panel(t), nullptr);
+        blocked(im, sub, ws.a_block(t), ws.b_panel(t, 0), ws.b_panel(t, 1), nullptr);
     };
     run_on_threads(threads, work);
 }
@@ -263,16 +311,16 @@ void gemm_tile_loop(const GemmImpl& im, const float* ap, const float* bp, int k,
     const auto kernel = im.kernels[static_cast<std::size_t>(im.mr - 1)];
     run_on_threads(threads, [&](int t) {
         float* tile = c + static_cast<std::ptrdiff_t>(t) * im.mr * im.nr;
-        // Its one prefetch per k goes to the B panel itself (resident: costs a load slot, as
-        // in the GEMM, and fetches nothing).
+        // Nothing to prefetch (GemmPrefetch{}): in the GEMM most calls prefetch a line every
+        // few k steps, which the loop alone leaves out.
         for (int r = repeats * t / threads; r < repeats * (t + 1) / threads; ++r)
-            kernel(k, ap, bp, tile, im.nr, false, bp, 0);
+            kernel(k, ap, bp, tile, im.nr, false, GemmPrefetch{});
     });
 }
 
 void gemm_prepacked(const GemmImpl& im, const GemmArgs& g, const PackedB& b, GemmWorkspace& ws,
                     int slot) {
-    blocked(im, g, ws.a_block(slot), nullptr, &b);
+    blocked(im, g, ws.a_block(slot), nullptr, nullptr, &b);
 }
 
 }  // namespace ceiling::kernels

@@ -79,7 +79,10 @@
 //   limit, not counted here: 16 lines in flight per core, its L1 fill buffers, against DRAM
 //   ~370 cycles away allow ~5.5), pack_a 1.8 %, the threads' wait at the end 3.4 %.
 //   Prefetching pack_b's rows into L2 instead of L1, 16 rows ahead, or not at all: within
-//   2 % (M = 128, interleaved).
+//   2 % (M = 128, interleaved). Now each block's calls fetch the next block's rows a slice
+//   at a time among their FMAs (gemm.cpp): at M = 128 pack_b fell from 23 % to 6 % of the
+//   time, and M = 128 ran at 184-188 GFLOP/s on two threads (68-70 % of the roof; OpenBLAS
+//   91) where the build before ran 118-132 in the same minute.
 // - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
 //   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
 //   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
@@ -98,14 +101,25 @@
 
 namespace ceiling::kernels {
 
+// Lines a micro-kernel call brings into L2 for what comes after it, one every `every` k
+// steps (0: none): `width` floats (whole 64-byte lines) from `at`, then the same from
+// at + ld, and so on; `width` 0 walks one contiguous run. The caller's next A panel, one
+// line a step, or a slice of rows of the next B block's source, spread thin enough that
+// the FMAs hide their DRAM latency (blocked(), gemm.cpp).
+struct GemmPrefetch {
+    const float* at = nullptr;
+    std::ptrdiff_t ld = 0;
+    int width = 0;
+    int every = 0;
+};
+
 // C tile of `rows` x nr (rows <= mr) from packed panels: a advances by mr floats per k,
-// b by nr. accumulate: C += A * B, else C = A * B. Each k step also prefetches one line,
-// pf + k * pf_ld (into L2), for the caller's next B panels (pf_ld = 0: one line again).
+// b by nr. accumulate: C += A * B, else C = A * B.
 using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* c,
-                                 std::ptrdiff_t ldc, bool accumulate, const float* pf,
-                                 std::ptrdiff_t pf_ld);
+                                 std::ptrdiff_t ldc, bool accumulate, const GemmPrefetch& pf);
 
 inline constexpr int gemm_max_mr = 16;
+inline constexpr int gemm_line_floats = 16;  // one 64-byte cache line
 
 // Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
 // of B streams once, in chunks of columns whose m-row block of C stays in L1.
@@ -160,8 +174,10 @@ struct GemmImpl {
     // Packs an mc x kc block of A into mr-row panels: the ISA's own, else the portable one
     // (make_gemm_impl, gemm_impl.hpp). Always set.
     void (*pack_a)(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) = nullptr;
-    // Packs a kc x nc block of B into nr-column panels; always set, likewise.
-    void (*pack_b)(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) = nullptr;
+    // Packs `rows` rows of a kc x nc block of B into its nr-column panels (kc rows tall):
+    // b and bp at the first of those rows (bp = block + row * nr). Always set, likewise.
+    void (*pack_b)(const float* b, std::ptrdiff_t ldb, int rows, int kc, int nc,
+                   float* bp) = nullptr;
     // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
     std::array<GemmSmallM, gemm_small_m> small_m{};
     // narrow_kernels[r - 1]: r rows by narrow_nr columns (about nr / 2) of a packed panel,
@@ -181,7 +197,10 @@ class GemmWorkspace {
   public:
     GemmWorkspace(const GemmImpl& impl, int threads);
     float* a_block(int thread) { return a_[static_cast<std::size_t>(thread)].data(); }
-    float* b_panel(int thread) { return b_[static_cast<std::size_t>(thread)].data(); }
+    // Two B blocks per thread: the calls of one pack the next (gemm.cpp).
+    float* b_panel(int thread, int which = 0) {
+        return b_[static_cast<std::size_t>(2 * thread + which)].data();
+    }
     int threads() const { return static_cast<int>(a_.size()); }
     static std::size_t bytes(const GemmImpl& impl, int threads);
 

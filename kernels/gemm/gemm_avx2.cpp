@@ -109,5 +109,5 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 extern constinit const GemmImpl gemm_avx2 =
     detail::make_gemm_impl<V256, mr, 2>("avx2", supported, pack_a, nullptr,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
-                                        "14V256ELi6ELi2ELi6EEEviPKfS6_PflbS6_l");
+                                        "14V256ELi6ELi2ELi6EEEviPKfS6_PflbRKNS0_12GemmPrefetchE");
 }  // namespace ceiling::kernels

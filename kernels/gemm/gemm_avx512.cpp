@@ -115,17 +115,20 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // calls held it near half the read roof); aligned stores into the packed block, the column
 // tail zero-padded. Each block before its calls (gemm.cpp), and B once for PackedB.
 constexpr int nr = 32;
-void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
+void pack_b(const float* b, std::ptrdiff_t ldb, int rows, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;
     const auto tail = static_cast<std::uint32_t>(nc - full);
     const auto lo = static_cast<__mmask16>(tail >= 16 ? 0xffff : (1u << tail) - 1);
     const auto hi = static_cast<__mmask16>(tail <= 16 ? 0 : (1u << (tail - 16)) - 1);
-    for (int k = 0; k < kc; ++k) {
+    for (int k = 0; k < rows; ++k) {
         const float* row = b + k * ldb;
         float* dst = bp + k * nr;
+        const bool ahead = k + 8 < rows;  // rows of this call only (see gemm.cpp's slices)
         for (int q = 0; q < full; q += nr) {
-            __builtin_prefetch(row + 8 * ldb + q, 0, 3);
-            __builtin_prefetch(row + 8 * ldb + q + 16, 0, 3);
+            if (ahead) {
+                __builtin_prefetch(row + 8 * ldb + q, 0, 3);
+                __builtin_prefetch(row + 8 * ldb + q + 16, 0, 3);
+            }
             float* d = dst + static_cast<std::ptrdiff_t>(q) * kc;
             _mm512_store_ps(d, _mm512_loadu_ps(row + q));
             _mm512_store_ps(d + 16, _mm512_loadu_ps(row + q + 16));
@@ -144,5 +147,5 @@ void pack_b(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
 extern constinit const GemmImpl gemm_avx512 =
     detail::make_gemm_impl<V512, mr, 2>("avx512", supported, pack_a, pack_b,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
-                                        "14V512ELi14ELi2ELi14EEEviPKfS6_PflbS6_l");
+                                        "14V512ELi14ELi2ELi14EEEviPKfS6_PflbRKNS0_12GemmPrefetchE");
 }  // namespace ceiling::kernels

@@ -184,7 +184,7 @@ std::unique_ptr<PreparedKernel> setup_fp32_tiles(Dims d, const SetupOptions& o, 
         fill_uniform(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, 1);
         fill_uniform(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, 1);
         im.pack_a(set.a.data(), d.k, d.m, d.k, set.ap.data());
-        im.pack_b(set.b.data(), d.n, d.k, d.n, set.bp.data());
+        im.pack_b(set.b.data(), d.n, d.k, d.k, d.n, set.bp.data());
         fill_float(set.c.data(), set.c.size(), NAN, 1);
         v.push_back(std::move(set));
     }

@@ -17,9 +17,11 @@ namespace ceiling::kernels::detail {
 // latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers). B's packed panel
 // holds BLD floats per k (nr; the narrow tile reads the first NV vectors of each).
 template <typename V, int MR, int NV, int ROWS, int BLD>
-__attribute__((always_inline)) inline void micro_kernel_body(
-    int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
-    std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
+__attribute__((always_inline)) inline void micro_kernel_body(int kc, const float* __restrict a,
+                                                             const float* __restrict b,
+                                                             float* __restrict c,
+                                                             std::ptrdiff_t ldc, bool accumulate,
+                                                             const GemmPrefetch& pf) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     // The C tile is read and written only after the k loop, and between two visits the
@@ -45,9 +47,23 @@ __attribute__((always_inline)) inline void micro_kernel_body(
     for (int i = 0; i < ROWS; ++i)
 #pragma GCC unroll 4
         for (int j = 0; j < NV; ++j) acc[i][j] = V::zero();
+    // The caller's prefetch program (GemmPrefetch): a countdown to the next line, a column
+    // within the row and the row. every = 0 never reaches zero again (2^31 steps).
+    const float* pf_row = pf.at;
+    const int pf_width = pf.width;
+    const std::ptrdiff_t pf_ld = pf.ld;
+    const int pf_every = pf.every;
+    int pf_col = 0, pf_tick = pf_every;
     const auto step = [&] {
-        __builtin_prefetch(pf, 0, 2);
-        pf += pf_ld;
+        if (--pf_tick == 0) {
+            pf_tick = pf_every;
+            __builtin_prefetch(pf_row + pf_col, 0, 2);
+            pf_col += gemm_line_floats;
+            if (pf_col == pf_width) {
+                pf_col = 0;
+                pf_row += pf_ld;
+            }
+        }
         __builtin_prefetch(b + 16 * BLD, 0, 3);
         __builtin_prefetch(b + 16 * BLD + 16, 0, 3);
         __builtin_prefetch(a + 16 * MR, 0, 3);
@@ -80,8 +96,8 @@ __attribute__((always_inline)) inline void micro_kernel_body(
 
 template <typename V, int MR, int NV, int ROWS>
 void micro_kernel(int kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
-                  std::ptrdiff_t ldc, bool accumulate, const float* pf, std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, NV, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf, pf_ld);
+                  std::ptrdiff_t ldc, bool accumulate, const GemmPrefetch& pf) {
+    micro_kernel_body<V, MR, NV, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf);
 }
 
 // Vectors per row of the narrow tile: half of NV (one when NV is one).
@@ -92,10 +108,9 @@ inline constexpr int narrow_nv = NV / 2 > 0 ? NV / 2 : 1;
 // nr / 2 columns: the full tile would spend as many FMAs on its zero-padded columns.
 template <typename V, int MR, int NV, int ROWS>
 void micro_kernel_narrow(int kc, const float* __restrict a, const float* __restrict b,
-                         float* __restrict c, std::ptrdiff_t ldc, bool accumulate, const float* pf,
-                         std::ptrdiff_t pf_ld) {
-    micro_kernel_body<V, MR, narrow_nv<NV>, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf,
-                                                                 pf_ld);
+                         float* __restrict c, std::ptrdiff_t ldc, bool accumulate,
+                         const GemmPrefetch& pf) {
+    micro_kernel_body<V, MR, narrow_nv<NV>, ROWS, NV * V::lanes>(kc, a, b, c, ldc, accumulate, pf);
 }
 
 // M (<= gemm_small_m) rows of C from unpacked A and B, for decode-like GEMMs whose bound
@@ -209,9 +224,9 @@ void pack_a_portable(const float* a, std::ptrdiff_t lda, int mc, int kc, float* 
 // sequentially: panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at
 // half the read roof when this copy was a small batch's DRAM stream.
 template <typename V, int nr>
-void pack_b_portable(const float* b, std::ptrdiff_t ldb, int kc, int nc, float* bp) {
+void pack_b_portable(const float* b, std::ptrdiff_t ldb, int rows, int kc, int nc, float* bp) {
     const int full = nc / nr * nr;
-    for (int k = 0; k < kc; ++k) {
+    for (int k = 0; k < rows; ++k) {
         const float* row = b + k * ldb;
         for (int q = 0; q < full; q += nr)
             std::memcpy(bp + static_cast<std::ptrdiff_t>(q) * kc + k * nr, row + q,
@@ -248,7 +263,8 @@ constexpr std::array<GemmMicroKernel, gemm_max_mr> narrow_kernel_table(
 template <typename V, int MR, int NV>
 constexpr GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
                                   void (*pack_a)(const float*, std::ptrdiff_t, int, int, float*),
-                                  void (*pack_b)(const float*, std::ptrdiff_t, int, int, float*),
+                                  void (*pack_b)(const float*, std::ptrdiff_t, int, int, int,
+                                                 float*),
                                   std::string_view symbol) {
     static_assert(MR <= gemm_max_mr);
     return {isa,

@@ -1,7 +1,10 @@
 #include "kernels/gemm/gemm.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "kernels/parallel.hpp"
 
@@ -39,130 +42,193 @@ const std::array<const GemmImpl*, 3>& impls() {
 
 int round_up(int x, int m) { return (x + m - 1) / m * m; }
 
+// One block of the loops: rows [pc, pc + kc) of K, A's rows [ic, ic + mc), B's columns
+// [jc, jc + nc).
+struct Block {
+    int pc, kc, ic, mc, jc, nc;
+};
+
+// The calls of one block: each A panel (packed in ap) swept past all of the B block's
+// panels, B packed (pre) or in bp, whose first `packed` rows are there already (the rest are
+// packed first). While they run, the calls pack `next` (the block this thread runs next, if
+// any) into bp_next; returns how many of its rows they packed.
+int run_block(const GemmImpl& im, const GemmArgs& g, const float* ap, const Block& cur, float* bp,
+              int packed, const Block* next, float* bp_next, const PackedB* pre) {
+    alignas(64) float tile[gemm_max_mr * 64];
+    const auto [pc, kc, ic, mc, jc, nc] = cur;
+    const bool accumulate = g.accumulate || pc > 0;
+    const std::ptrdiff_t nr = im.nr;
+    if (!pre && packed < kc)
+        im.pack_b(g.b + (pc + packed) * g.ldb + jc, g.ldb, kc - packed, kc, nc, bp + packed * nr);
+    // The block this thread runs next is packed during this block's calls: each call brings a
+    // slice of its source rows into L2 (one line every `every` k steps, among the FMAs), and
+    // the slice call after next packs them from there (the next one would find the last lines
+    // still in flight). On a Xeon VM (AVX-512 + AMX, B from DRAM; medians of 8-12 runs
+    // interleaved in one process against packing each block whole when it starts): M x 4096 x
+    // 4096 on two threads 1.12x at M = 33 and 48, 1.13x at 64, 1.21x at 96, 1.09x at 128, 1.19x
+    // at 192, 1.07x at 256; on one thread 1.15-1.21x at 64-256; then a line every 2 steps where
+    // 4 left rows unfetched, 1.07-1.10x more at M = 33-64. perf at M = 128: pack_b 23 % of the
+    // time -> 6 %. Packed whole when it starts, a block from DRAM is read at ~4.5 GB/s per
+    // core, with nothing to overlap (gemm.hpp). Earlier orders had the first A panel's calls
+    // pack the block from B's 32-column strips (2-5 % faster on Zen 5; here pack_b was
+    // 1.06-1.42x faster), and prefetched the next block a whole column of lines per call, which
+    // lost 8-32 % on Xeon VMs: likely because lines 16 KiB apart share 8 of a 2 MiB L2's 2048
+    // sets, so a column of 512 evicts itself. Issued in a burst between calls instead of
+    // spread, 110 prefetches cost an FMA loop ~1 us a call, as if it had read those lines at ~7
+    // GB/s (harness).
+    const int next_kc = next ? next->kc : 0;
+    const int next_nc = next ? next->nc : 0;
+    const float* next_src = next ? g.b + next->pc * g.ldb + next->jc : nullptr;
+    const int next_lines = (next_nc + gemm_line_floats - 1) / gemm_line_floats;
+    // Slice calls: all but each A panel's last, which prefetches the next A panel. A line every
+    // 4 k steps, down to 2 where 4 would leave rows unfetched (every step was no faster); rows
+    // no slice covers are packed when the block starts, as the first block is.
+    const int a_panels = (mc + im.mr - 1) / im.mr;
+    const int slice_calls = a_panels * ((nc + im.nr - 1) / im.nr) - (a_panels - 1);
+    const int rows_wanted = (next_kc + slice_calls - 1) / slice_calls;
+    const int every = next ? std::clamp(kc / std::max(1, rows_wanted * next_lines),
+                                        gemm_slice_every_min, gemm_slice_every_max)
+                           : 0;
+    const int slice_rows = next ? std::min(rows_wanted, kc / every / next_lines) : 0;
+    int fetched = 0, landed = 0, copied = 0;  // rows: prefetched, two calls ago, packed
+    const auto pack_rows = [&](int upto) {
+        if (copied < upto)
+            im.pack_b(next_src + copied * g.ldb, g.ldb, upto - copied, next_kc, next_nc,
+                      bp_next + copied * nr);
+        copied = upto;
+    };
+    for (int ir = 0; ir < mc; ir += im.mr) {
+        const int rows = std::min(im.mr, mc - ir);
+        const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
+        const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
+        float* crow = g.c + (ic + ir) * g.ldc + jc;
+        for (int jr = 0; jr < nc; jr += im.nr) {
+            const int cols = std::min(im.nr, nc - jr);
+            const float* bpanel =
+                pre ? pre->micro_panel(jc + jr, pc) : bp + static_cast<std::ptrdiff_t>(jr) * kc;
+            GemmPrefetch pf;
+            if (jr + im.nr >= nc && ir + im.mr < mc) {
+                // An A panel's last call brings the next A panel into L2 (one line per k),
+                // from the packed block in L3.
+                pf = {apanel + static_cast<std::ptrdiff_t>(im.mr) * kc, 0, 0, 1};
+            } else if (slice_rows > 0 && fetched < next_kc) {
+                pack_rows(landed);
+                landed = fetched;
+                pf = {next_src + fetched * g.ldb, g.ldb, next_lines * gemm_line_floats, every};
+                fetched = std::min(next_kc, fetched + slice_rows);
+            }
+            float* c = crow + jr;
+            if (cols == im.nr) {
+                kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf);
+                continue;
+            }
+            // Right edge: a full or narrow tile into a scratch tile, then the valid columns.
+            const bool narrow = cols <= im.narrow_nr;
+            (narrow ? im.narrow_kernels[static_cast<std::size_t>(rows - 1)] : kernel)(
+                kc, apanel, bpanel, tile, im.nr, false, pf);
+            for (int i = 0; i < rows; ++i)
+                for (int j = 0; j < cols; ++j)
+                    c[i * g.ldc + j] =
+                        accumulate ? c[i * g.ldc + j] + tile[i * im.nr + j] : tile[i * im.nr + j];
+        }
+    }
+    pack_rows(fetched);
+    return copied;
+}
+
+bool zero_k(const GemmArgs& g) {
+    if (g.k > 0) return false;
+    if (!g.accumulate)
+        for (int i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
+    return true;
+}
+
+// A blocks of equal height (a multiple of mr, at most im.mc): one short last block would
+// repack all of B for a few rows.
+int a_block_rows(const GemmImpl& im, int m) {
+    const int a_blocks = (m + im.mc - 1) / im.mc;
+    return round_up((m + a_blocks - 1) / a_blocks, im.mr);
+}
+
 // The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
 // calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
 // of B packed into nr-column panels (in L2), and each A panel swept past all of the B
 // block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
 // packed from g.b once per (pc, ic, jc), once in all when the rows fit one A block: into
-// two buffers in turn, the next block's rows a slice at a time while the current block's
-// calls run (see below).
+// two buffers in turn, each block's calls packing the next (run_block).
 void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp_cur, float* bp_next,
              const PackedB* pre) {
-    alignas(64) float tile[gemm_max_mr * 64];
-    if (g.k == 0) {
-        if (!g.accumulate)
-            for (int i = 0; i < g.m; ++i) std::fill(g.c + i * g.ldc, g.c + i * g.ldc + g.n, 0.0f);
-        return;
-    }
-    // A blocks of equal height (a multiple of mr, at most im.mc): one short last block would
-    // repack all of B for a few rows.
-    const int a_blocks = (g.m + im.mc - 1) / im.mc;
-    const int mc_block = round_up((g.m + a_blocks - 1) / a_blocks, im.mr);
-    const std::ptrdiff_t nr = im.nr;
+    if (zero_k(g)) return;
+    const int mc_block = a_block_rows(im, g.m);
+    const auto block = [&](int pc, int ic, int jc) {
+        return Block{pc, std::min(im.kc, g.k - pc), ic, std::min(mc_block, g.m - ic),
+                     jc, std::min(im.nc, g.n - jc)};
+    };
     int packed = 0;  // rows of the current block already in bp_cur
-    for (int pc = 0; pc < g.k; pc += im.kc) {
-        const int kc = std::min(im.kc, g.k - pc);
-        const bool accumulate = g.accumulate || pc > 0;
+    for (int pc = 0; pc < g.k; pc += im.kc)
         for (int ic = 0; ic < g.m; ic += mc_block) {
-            const int mc = std::min(mc_block, g.m - ic);
-            im.pack_a(g.a + ic * g.lda + pc, g.lda, mc, kc, ap);
+            const Block first = block(pc, ic, 0);
+            im.pack_a(g.a + ic * g.lda + pc, g.lda, first.mc, first.kc, ap);
             for (int jc = 0; jc < g.n; jc += im.nc) {
-                const int nc = std::min(im.nc, g.n - jc);
-                const float* bsrc = g.b + pc * g.ldb + jc;
-                // What the calls of a block before this one left unpacked (all of the first).
-                if (!pre && packed < kc)
-                    im.pack_b(bsrc + packed * g.ldb, g.ldb, kc - packed, kc, nc,
-                              bp_cur + packed * nr);
-                // The next block the loops visit is packed during this block's calls: each
-                // call brings a slice of its source rows into L2 (one line every `every` k
-                // steps, among the FMAs), and the slice call after next packs them from
-                // there (the next one would find the last lines still in flight). On a Xeon
-                // VM (AVX-512 + AMX, B from DRAM; medians of 8-12 runs interleaved in one
-                // process against packing each block whole when it starts): M x 4096 x 4096
-                // on two threads 1.12x at M = 33 and 48, 1.13x at 64, 1.21x at 96, 1.09x at
-                // 128, 1.19x at 192, 1.07x at 256; on one thread 1.15-1.21x at 64-256; then a
-                // line every 2 steps where 4 left rows unfetched, 1.07-1.10x more at M =
-                // 33-64. perf at M = 128: pack_b 23 % of the time -> 6 %. Packed whole when
-                // it starts, a block from DRAM is read at ~4.5 GB/s per core, with nothing
-                // to overlap (gemm.hpp). Earlier orders had the first A panel's calls pack
-                // the block from B's 32-column strips (2-5 % faster on Zen 5; here pack_b
-                // was 1.06-1.42x faster), and prefetched the next block a whole column of
-                // lines per call, which lost 8-32 % on Xeon VMs: likely because lines 16 KiB
-                // apart share 8 of a 2 MiB L2's 2048 sets, so a column of 512 evicts itself.
-                // Issued in a burst between calls instead of spread, 110 prefetches cost an
-                // FMA loop ~1 us a call, as if it had read those lines at ~7 GB/s (harness).
-                int next_pc = pc, next_jc = jc + im.nc;
+                // The next block the loops visit.
+                int next_pc = pc, next_ic = ic, next_jc = jc + im.nc;
                 if (next_jc >= g.n) {
                     next_jc = 0;
-                    if (ic + mc_block >= g.m) next_pc = pc + im.kc;
+                    next_ic = ic + mc_block;
+                    if (next_ic >= g.m) next_ic = 0, next_pc = pc + im.kc;
                 }
-                const bool next = !pre && next_pc < g.k;
-                const int next_kc = next ? std::min(im.kc, g.k - next_pc) : 0;
-                const int next_nc = next ? std::min(im.nc, g.n - next_jc) : 0;
-                const float* next_src = next ? g.b + next_pc * g.ldb + next_jc : nullptr;
-                const int next_lines = (next_nc + gemm_line_floats - 1) / gemm_line_floats;
-                // Slice calls: all but each A panel's last, which prefetches the next A panel.
-                // A line every 4 k steps, down to 2 where 4 would leave rows unfetched (every
-                // step was no faster); rows no slice covers are packed when the block
-                // starts, as the first block is.
-                const int a_panels = (mc + im.mr - 1) / im.mr;
-                const int slice_calls = a_panels * ((nc + im.nr - 1) / im.nr) - (a_panels - 1);
-                const int rows_wanted = (next_kc + slice_calls - 1) / slice_calls;
-                const int every = next ? std::clamp(kc / std::max(1, rows_wanted * next_lines),
-                                                    gemm_slice_every_min, gemm_slice_every_max)
-                                       : 0;
-                const int slice_rows = next ? std::min(rows_wanted, kc / every / next_lines) : 0;
-                int fetched = 0, landed = 0, copied = 0;  // rows: prefetched, two calls ago, packed
-                const auto pack_rows = [&](int upto) {
-                    if (copied < upto)
-                        im.pack_b(next_src + copied * g.ldb, g.ldb, upto - copied, next_kc, next_nc,
-                                  bp_next + copied * nr);
-                    copied = upto;
-                };
-                for (int ir = 0; ir < mc; ir += im.mr) {
-                    const int rows = std::min(im.mr, mc - ir);
-                    const float* apanel = ap + static_cast<std::ptrdiff_t>(ir) * kc;
-                    const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
-                    float* crow = g.c + (ic + ir) * g.ldc + jc;
-                    for (int jr = 0; jr < nc; jr += im.nr) {
-                        const int cols = std::min(im.nr, nc - jr);
-                        const float* bpanel = pre ? pre->micro_panel(jc + jr, pc)
-                                                  : bp_cur + static_cast<std::ptrdiff_t>(jr) * kc;
-                        GemmPrefetch pf;
-                        if (jr + im.nr >= nc && ir + im.mr < mc) {
-                            // An A panel's last call brings the next A panel into L2 (one line
-                            // per k), from the packed block in L3.
-                            pf = {apanel + static_cast<std::ptrdiff_t>(im.mr) * kc, 0, 0, 1};
-                        } else if (slice_rows > 0 && fetched < next_kc) {
-                            pack_rows(landed);
-                            landed = fetched;
-                            pf = {next_src + fetched * g.ldb, g.ldb, next_lines * gemm_line_floats,
-                                  every};
-                            fetched = std::min(next_kc, fetched + slice_rows);
-                        }
-                        float* c = crow + jr;
-                        if (cols == im.nr) {
-                            kernel(kc, apanel, bpanel, c, g.ldc, accumulate, pf);
-                            continue;
-                        }
-                        // Right edge: a full or narrow tile into a scratch tile, then the
-                        // valid columns.
-                        const bool narrow = cols <= im.narrow_nr;
-                        (narrow ? im.narrow_kernels[static_cast<std::size_t>(rows - 1)] : kernel)(
-                            kc, apanel, bpanel, tile, im.nr, false, pf);
-                        for (int i = 0; i < rows; ++i)
-                            for (int j = 0; j < cols; ++j)
-                                c[i * g.ldc + j] = accumulate
-                                                       ? c[i * g.ldc + j] + tile[i * im.nr + j]
-                                                       : tile[i * im.nr + j];
-                    }
-                }
-                pack_rows(fetched);
-                packed = copied;
+                const Block next = block(next_pc, next_ic, next_jc);
+                const bool has_next = !pre && next_pc < g.k;
+                packed = run_block(im, g, ap, block(pc, ic, jc), bp_cur, packed,
+                                   has_next ? &next : nullptr, bp_next, pre);
                 std::swap(bp_cur, bp_next);
             }
         }
-    }
+}
+
+// Split N over threads by B blocks taken from a shared queue, for a GEMM whose rows fit one
+// A block: (pc, jc) blocks in the loops' order, each thread taking the next one when it
+// starts one (so its calls can pack it), and waiting, before a block, for the same columns'
+// block of the k step before (C accumulates over k). The thread holding the lowest
+// unfinished block never waits, so none waits for ever. With a fixed half of N each, the
+// faster thread sat idle at the end for a median 5 % (M = 128 x 4096 x 4096), 26 % (256)
+// and 13 % (2048) of the GEMM on a 2-vCPU Xeon VM whose host ran its vCPUs unevenly; from
+// the queue, interleaved in one process against the halves: M = 48 1.02x, 64 0.99-1.07x,
+// 96 1.21x, 128 1.07-1.09x, 256 1.07-1.27x, 2048 1.12x.
+void blocked_shared_n(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, int threads) {
+    if (zero_k(g)) return;
+    const int n_jc = (g.n + im.nc - 1) / im.nc, n_pc = (g.k + im.kc - 1) / im.kc;
+    const int total = n_pc * n_jc;
+    const auto block = [&](int i) {
+        const int pc = i / n_jc * im.kc, jc = i % n_jc * im.nc;
+        return Block{pc, std::min(im.kc, g.k - pc), 0, g.m, jc, std::min(im.nc, g.n - jc)};
+    };
+    std::atomic<int> taken{0};
+    // k steps finished per column block.
+    std::vector<std::atomic<int>> steps_done(static_cast<std::size_t>(n_jc));
+    for (auto& d : steps_done) d.store(0, std::memory_order_relaxed);
+    run_on_threads(threads, [&](int t) {
+        float* ap = ws.a_block(t);
+        float* bp_cur = ws.b_panel(t, 0);
+        float* bp_next = ws.b_panel(t, 1);
+        int packed = 0, a_pc = -1;
+        for (int i = taken.fetch_add(1); i < total;) {
+            const int after = taken.fetch_add(1);
+            const Block cur = block(i);
+            if (cur.pc != a_pc) {
+                im.pack_a(g.a + cur.pc, g.lda, g.m, cur.kc, ap);
+                a_pc = cur.pc;
+            }
+            auto& done = steps_done[static_cast<std::size_t>(i % n_jc)];
+            while (done.load(std::memory_order_acquire) < i / n_jc) std::this_thread::yield();
+            const Block next = block(std::min(after, total - 1));
+            packed = run_block(im, g, ap, cur, bp_cur, packed, after < total ? &next : nullptr,
+                               bp_next, nullptr);
+            done.store(i / n_jc + 1, std::memory_order_release);
+            std::swap(bp_cur, bp_next);
+            i = after;
+        }
+    });
 }
 
 }  // namespace
@@ -285,6 +351,12 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     const bool m_ok = m_panels >= 2 * threads, n_ok = n_panels >= 2 * threads;
     const bool split_n = n_ok && !(m_ok && g.m >= g.n);
     if (!split_n && !m_ok) threads = 1;
+    // One A block and at least two B blocks per thread: the shared queue (blocked_shared_n).
+    if (split_n && threads > 1 && a_block_rows(im, g.m) >= g.m &&
+        (g.n + im.nc - 1) / im.nc >= 2 * threads) {
+        blocked_shared_n(im, g, ws, threads);
+        return;
+    }
     const auto work = [&](int t) {
         GemmArgs sub = g;
         if (split_n) {

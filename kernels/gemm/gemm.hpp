@@ -7,7 +7,8 @@
 // micro-kernel holds an MR x NR tile of C in registers and does MR x NR/lanes FMAs per k
 // with NR/lanes loads of B and MR broadcasts of A (a block's last panel of at most NR/2
 // columns runs a half-width one). Threads split N (or M when N is too narrow), each with
-// its own packing buffers, so they never wait for each other.
+// its own packing buffers; where A's rows fit one block, they take N's blocks from a shared
+// queue, waiting only for the same columns' previous k step (gemm.cpp).
 //
 // Bound and measured (2-core KVM guests, shared and noisy; ratios from the same run):
 // - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`

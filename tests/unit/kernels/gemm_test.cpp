@@ -108,11 +108,13 @@ TEST(GemmFp32, BlockedLoopsCrossEveryBlockBoundary) {
         impl.nc = 2 * impl.nr;
         const int k = 3 * impl.kc + 9;
         // A blocks of 2 panels leave most of each next B block to be packed when it starts;
-        // of 8, the calls' slices cover all of it (blocked(), gemm.cpp).
-        for (const auto& [m, n, mc] :
-             {std::tuple{5 * impl.mr + 3, 5 * impl.nr + 7, 2 * impl.mr},
-              std::tuple{11 * impl.mr + 5, 3 * impl.nr + 7, 2 * impl.mr},
-              std::tuple{11 * impl.mr + 5, 3 * impl.nr + 7, 8 * impl.mr}}) {
+        // of 8, the calls' slices cover all of it (run_block, gemm.cpp). The last: rows in
+        // one A block and 5 B blocks, which two threads take from a shared queue
+        // (blocked_shared_n).
+        for (const auto& [m, n, mc] : {std::tuple{5 * impl.mr + 3, 5 * impl.nr + 7, 2 * impl.mr},
+                                       std::tuple{11 * impl.mr + 5, 3 * impl.nr + 7, 2 * impl.mr},
+                                       std::tuple{11 * impl.mr + 5, 3 * impl.nr + 7, 8 * impl.mr},
+                                       std::tuple{3 * impl.mr + 5, 9 * impl.nr + 7, 8 * impl.mr}}) {
             impl.mc = mc;
             SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) +
                          ", mc " + std::to_string(mc));

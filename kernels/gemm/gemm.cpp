@@ -54,14 +54,14 @@ struct APanels {
     APanels(const GemmImpl& im, int mc)
         : count((mc + im.mr - 1) / im.mr), base(mc / count), extra(mc % count) {}
     int start(int p) const { return p * base + std::min(p, extra); }
-    int rows(int p, int mc) const { return std::min(base + (p < extra ? 1 : 0), mc - start(p)); }
+    int rows(int p) const { return base + (p < extra ? 1 : 0); }
 };
 
 void pack_a_panels(const GemmImpl& im, const float* a, std::ptrdiff_t lda, int mc, int kc,
                    float* ap) {
     const APanels panels(im, mc);
     for (int p = 0; p < panels.count; ++p)
-        im.pack_a(a + panels.start(p) * lda, lda, panels.rows(p, mc), kc,
+        im.pack_a(a + panels.start(p) * lda, lda, panels.rows(p), kc,
                   ap + static_cast<std::ptrdiff_t>(p) * im.mr * kc);
 }
 
@@ -122,7 +122,7 @@ int run_block(const GemmImpl& im, const GemmArgs& g, const float* ap, const Bloc
         copied = upto;
     };
     for (int p = 0; p < a_panels; ++p) {
-        const int ir = panels.start(p), rows = panels.rows(p, mc);
+        const int ir = panels.start(p), rows = panels.rows(p);
         const float* apanel = ap + static_cast<std::ptrdiff_t>(p) * im.mr * kc;
         const auto kernel = im.kernels[static_cast<std::size_t>(rows - 1)];
         float* crow = g.c + (ic + ir) * g.ldc + jc;
@@ -175,11 +175,11 @@ int a_block_rows(const GemmImpl& im, int m) {
 }
 
 // The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
-// calling thread: an mc x kc block of A packed into mr-row panels (in L3), a kc x nc block
-// of B packed into nr-column panels (in L2), and each A panel swept past all of the B
-// block's panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is
-// packed from g.b once per (pc, ic, jc), once in all when the rows fit one A block: into
-// two buffers in turn, each block's calls packing the next (run_block).
+// calling thread: an mc x kc block of A packed into panels of up to mr rows (in L3), a kc x nc
+// block of B packed into nr-column panels (in L2), and each A panel swept past all of the B block's
+// panels (gemm.hpp says why this order and these blocks). B comes packed (pre) or is packed from
+// g.b once per (pc, ic, jc), once in all when the rows fit one A block: into two buffers in turn,
+// each block's calls packing the next (run_block).
 void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp_cur, float* bp_next,
              const PackedB* pre) {
     if (zero_k(g)) return;
@@ -229,8 +229,7 @@ void blocked_shared_n(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, 
     };
     std::atomic<int> taken{0};
     // k steps finished per column block.
-    std::vector<std::atomic<int>> steps_done(static_cast<std::size_t>(n_jc));
-    for (auto& d : steps_done) d.store(0, std::memory_order_relaxed);
+    std::vector<std::atomic<int>> steps_done(static_cast<std::size_t>(n_jc));  // zeros (C++20)
     run_on_threads(threads, [&](int t) {
         float* ap = ws.a_block(t);
         float* bp_cur = ws.b_panel(t, 0);

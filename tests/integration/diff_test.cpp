@@ -43,8 +43,10 @@ TEST(Diff, FailOnRegressionGatesBeyondTheNoiseAndTheThreshold) {
     EXPECT_NE(r.err.find("regression beyond the noise: "), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("preprocess"), std::string::npos) << r.err;
     EXPECT_NE(r.out.find("SLOWER"), std::string::npos) << "the table is still printed";
-    // About 2x: a 300 % threshold lets it through, 20 % does not.
-    EXPECT_EQ(run_ceiling({"diff", before, after, "--fail-on-regression", "300%"}).exit_code, 0);
+    // About 2x: a 1000 % threshold lets it through, 20 % does not. (300 % failed once in
+    // seven full runs on a 2-vCPU VM: the two records, made while other tests ran beside
+    // them, were 4x apart.)
+    EXPECT_EQ(run_ceiling({"diff", before, after, "--fail-on-regression", "1000%"}).exit_code, 0);
     EXPECT_EQ(run_ceiling({"diff", before, after, "--fail-on-regression=0.2"}).exit_code, 4);
     // Faster is no regression; neither is the same record.
     EXPECT_EQ(run_ceiling({"diff", after, before, "--fail-on-regression"}).exit_code, 0);

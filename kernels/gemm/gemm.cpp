@@ -40,7 +40,8 @@ const std::array<const GemmImpl*, 3>& impls() {
     return widest_first;
 }
 
-int round_up(int x, int m) { return (x + m - 1) / m * m; }
+int ceil_div(int x, int d) { return (x + d - 1) / d; }
+int round_up(int x, int m) { return ceil_div(x, m) * m; }
 
 // A block of mc rows of A in as few panels as mr-row ones, of equal height (the first ones a
 // row taller where the count does not divide mc): a last panel of a few rows runs its
@@ -52,7 +53,7 @@ int round_up(int x, int m) { return (x + m - 1) / m * m; }
 struct APanels {
     int count, base, extra;
     APanels(const GemmImpl& im, int mc)
-        : count((mc + im.mr - 1) / im.mr), base(mc / count), extra(mc % count) {}
+        : count(ceil_div(mc, im.mr)), base(mc / count), extra(mc % count) {}
     int start(int p) const { return p * base + std::min(p, extra); }
     int rows(int p) const { return base + (p < extra ? 1 : 0); }
 };
@@ -102,14 +103,14 @@ int run_block(const GemmImpl& im, const GemmArgs& g, const float* ap, const Bloc
     const int next_kc = next ? next->kc : 0;
     const int next_nc = next ? next->nc : 0;
     const float* next_src = next ? g.b + next->pc * g.ldb + next->jc : nullptr;
-    const int next_lines = (next_nc + gemm_line_floats - 1) / gemm_line_floats;
+    const int next_lines = ceil_div(next_nc, gemm_line_floats);
     // Slice calls: all but each A panel's last, which prefetches the next A panel. A line every
     // 4 k steps, down to 2 where 4 would leave rows unfetched (every step was no faster); rows
     // no slice covers are packed when the block starts, as the first block is.
     const APanels panels(im, mc);
     const int a_panels = panels.count;
-    const int slice_calls = a_panels * ((nc + im.nr - 1) / im.nr) - (a_panels - 1);
-    const int rows_wanted = (next_kc + slice_calls - 1) / slice_calls;
+    const int slice_calls = a_panels * ceil_div(nc, im.nr) - (a_panels - 1);
+    const int rows_wanted = ceil_div(next_kc, slice_calls);
     const int every = next ? std::clamp(kc / std::max(1, rows_wanted * next_lines),
                                         gemm_slice_every_min, gemm_slice_every_max)
                            : 0;
@@ -170,8 +171,8 @@ bool zero_k(const GemmArgs& g) {
 // A blocks of equal height (a multiple of mr, at most im.mc): one short last block would
 // repack all of B for a few rows.
 int a_block_rows(const GemmImpl& im, int m) {
-    const int a_blocks = (m + im.mc - 1) / im.mc;
-    return round_up((m + a_blocks - 1) / a_blocks, im.mr);
+    const int a_blocks = ceil_div(m, im.mc);
+    return round_up(ceil_div(m, a_blocks), im.mr);
 }
 
 // The five loops around the micro-kernel in BLIS's order (pc, ic, jc, ir, jr), on the
@@ -194,14 +195,13 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp_cur, fl
             const Block first = block(pc, ic, 0);
             pack_a_panels(im, g.a + ic * g.lda + pc, g.lda, first.mc, first.kc, ap);
             for (int jc = 0; jc < g.n; jc += im.nc) {
-                // The next block the loops visit.
-                int next_pc = pc, next_ic = ic, next_jc = jc + im.nc;
+                // The next block the loops visit (its B block: the same for every A block).
+                int next_pc = pc, next_jc = jc + im.nc;
                 if (next_jc >= g.n) {
                     next_jc = 0;
-                    next_ic = ic + mc_block;
-                    if (next_ic >= g.m) next_ic = 0, next_pc = pc + im.kc;
+                    if (ic + mc_block >= g.m) next_pc = pc + im.kc;
                 }
-                const Block next = block(next_pc, next_ic, next_jc);
+                const Block next = block(next_pc, 0, next_jc);
                 const bool has_next = !pre && next_pc < g.k;
                 packed = run_block(im, g, ap, block(pc, ic, jc), bp_cur, packed,
                                    has_next ? &next : nullptr, bp_next, pre);
@@ -221,7 +221,7 @@ void blocked(const GemmImpl& im, const GemmArgs& g, float* ap, float* bp_cur, fl
 // 96 1.21x, 128 1.07-1.09x, 256 1.07-1.27x, 2048 1.12x.
 void blocked_shared_n(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, int threads) {
     if (zero_k(g)) return;
-    const int n_jc = (g.n + im.nc - 1) / im.nc, n_pc = (g.k + im.kc - 1) / im.kc;
+    const int n_jc = ceil_div(g.n, im.nc), n_pc = ceil_div(g.k, im.kc);
     const int total = n_pc * n_jc;
     const auto block = [&](int i) {
         const int pc = i / n_jc * im.kc, jc = i % n_jc * im.nc;
@@ -362,8 +362,8 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
         });
         return;
     }
-    const int n_panels = (g.n + im.nr - 1) / im.nr;
-    const int m_panels = (g.m + im.mr - 1) / im.mr;
+    const int n_panels = ceil_div(g.n, im.nr);
+    const int m_panels = ceil_div(g.m, im.mr);
     // Splitting N makes every thread read and pack all of A, splitting M all of B: split
     // the dimension whose operand is larger (N for decode-like GEMMs, whose B dominates; M
     // for square ones, as A's packing is a transpose and B's a copy, and for a 1x1
@@ -376,7 +376,7 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     if (!split_n && !m_ok) threads = 1;
     // One A block and at least two B blocks per thread: the shared queue (blocked_shared_n).
     if (split_n && threads > 1 && a_block_rows(im, g.m) >= g.m &&
-        (g.n + im.nc - 1) / im.nc >= 2 * threads) {
+        ceil_div(g.n, im.nc) >= 2 * threads) {
         blocked_shared_n(im, g, ws, threads);
         return;
     }

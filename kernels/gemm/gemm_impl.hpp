@@ -219,9 +219,9 @@ void pack_a_portable(const float* a, std::ptrdiff_t lda, int mc, int kc, float* 
     }
 }
 
-// B block (kc x nc) -> panels of nr columns, each kc x nr row by row (the micro-kernel's
-// nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is read
-// sequentially: panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at
+// `rows` rows of a B block (kc x nc) -> its panels of nr columns, each kc x nr row by row
+// (the micro-kernel's nr/lanes aligned loads per k). Columns past nc are zero. Row by row, so B is
+// read sequentially: panel by panel (128 bytes from each of kc rows N x 4 bytes apart) it ran at
 // half the read roof when this copy was a small batch's DRAM stream.
 template <typename V, int nr>
 void pack_b_portable(const float* b, std::ptrdiff_t ldb, int rows, int kc, int nc, float* bp) {

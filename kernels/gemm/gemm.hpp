@@ -8,7 +8,8 @@
 // with NR/lanes loads of B and MR broadcasts of A (a block's last panel of at most NR/2
 // columns runs a half-width one). Threads split N (or M when N is too narrow), each with
 // its own packing buffers; where A's rows fit one block, they take N's blocks from a shared
-// queue, waiting only for the same columns' previous k step (gemm.cpp).
+// queue, waiting only for the same columns' previous k step (gemm.cpp). The same loops run
+// the bf16 GEMM of CPUs with AVX512-BF16 and no AMX, over pairs of k (gemm_bf16.hpp).
 //
 // Bound and measured (2-core KVM guests, shared and noisy; ratios from the same run):
 // - Compute bound. Peak per core = FMA ports x lanes x 2 flop x the clock `ceiling machine`

@@ -3,6 +3,7 @@
 // intrinsics built on _mm512_undefined_*() (GCC PR 105593, fixed in 12.3): off here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <array>
+#include <bit>
 #include <cstdint>
 
 #include <immintrin.h>
@@ -24,6 +25,26 @@ struct V512 {
     static reg fmadd(reg a, reg b, reg c) { return _mm512_fmadd_ps(a, b, c); }
 };
 bool supported(const CpuFeatures& f) { return f.avx512f; }
+
+// The bf16-pair GEMM (gemm_bf16.hpp): each 32-bit element is a pair of bf16 (k = 2q in the
+// low half, 2q + 1 in the high), and the multiply-add is vdpbf16ps, which adds both of a
+// lane's products into its fp32 accumulator. Loads, broadcasts, stores and the packers move
+// the pairs' bits unchanged.
+struct V512Bf16 : V512 {
+    static reg fmadd(reg a, reg b, reg c) {
+        return _mm512_dpbf16_ps(c, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
+    }
+    static float scalar_fmadd(float a, float b, float acc) {
+        const auto lo = [](float x) {
+            return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) << 16);
+        };
+        const auto hi = [](float x) {
+            return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xffff0000u);
+        };
+        return acc + lo(a) * lo(b) + hi(a) * hi(b);
+    }
+};
+bool supported_bf16(const CpuFeatures& f) { return f.avx512f && f.avx512_bf16; }
 
 // In-register transpose of 16 rows of 16 floats: 4 rounds of 16 shuffles (pairs of
 // floats, pairs of pairs, then 128-bit lanes twice).
@@ -148,4 +169,9 @@ extern constinit const GemmImpl gemm_avx512 =
     detail::make_gemm_impl<V512, mr, 2>("avx512", supported, pack_a, pack_b,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"
                                         "14V512ELi14ELi2ELi14EEEviPKfS6_PflbRKNS0_12GemmPrefetchE");
+// The same tile, blocks and packers over bf16 pairs, vdpbf16ps for the FMA (gemm_bf16.hpp).
+extern constinit const GemmImpl gemm_avx512_bf16 = detail::make_gemm_impl<V512Bf16, mr, 2>(
+    "avx512-bf16", supported_bf16, pack_a, pack_b,
+    "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_18V512Bf16ELi14ELi2ELi14EEEviPKfS6_"
+    "PflbRKNS0_12GemmPrefetchE");
 }  // namespace ceiling::kernels

@@ -1,9 +1,10 @@
 // GEMM cases for the registry: fp32 (naive, optimized, OpenBLAS) at square shapes and the
 // batch sweep M = 1 .. 256 with N = K = 4096 (decode to prefill: bandwidth bound while B,
 // 64 MiB, dominates the bytes, compute bound once 2MNK / 4(KN) = M/2 flop per byte passes
-// the ridge point), bf16 (our AMX tiles, oneDNN matmul), and fp32-tiles / bf16-tiles: each
-// GEMM's inner loop alone on resident panels, the ceiling its GEMMs are measured against
-// (why the GEMM stops where it does: the loop itself, or the caches feeding it).
+// the ridge point), bf16 (ours on AMX tiles or with vdpbf16ps, oneDNN matmul), and
+// fp32-tiles / bf16-tiles: each GEMM's inner loop alone on resident panels, the ceiling its
+// GEMMs are measured against (why the GEMM stops where it does: the loop itself, or the
+// caches feeding it).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "kernels/cpu_features.hpp"
 #include "kernels/gemm/gemm.hpp"
 #include "kernels/gemm/gemm_amx.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
 #include "kernels/gemm/gemm_dnnl.hpp"
 
 namespace ceiling::kernels {
@@ -159,11 +161,10 @@ std::unique_ptr<PreparedKernel> setup_fp32(Dims d, Variant variant, const SetupO
 
 // ---- fp32-tiles: the micro-kernel alone ------------------------------------------------
 
-// The full mr x nr tile over K, its packed panels resident, repeated: about 2^30 operations
-// an execution (a few milliseconds), as for bf16-tiles.
-int fp32_tile_repeats(Dims d) {
-    return std::max(1, static_cast<int>(0x1p30 / (2.0 * d.m * d.n * d.k)));
-}
+// A tile loop alone (fp32-tiles, bf16-tiles): its tile of C (M x N) over K, its operands
+// resident, repeated: about 2^30 multiply-adds' worth of operations an execution (a few
+// milliseconds, a few hundred microseconds on AMX).
+int tile_repeats(Dims d) { return std::max(1, static_cast<int>(0x1p30 / (2.0 * d.m * d.n * d.k))); }
 
 struct Fp32TileSet {
     Array<float> a, b;    // row-major mr x K and K x nr: what the check reads
@@ -173,7 +174,7 @@ struct Fp32TileSet {
 
 std::unique_ptr<PreparedKernel> setup_fp32_tiles(Dims d, const SetupOptions& o, int sets) {
     const auto& im = best_gemm_impl();
-    const int repeats = fp32_tile_repeats(d);
+    const int repeats = tile_repeats(d);
     const int threads = std::min(resolve_threads(o), repeats);
     const auto tile = static_cast<std::size_t>(d.m) * d.n;
     std::vector<Fp32TileSet> v;
@@ -215,35 +216,61 @@ Verification verify_bf16_gemm(Dims d, const Array<Bf16>& a, const Array<Bf16>& b
 struct Bf16Set {
     Array<Bf16> a, b;  // b: K x N row-major (the reference reads it; the kernels their packs)
     Array<float> c;
-    std::unique_ptr<AmxPackedB> packed;
+    std::unique_ptr<AmxPackedB> packed;   // optimized on AMX
+    std::unique_ptr<Bf16PairedB> paired;  // optimized on AVX512-BF16
     std::unique_ptr<DnnlMatmulBf16> dnnl;
 };
 
+// The optimized bf16 GEMM: AMX tiles where the CPU has them, else vdpbf16ps on the fp32
+// GEMM's loops (gemm_bf16.hpp), else none.
+enum class Bf16Engine { amx, pairs, none };
+Bf16Engine bf16_engine() {
+    if (amx_bf16_supported()) return Bf16Engine::amx;
+    return gemm_bf16_impl() ? Bf16Engine::pairs : Bf16Engine::none;
+}
+constexpr const char* bf16_unavailable =
+    "this CPU (or its OS) offers neither AMX-BF16 tiles nor AVX512-BF16";
+
 std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupOptions& o,
                                            int sets) {
-    if (auto why = request_amx_permission(); !why.empty() && variant == Variant::optimized)
+    const Bf16Engine engine = variant == Variant::optimized ? bf16_engine() : Bf16Engine::none;
+    if (auto why = request_amx_permission(); !why.empty() && engine == Bf16Engine::amx)
         throw KernelUnavailable("gemm/bf16: " + why);
     const int threads = resolve_threads(o);
     std::vector<Bf16Set> v;
     for (int s = 0; s < sets; ++s) {
-        Bf16Set set{Array<Bf16>(sz(mk(d))), Array<Bf16>(sz(kn(d))),
-                    Array<float>(sz(mn(d))), nullptr, nullptr};
+        Bf16Set set{Array<Bf16>(sz(mk(d))),
+                    Array<Bf16>(sz(kn(d))),
+                    Array<float>(sz(mn(d))),
+                    nullptr,
+                    nullptr,
+                    nullptr};
         fill_uniform_bf16(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, threads);
         fill_uniform_bf16(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, threads);
         fill_float(set.c.data(), set.c.size(), NAN, threads);
-        if (variant == Variant::optimized)
+        if (engine == Bf16Engine::amx)
             set.packed = std::make_unique<AmxPackedB>(set.b.data(), d.n, d.k, d.n);
+        else if (engine == Bf16Engine::pairs)
+            set.paired = std::make_unique<Bf16PairedB>(set.b.data(), d.n, d.k, d.n);
         else
             set.dnnl = std::make_unique<DnnlMatmulBf16>(d.m, d.n, d.k, set.b.data(), threads);
         v.push_back(std::move(set));
     }
     auto k = std::make_unique<SetKernel<Bf16Set>>(threads, std::move(v));
     if (k->set(0).dnnl) k->set_detail("oneDNN primitive " + k->set(0).dnnl->implementation());
-    if (variant == Variant::optimized) {
+    if (engine == Bf16Engine::amx) {
         auto ws = std::make_shared<AmxWorkspace>(d.m, d.k, threads);
         k->run_fn = [d, ws, threads](Bf16Set& s) {
             gemm_amx_bf16(s.a.data(), d.k, *s.packed, s.c.data(), d.n, d.m, *ws, threads);
         };
+    } else if (engine == Bf16Engine::pairs) {
+        const GemmImpl& im = *gemm_bf16_impl();
+        auto ws = std::make_shared<Bf16GemmWorkspace>(im, d.m, d.k, threads);
+        k->run_fn = [d, &im, ws, threads](Bf16Set& s) {
+            gemm_bf16_pairs(im, s.a.data(), d.k, *s.paired, s.c.data(), d.n, d.m, *ws, threads);
+        };
+    } else if (variant == Variant::optimized) {
+        throw KernelUnavailable(std::string("gemm/bf16: ") + bf16_unavailable);
     } else {
         k->run_fn = [](Bf16Set& s) { s.dnnl->run(s.a.data(), s.c.data()); };
     }
@@ -253,38 +280,62 @@ std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupO
 
 // ---- bf16-tiles: the tile loop alone ---------------------------------------------------
 
-// One 32 x 32 block of C over K, A and packed B resident (64 x K bytes each), repeated:
-// about 2^30 operations an execution, so that one run is a few hundred microseconds.
-int tile_loop_repeats(Dims d) { return std::max(1, static_cast<int>((1 << 30) / (2048.0 * d.k))); }
-
 struct TileLoopSet {
-    Array<Bf16> a, b;
-    Array<float> c;  // one 32 x 32 block per thread
-    std::unique_ptr<AmxPackedB> packed;
+    Array<Bf16> a, b;                     // row-major M x K and K x N: what the check reads
+    Array<float> c;                       // one tile of C per thread
+    std::unique_ptr<AmxPackedB> packed;   // AMX: B in tiles (A is read in place)
+    Array<float> ap;                      // vdpbf16ps: A's pairs packed as the GEMM packs them
+    std::unique_ptr<Bf16PairedB> paired;  // and B's pairs, one nr-column panel
 };
 
 std::unique_ptr<PreparedKernel> setup_bf16_tiles(Dims d, const SetupOptions& o, int sets) {
-    if (auto why = request_amx_permission(); !why.empty())
+    const Bf16Engine engine = bf16_engine();
+    if (engine == Bf16Engine::none)
+        throw KernelUnavailable(std::string("gemm/bf16-tiles: ") + bf16_unavailable);
+    if (auto why = request_amx_permission(); !why.empty() && engine == Bf16Engine::amx)
         throw KernelUnavailable("gemm/bf16-tiles: " + why);
-    const int repeats = tile_loop_repeats(d);
+    const int repeats = tile_repeats(d);
     const int threads = std::min(resolve_threads(o), repeats);
+    const auto tile = static_cast<std::size_t>(d.m) * d.n;
     std::vector<TileLoopSet> v;
     for (int s = 0; s < sets; ++s) {
-        TileLoopSet set{Array<Bf16>(sz(mk(d))), Array<Bf16>(sz(kn(d))),
-                        Array<float>(1024 * static_cast<std::size_t>(threads)), nullptr};
+        TileLoopSet set{Array<Bf16>(sz(mk(d))),
+                        Array<Bf16>(sz(kn(d))),
+                        Array<float>(tile * static_cast<std::size_t>(threads)),
+                        nullptr,
+                        Array<float>(),
+                        nullptr};
         fill_uniform_bf16(set.a.data(), set.a.size(), kernel_data_seed + 1, -1, 1, threads);
         fill_uniform_bf16(set.b.data(), set.b.size(), kernel_data_seed + 2, -1, 1, threads);
         fill_float(set.c.data(), set.c.size(), NAN, threads);
-        set.packed = std::make_unique<AmxPackedB>(set.b.data(), d.n, d.k, d.n);
+        if (engine == Bf16Engine::amx) {
+            set.packed = std::make_unique<AmxPackedB>(set.b.data(), d.n, d.k, d.n);
+        } else {
+            // K is even (make() checks): A's rows are K / 2 pairs in place.
+            const GemmImpl& im = *gemm_bf16_impl();
+            set.ap = Array<float>(sz(mk(d)) / 2);
+            im.pack_a(reinterpret_cast<const float*>(set.a.data()), d.k / 2, d.m, d.k / 2,
+                      set.ap.data());
+            set.paired = std::make_unique<Bf16PairedB>(set.b.data(), d.n, d.k, d.n);
+        }
         v.push_back(std::move(set));
     }
     auto k = std::make_unique<SetKernel<TileLoopSet>>(threads, std::move(v));
-    k->run_fn = [repeats, threads](TileLoopSet& s) {
-        amx_bf16_tile_loop(s.a.data(), *s.packed, s.c.data(), repeats, threads);
-    };
-    k->verify_fn = [d, threads](const TileLoopSet& s) {
-        return every_thread(
-            threads, [&](int t) { return verify_bf16_gemm(d, s.a, s.b, s.c.data() + 1024 * t); });
+    if (engine == Bf16Engine::amx) {
+        k->run_fn = [repeats, threads](TileLoopSet& s) {
+            amx_bf16_tile_loop(s.a.data(), *s.packed, s.c.data(), repeats, threads);
+        };
+    } else {
+        const GemmImpl& im = *gemm_bf16_impl();
+        k->run_fn = [d, &im, repeats, threads](TileLoopSet& s) {
+            gemm_tile_loop(im, s.ap.data(), s.paired->pairs(), d.k / 2, s.c.data(), repeats,
+                           threads);
+        };
+    }
+    k->verify_fn = [d, threads, tile](const TileLoopSet& s) {
+        return every_thread(threads, [&](int t) {
+            return verify_bf16_gemm(d, s.a, s.b, s.c.data() + tile * static_cast<std::size_t>(t));
+        });
     };
     return k;
 }
@@ -321,7 +372,7 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
         // Per execution: the tile `repeats` times; the bytes are the packed panels once (they
         // stay resident), the working set the panels and one tile of C.
         c.work = gemm_work(d, WorkPrecision::fp32, WorkEngine::vector, 4);
-        c.work.ops *= fp32_tile_repeats(d);
+        c.work.ops *= tile_repeats(d);
         c.work.compulsory_bytes = 4 * (mk(d) + kn(d) + mn(d));
         c.work.working_set_bytes = c.work.compulsory_bytes;
         c.bytes_per_set = static_cast<std::size_t>(8 * (mk(d) + kn(d)));
@@ -331,40 +382,74 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             "the fp32 GEMM's " + std::string(im.isa) + " " + std::to_string(im.mr) + "x" +
             std::to_string(im.nr) +
             " micro-kernel alone: one tile of C over K, its packed panels resident, " +
-            std::to_string(fp32_tile_repeats(d)) + " times; the ceiling of that loop, not a GEMM";
+            std::to_string(tile_repeats(d)) + " times; the ceiling of that loop, not a GEMM";
     } else if (problem == "bf16-tiles") {
-        if (d.m != 32 || d.n != 32 || d.k % 32 != 0)
+        // AMX: one 32 x 32 block of C (2 x 2 tiles); vdpbf16ps: the pair GEMM's mr x nr tile.
+        const Bf16Engine engine = bf16_engine();
+        const GemmImpl* pairs = engine == Bf16Engine::pairs ? gemm_bf16_impl() : nullptr;
+        if (!pairs && (d.m != 32 || d.n != 32 || d.k % 32 != 0))
             bad_shape(kernel, shape, "32x32xK with K a multiple of 32",
                       "is not one 32 x 32 block of C over whole 32-deep tiles");
-        // Per execution: the block `repeats` times; the bytes are its operands once (they
-        // stay resident: that is the point), the working set A, packed B and one C block.
-        const double repeats = tile_loop_repeats(d);
-        c.work = gemm_work(d, WorkPrecision::bf16, WorkEngine::matrix, 2);
+        if (pairs && (d.m != pairs->mr || d.n != pairs->nr || d.k % 2 != 0 || d.k > 32768))
+            bad_shape(kernel, shape,
+                      std::to_string(pairs->mr) + "x" + std::to_string(pairs->nr) +
+                          "xK, K even, K <= 32768",
+                      "is not one tile of this CPU's bf16-pair micro-kernel over whole pairs");
+        // Per execution: the tile `repeats` times; the bytes are its operands once (they
+        // stay resident: that is the point), the working set A (packed as pairs on
+        // vdpbf16ps, the same bytes), packed B and one tile of C.
+        const double repeats = tile_repeats(d);
+        const double packed_b = pairs ? static_cast<double>(Bf16PairedB::bytes(d.k, d.n))
+                                      : static_cast<double>(AmxPackedB::bytes(d.k, d.n));
+        c.work =
+            gemm_work(d, WorkPrecision::bf16, pairs ? WorkEngine::vector : WorkEngine::matrix, 2);
         c.work.ops *= repeats;
-        c.work.working_set_bytes =
-            2 * mk(d) + static_cast<double>(AmxPackedB::bytes(d.k, d.n)) + 4 * mn(d);
-        c.bytes_per_set = static_cast<std::size_t>(2 * mk(d) + 2 * kn(d) + 4 * mn(d)) +
-                          AmxPackedB::bytes(d.k, d.n);
+        c.work.working_set_bytes = 2 * mk(d) + packed_b + 4 * mn(d);
+        c.bytes_per_set = static_cast<std::size_t>(4 * mk(d) + 2 * kn(d) + 4 * mn(d) + packed_b);
         c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
         c.setup = [d](const SetupOptions& o, int sets) { return setup_bf16_tiles(d, o, sets); };
-        c.implementation =
-            "the bf16 GEMM's tile loop alone (2x2 blocks of 16x16 fp32 C tiles, "
-            "tdpbf16ps): one 32x32 block of C over K, its panels resident, " +
-            std::to_string(static_cast<int>(repeats)) +
-            " times; the ceiling of that loop, not a GEMM";
-        if (!amx_bf16_supported()) c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
+        const std::string times = std::to_string(static_cast<int>(repeats)) +
+                                  " times; the ceiling of that loop, not a GEMM";
+        if (pairs)
+            c.implementation = "the bf16 GEMM's vdpbf16ps " + std::to_string(pairs->mr) + "x" +
+                               std::to_string(pairs->nr) +
+                               " micro-kernel alone (k pairs): one tile of C over K, its packed "
+                               "panels resident, " +
+                               times;
+        else
+            c.implementation =
+                "the bf16 GEMM's tile loop alone (2x2 blocks of 16x16 fp32 C tiles, "
+                "tdpbf16ps): one 32x32 block of C over K, its panels resident, " +
+                times;
+        if (engine == Bf16Engine::none) c.unavailable = bf16_unavailable;
     } else {
         const bool amx = f.amx_bf16;
         c.work = gemm_work(d, WorkPrecision::bf16, amx ? WorkEngine::matrix : WorkEngine::vector, 2);
-        // Per set: A, B, C and B's packed copy (AMX tiles or oneDNN's layout).
+        // Per set: A, B, C and B's packed copy (AMX tiles, k pairs or oneDNN's layout; AMX's
+        // tiles, padded to 32 x 32, are the largest).
         c.bytes_per_set = static_cast<std::size_t>(c.work.working_set_bytes) + AmxPackedB::bytes(d.k, d.n);
         c.setup = [d, variant](const SetupOptions& o, int sets) { return setup_bf16(d, variant, o, sets); };
         if (variant == Variant::optimized) {
-            c.implementation = "AMX tiles, 2x2 blocks of 16x16 fp32 C tiles, tdpbf16ps; B pre-packed";
-            c.fixed_bytes = AmxWorkspace::bytes(d.m, d.k, 0);
-            c.bytes_per_thread = AmxWorkspace::bytes(1, 1, 1);
-            if (!amx_bf16_supported())
-                c.unavailable = "this CPU (or its OS) offers no AMX-BF16 tiles";
+            switch (bf16_engine()) {
+                case Bf16Engine::amx:
+                    c.implementation =
+                        "AMX tiles, 2x2 blocks of 16x16 fp32 C tiles, tdpbf16ps; B pre-packed";
+                    c.fixed_bytes = AmxWorkspace::bytes(d.m, d.k, 0);
+                    c.bytes_per_thread = AmxWorkspace::bytes(1, 1, 1);
+                    break;
+                case Bf16Engine::pairs: {
+                    const GemmImpl& im = *gemm_bf16_impl();
+                    c.implementation =
+                        "vdpbf16ps on k pairs, the fp32 GEMM's loops over pairs (kc in pairs): " +
+                        gemm_description(im) + "; B pre-interleaved into k pairs";
+                    c.fixed_bytes = Bf16GemmWorkspace::bytes(im, d.m, d.k, 0);
+                    c.bytes_per_thread = GemmWorkspace::bytes(im, 1);
+                    break;
+                }
+                case Bf16Engine::none:
+                    c.unavailable = bf16_unavailable;
+                    break;
+            }
         } else {
             const auto& lib = dnnl_info();
             c.implementation = lib.description + ", matmul bf16 x bf16 -> f32";
@@ -393,10 +478,6 @@ constexpr StandardCase standard[] = {
     {"bf16", Variant::optimized, "4096", true, false},
     {"bf16", Variant::library, "2048", true, true},
     {"bf16", Variant::library, "4096", true, false},
-    // The tile loop with its panels in L1 (A and packed B 16 KiB each) and in L2 (256 KiB
-    // each, as in the 4096 GEMM, whose A rows are 8 KiB apart).
-    {"bf16-tiles", Variant::optimized, "32x32x256", true, true},
-    {"bf16-tiles", Variant::optimized, "32x32x4096", true, false},
 };
 // Batch sweep M = 1, 2, 4 .. 256 at N = K = 4096; quick keeps every other point.
 constexpr int batch_n_k = 4096;
@@ -414,6 +495,20 @@ std::vector<KernelCase> family_cases() {
         auto c = make("fp32-tiles", Variant::optimized, dims_string({im.mr, im.nr, k}));
         c.in_default = true;
         c.in_quick = k == tile_k_l1;
+        out.push_back(std::move(c));
+    }
+    // The bf16 loop likewise. AMX: one 32 x 32 block with its panels in L1 (A and packed B
+    // 16 KiB each) and in L2 (256 KiB each, as in the 4096 GEMM, whose A rows are 8 KiB
+    // apart); where neither AMX nor AVX512-BF16 is here, those shapes say so. vdpbf16ps: the
+    // tile at K = 256 (7 + 16 KiB, in L1) and at the GEMM's kc pairs (from L2).
+    std::vector<std::string> bf16_tiles = {"32x32x256", "32x32x4096"};
+    if (const GemmImpl* pairs = bf16_engine() == Bf16Engine::pairs ? gemm_bf16_impl() : nullptr)
+        bf16_tiles = {dims_string({pairs->mr, pairs->nr, 2 * tile_k_l1}),
+                      dims_string({pairs->mr, pairs->nr, 2 * pairs->kc})};
+    for (const auto& shape : bf16_tiles) {
+        auto c = make("bf16-tiles", Variant::optimized, shape);
+        c.in_default = true;
+        c.in_quick = shape == bf16_tiles.front();
         out.push_back(std::move(c));
     }
     for (Variant v : {Variant::optimized, Variant::library})

@@ -12,6 +12,25 @@
 
 namespace ceiling::kernels::detail {
 
+// One k step of one element outside the vector loops (the small-M kernel's tails): a
+// multiply-add, or V's own where its elements are not plain floats (the bf16-pair GEMM,
+// whose "float" is two bf16 and whose multiply-add is a dot product of the pairs).
+template <typename V>
+inline float scalar_fmadd(float a, float b, float acc) {
+    if constexpr (requires { V::scalar_fmadd(a, b, acc); })
+        return V::scalar_fmadd(a, b, acc);
+    else
+        return acc + a * b;
+}
+
+// An element of the caller's A, whose storage may be another type (bf16 pairs): read
+// through memcpy, which the compiler turns into one load.
+inline float load_element(const float* p) {
+    float x;
+    std::memcpy(&x, p, sizeof x);
+    return x;
+}
+
 // ROWS x NV vectors of C in registers; per k: NV loads of B, ROWS broadcasts of A and
 // ROWS x NV independent FMAs (28 on AVX-512 with 14 x 2: enough to cover 4-cycle FMA
 // latency on 2 ports 3.5 times over, and 31 of the 32 zmm registers). B's packed panel
@@ -150,7 +169,7 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
             const float* br = b + kk * ldb + j0;
             float as[M * KB];
             for (int i = 0; i < M; ++i)
-                for (int q = 0; q < KB; ++q) as[i * KB + q] = a[i * lda + kk + q];
+                std::memcpy(as + i * KB, a + i * lda + kk, sizeof(float) * KB);
             // G rows at a time: their G x KB broadcasts of A held in registers across the
             // columns, beside KB vectors of B and G accumulators. All M rows at once made
             // the compiler hoist 4M broadcasts out of the column loop and spill them (M = 32
@@ -184,12 +203,14 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
             for (int j = nv; j < nb; ++j)
                 for (int i = 0; i < M; ++i)
                     for (int q = 0; q < KB; ++q)
-                        tile[i * chunk + j] += as[i * KB + q] * br[q * ldb + j];
+                        tile[i * chunk + j] =
+                            scalar_fmadd<V>(as[i * KB + q], br[q * ldb + j], tile[i * chunk + j]);
         }
         for (int kk = k_main; kk < k; ++kk)
             for (int i = 0; i < M; ++i)
                 for (int j = 0; j < nb; ++j)
-                    tile[i * chunk + j] += a[i * lda + kk] * b[kk * ldb + j0 + j];
+                    tile[i * chunk + j] = scalar_fmadd<V>(
+                        load_element(a + i * lda + kk), b[kk * ldb + j0 + j], tile[i * chunk + j]);
         for (int i = 0; i < M; ++i) {
             float* row = c + i * ldc + j0;
             const float* t = tile + i * chunk;

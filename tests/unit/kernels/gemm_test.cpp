@@ -16,6 +16,7 @@
 #include "kernels/common/bf16.hpp"
 #include "kernels/common/random.hpp"
 #include "kernels/gemm/gemm_amx.hpp"
+#include "kernels/gemm/gemm_bf16.hpp"
 #include "kernels/parallel.hpp"
 #include "kernels/registry.hpp"
 #include "tests/unit/kernels/kernel_test_support.hpp"
@@ -140,32 +141,131 @@ TEST(GemmBf16, EveryVariantVerifiesOnOddShapes) {
             expect_verifies("gemm", "bf16", v, shape);
 }
 
-// The tile loop alone: every thread's 32 x 32 block is the product (the repeats are split
-// between the threads, so each thread's block is written and checked).
-TEST(GemmBf16Tiles, EveryThreadsBlockVerifies) {
-    for (const char* shape : {"32x32x32", "32x32x256"})
-        for (int threads : {1, 2, 3})
-            expect_verifies("gemm", "bf16-tiles", Variant::optimized, shape, threads);
+// The vdpbf16ps GEMM (gemm_bf16.hpp) against a double-precision sum of the same bf16
+// values, on each path of the fp32 loops it runs over k pairs: the small-M kernel for every
+// M (K odd: the last pair half zero, A copied and padded; N with a tail), the packed path
+// with every row count of the tile, and blocks shrunk so that one GEMM crosses every kc, mc
+// and nc boundary, on one and two threads.
+struct Bf16Case {
+    int m, n, k;
+    Array<Bf16> a, b;
+    std::vector<double> ref;
+    Bf16Case(int m_, int n_, int k_)
+        : m(m_),
+          n(n_),
+          k(k_),
+          a(static_cast<std::size_t>(m) * k),
+          b(static_cast<std::size_t>(k) * n),
+          ref(static_cast<std::size_t>(m) * n) {
+        fill_uniform_bf16(a.data(), a.size(), 1, -1, 1, 1);
+        fill_uniform_bf16(b.data(), b.size(), 2, -1, 1, 1);
+        for (int i = 0; i < m; ++i)
+            for (int j = 0; j < n; ++j) {
+                double sum = 0;
+                for (int kk = 0; kk < k; ++kk)
+                    sum += double{bf16_to_float(a[static_cast<std::size_t>(i) * k + kk])} *
+                           bf16_to_float(b[static_cast<std::size_t>(kk) * n + j]);
+                ref[static_cast<std::size_t>(i) * n + j] = sum;
+            }
+    }
+    void check(const GemmImpl& impl, int threads) const {
+        const Bf16PairedB paired(b.data(), n, k, n);
+        Bf16GemmWorkspace ws(impl, m, k, threads);
+        std::vector<float> c(static_cast<std::size_t>(m) * n, NAN);
+        gemm_bf16_pairs(impl, a.data(), k, paired, c.data(), n, m, ws, threads);
+        for (std::size_t i = 0; i < c.size(); ++i) ASSERT_NEAR(c[i], ref[i], 2e-3) << i;
+    }
+};
+
+TEST(GemmBf16Pairs, MatchesTheReferenceOnEveryPath) {
+    const GemmImpl* full = gemm_bf16_impl();
+    if (!full) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+    for (int m = 1; m <= gemm_small_m + 1; ++m) {
+        SCOPED_TRACE("small M = " + std::to_string(m));
+        Bf16Case(m, 1000, 75).check(*full, 2);
+    }
+    for (int rows = 1; rows <= full->mr; ++rows) {
+        SCOPED_TRACE("a last panel of " + std::to_string(rows) + " rows");
+        Bf16Case(3 * full->mr + rows, 2 * full->nr + 5, 130).check(*full, 1);
+    }
+    GemmImpl impl = *full;
+    impl.kc = 40;  // pairs: 80 of K
+    impl.nc = 2 * impl.nr;
+    impl.mc = 2 * impl.mr;
+    for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::to_string(threads) + " thread(s), shrunk blocks");
+        Bf16Case(5 * impl.mr + 3, 5 * impl.nr + 7, 3 * 2 * impl.kc + 9).check(impl, threads);
+        Bf16Case(3 * impl.mr + 5, 9 * impl.nr + 7, 3 * 2 * impl.kc + 10).check(impl, threads);
+    }
 }
 
-// Work: the block `repeats` times (about 2^30 operations); the working set is what stays
-// resident (A, packed B, one C block), which places 32x32x256 in L1 and 32x32x4096 in L2 of
-// every AMX CPU (48 KiB L1, 2 MiB L2).
+// A is read in place as pairs when K is even, so its rows must start on whole pairs; with
+// K odd it is copied, into a workspace made for that K.
+TEST(GemmBf16Pairs, RefusesRowsThatAreNotWholePairs) {
+    const GemmImpl* impl = gemm_bf16_impl();
+    if (!impl) GTEST_SKIP() << "this CPU has no AVX512-BF16";
+    const Bf16Case t(4, 64, 8);
+    const Bf16PairedB paired(t.b.data(), t.n, t.k, t.n);
+    Bf16GemmWorkspace ws(*impl, t.m, t.k, 1);
+    std::vector<float> c(static_cast<std::size_t>(t.m) * t.n);
+    EXPECT_THROW(gemm_bf16_pairs(*impl, t.a.data(), 7, paired, c.data(), t.n, 2, ws, 1),
+                 std::invalid_argument);
+    EXPECT_THROW(gemm_bf16_pairs(*impl, t.a.data() + 1, 8, paired, c.data(), t.n, 2, ws, 1),
+                 std::invalid_argument);
+    const Bf16Case odd(4, 64, 9);
+    const Bf16PairedB odd_b(odd.b.data(), odd.n, odd.k, odd.n);
+    EXPECT_THROW(gemm_bf16_pairs(*impl, odd.a.data(), 9, odd_b, c.data(), odd.n, 4, ws, 1),
+                 std::invalid_argument);  // the workspace was made for K = 8
+}
+
+// bf16-tiles: the bf16 GEMM's loop alone, one tile of C per thread: a 32 x 32 block of AMX
+// tiles, else the vdpbf16ps micro-kernel's mr x nr tile (32 x 32 where neither is here: the
+// case then says why it is unavailable).
+std::pair<int, int> bf16_tile() {
+    const GemmImpl* pairs = amx_bf16_supported() ? nullptr : gemm_bf16_impl();
+    return pairs ? std::pair{pairs->mr, pairs->nr} : std::pair{32, 32};
+}
+std::string bf16_tile_shape(int k) {
+    const auto [m, n] = bf16_tile();
+    return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+}
+
+// Every thread's tile is the product (the repeats are split between the threads, so each
+// thread's tile is written and checked).
+TEST(GemmBf16Tiles, EveryThreadsBlockVerifies) {
+    for (int k : {32, 256})
+        for (int threads : {1, 2, 3})
+            expect_verifies("gemm", "bf16-tiles", Variant::optimized, bf16_tile_shape(k), threads);
+}
+
+// Work: the tile `repeats` times (about 2^30 operations); the working set is what stays
+// resident (A, packed B, one tile of C), which places the suite's first shape in L1 and its
+// second in L2 (AMX: 32x32x256, 36 KiB, and 32x32x4096, 516 KiB, on every AMX CPU's 48 KiB
+// L1 and 2 MiB L2; vdpbf16ps on AVX-512: 14x32x256, 25 KiB, and the GEMM's kc pairs).
 TEST(GemmBf16Tiles, WorkIsTheRepeatedBlockAndOnlyOneBlockOfCIsAccepted) {
-    const auto c = make_case("gemm", "bf16-tiles", Variant::optimized, "32x32x256");
-    const double block = 2.0 * 32 * 32 * 256;
-    const double repeats = c.work.ops / block;
+    const auto [m, n] = bf16_tile();
+    const bool amx = amx_bf16_supported();
+    const auto c = make_case("gemm", "bf16-tiles", Variant::optimized, bf16_tile_shape(256));
+    const double tile = 2.0 * m * n * 256;
+    const double repeats = c.work.ops / tile;
     EXPECT_EQ(repeats, std::floor(repeats));
-    EXPECT_NEAR(c.work.ops, 0x1p30, block);
-    EXPECT_DOUBLE_EQ(c.work.working_set_bytes, 2.0 * 32 * 256 * 2 + 4.0 * 32 * 32);  // 36 KiB
-    EXPECT_EQ(c.work.engine, WorkEngine::matrix);
-    const auto l2 = make_case("gemm", "bf16-tiles", Variant::optimized, "32x32x4096");
-    EXPECT_DOUBLE_EQ(l2.work.working_set_bytes, 2.0 * 32 * 4096 * 2 + 4.0 * 32 * 32);  // 516 KiB
-    for (const char* bad : {"64x32x256", "32x64x256", "32x32x40", "256"})
+    EXPECT_NEAR(c.work.ops, 0x1p30, tile);
+    const double packed_b =
+        amx || !gemm_bf16_impl() ? AmxPackedB::bytes(256, n) : Bf16PairedB::bytes(256, n);
+    EXPECT_DOUBLE_EQ(c.work.working_set_bytes, 2.0 * m * 256 + packed_b + 4.0 * m * n);
+    EXPECT_EQ(c.work.engine, amx || !gemm_bf16_impl() ? WorkEngine::matrix : WorkEngine::vector);
+    std::vector<std::string> suite;
+    for (const auto& s : standard_cases())
+        if (s.problem == "bf16-tiles") suite.push_back(s.shape);
+    const int deep = amx || !gemm_bf16_impl() ? 4096 : 2 * gemm_bf16_impl()->kc;
+    EXPECT_EQ(suite, (std::vector<std::string>{bf16_tile_shape(256), bf16_tile_shape(deep)}));
+    const std::string taller = std::to_string(2 * m) + "x" + std::to_string(n) + "x256";
+    const std::string wider = std::to_string(m) + "x" + std::to_string(2 * n) + "x256";
+    for (const std::string& bad : {taller, wider, bf16_tile_shape(41), std::string("256")})
         EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::optimized, bad),
                      std::invalid_argument)
             << bad;
-    EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::library, "32x32x256"),
+    EXPECT_THROW(make_case("gemm", "bf16-tiles", Variant::library, bf16_tile_shape(256)),
                  std::invalid_argument);
 }
 
@@ -279,6 +379,11 @@ TEST(GemmCases, BadShapesAndVariantsSayWhatIsValid) {
 }  // namespace ceiling::kernels
 
 namespace ceiling::kernels {
+
+// The bf16-pair implementation's constant (gemm_avx512.cpp), whose micro-kernel the
+// disassembly test reads on every CPU.
+extern const GemmImpl gemm_avx512_bf16;
+
 namespace {
 
 // The small-M path (M <= gemm_small_m, B unpacked, C accumulated in an L1 tile) of each
@@ -354,9 +459,15 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
     GTEST_SKIP() << "unoptimised or sanitised build: the loop is not the release one";
 #endif
     int checked = 0;
-    for (const auto* impl : gemm_impls()) {
+    // The fp32 implementations and the bf16-pair one (its symbol is in the archive on every
+    // CPU; gemm_bf16_impl() only hands it out where it runs).
+    std::vector<const GemmImpl*> impls(gemm_impls().begin(), gemm_impls().end());
+    impls.push_back(&gemm_avx512_bf16);
+    for (const auto* impl : impls) {
         if (impl->symbol.empty()) continue;
         SCOPED_TRACE(impl->isa);
+        const bool avx512 = impl->isa.starts_with("avx512");
+        const std::string fma = impl->isa == "avx512-bf16" ? "vdpbf16ps" : "vfmadd231ps";
         const std::string cmd =
             "objdump -d --no-show-raw-insn --disassemble=" + std::string(impl->symbol) + " " +
             CEILING_KERNELS_ARCHIVE + " 2>/dev/null";
@@ -394,10 +505,10 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
             if (target >= lines[j].first) continue;
             int fmas = 0;
             bool rsp = false;
-            const std::string reg = impl->isa == "avx512" ? "%zmm" : "%ymm";
+            const std::string reg = avx512 ? "%zmm" : "%ymm";
             for (std::size_t i = 0; i <= j; ++i) {
                 if (lines[i].first < target) continue;
-                if (lines[i].second.find("vfmadd231ps") != std::string::npos &&
+                if (lines[i].second.find(fma) != std::string::npos &&
                     lines[i].second.find(reg) != std::string::npos)
                     ++fmas;
                 // A vector register to or from the stack: the tile no longer fits the
@@ -409,7 +520,7 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
             }
             if (fmas > best_fmas) best_fmas = fmas, spills = rsp;
         }
-        const int lanes = impl->isa == "avx512" ? 16 : 8;
+        const int lanes = avx512 ? 16 : 8;
         EXPECT_EQ(best_fmas, impl->mr * impl->nr / lanes);  // 14 x 32 / 16 = 28; 6 x 16 / 8 = 12
         EXPECT_FALSE(spills);
         // The C tile's prefetches (first and last line of each row, into L2 at the start and
@@ -420,7 +531,7 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
         EXPECT_GE(prefetches, 4 * impl->mr) << "C tile prefetches missing from " << impl->symbol;
         ++checked;
     }
-    EXPECT_EQ(checked, 2);  // avx512 and avx2 (the scalar fallback has no symbol to check)
+    EXPECT_EQ(checked, 3);  // avx512, avx2, avx512-bf16 (the scalar fallback has no symbol)
 }
 
 }  // namespace

@@ -1,0 +1,70 @@
+#pragma once
+// bf16 GEMM on AVX512-BF16's vdpbf16ps, for CPUs that have it without AMX (Zen 4 and 5,
+// Cooper Lake): C (M x N, fp32) = A (M x K, bf16, row-major) * B (K x N, bf16).
+//
+// vdpbf16ps multiplies each lane's pair of bf16 by another pair and adds both products into
+// the lane's fp32 accumulator: it is the fp32 GEMM's FMA on 32-bit elements that hold two k
+// each. So the fp32 GEMM's loops (gemm.hpp: packing, cache blocks, threads, prefetches, the
+// small-M path) run it unchanged over K / 2: A's rows are already pairs in memory (A[i][2q],
+// A[i][2q + 1]), B is interleaved once into K / 2 rows of pairs (B[2q][j], B[2q + 1][j]),
+// as weights are packed ahead of time by AMX code and by libraries, and the micro-kernel's
+// FMA is vdpbf16ps (gemm_avx512.cpp). Each call still packs its blocks of B from that, as
+// the fp32 GEMM does from B.
+//
+// Bound: vdpbf16ps does 2 x 2 x 16 flop, twice an fp32 FMA's, at the same rate where the
+// profile's bf16_dot512 roof is twice its fp32_fma512 one (Zen 4: 233 against 117 GFLOP/s a
+// core); per k pair the tile loads and broadcasts what the fp32 tile does per k, so the
+// loop's bytes per flop halve.
+
+#include <cstddef>
+
+#include "kernels/common/array.hpp"
+#include "kernels/common/bf16.hpp"
+#include "kernels/gemm/gemm.hpp"
+
+namespace ceiling::kernels {
+
+// The AVX512-BF16 implementation with this CPU's cache blocks, or null where this CPU lacks
+// AVX512-BF16.
+const GemmImpl* gemm_bf16_impl();
+
+// B (k x n, row-major, ldb) as ceil(k / 2) rows of n pairs, each pair one 32-bit element:
+// B[2q][j] in the low half, B[2q + 1][j] (zero past k) in the high.
+class Bf16PairedB {
+  public:
+    Bf16PairedB(const Bf16* b, std::ptrdiff_t ldb, int k, int n);
+    int k() const { return k_; }
+    int n() const { return n_; }
+    const float* pairs() const { return data_.data(); }
+    static std::size_t bytes(int k, int n);
+
+  private:
+    int k_, n_;
+    Array<float> data_;
+};
+
+// The fp32 GEMM's packing buffers, and, when K is odd, room for m rows of A padded to
+// whole pairs.
+class Bf16GemmWorkspace {
+  public:
+    Bf16GemmWorkspace(const GemmImpl& impl, int m, int k, int threads);
+    GemmWorkspace& gemm() { return gemm_; }
+    int m() const { return m_; }
+    int k() const { return k_; }
+    Bf16* padded_a() { return a_.data(); }
+    static std::size_t bytes(const GemmImpl& impl, int m, int k, int threads);
+
+  private:
+    GemmWorkspace gemm_;
+    int m_, k_;
+    Array<Bf16> a_;
+};
+
+// C = A * B on `threads` threads (at most the workspace's) with impl = *gemm_bf16_impl().
+// With K even A is read in place as pairs, so lda must be even and a 4-byte aligned; with K
+// odd its rows are copied, padded with a zero, into the workspace, which must be made for
+// this K and at least m rows (std::invalid_argument otherwise, either way).
+void gemm_bf16_pairs(const GemmImpl& impl, const Bf16* a, std::ptrdiff_t lda, const Bf16PairedB& b,
+                     float* c, std::ptrdiff_t ldc, int m, Bf16GemmWorkspace& ws, int threads);
+
+}  // namespace ceiling::kernels

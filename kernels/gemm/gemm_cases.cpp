@@ -162,8 +162,8 @@ std::unique_ptr<PreparedKernel> setup_fp32(Dims d, Variant variant, const SetupO
 // ---- fp32-tiles: the micro-kernel alone ------------------------------------------------
 
 // A tile loop alone (fp32-tiles, bf16-tiles): its tile of C (M x N) over K, its operands
-// resident, repeated: about 2^30 multiply-adds' worth of operations an execution (a few
-// milliseconds, a few hundred microseconds on AMX).
+// resident, repeated: about 2^30 operations (2 per multiply-add) an execution, a few
+// milliseconds (a few hundred microseconds on AMX).
 int tile_repeats(Dims d) { return std::max(1, static_cast<int>(0x1p30 / (2.0 * d.m * d.n * d.k))); }
 
 struct Fp32TileSet {
@@ -234,6 +234,8 @@ constexpr const char* bf16_unavailable =
 std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupOptions& o,
                                            int sets) {
     const Bf16Engine engine = variant == Variant::optimized ? bf16_engine() : Bf16Engine::none;
+    if (variant == Variant::optimized && engine == Bf16Engine::none)
+        throw KernelUnavailable(std::string("gemm/bf16: ") + bf16_unavailable);
     if (auto why = request_amx_permission(); !why.empty() && engine == Bf16Engine::amx)
         throw KernelUnavailable("gemm/bf16: " + why);
     const int threads = resolve_threads(o);
@@ -269,8 +271,6 @@ std::unique_ptr<PreparedKernel> setup_bf16(Dims d, Variant variant, const SetupO
         k->run_fn = [d, &im, ws, threads](Bf16Set& s) {
             gemm_bf16_pairs(im, s.a.data(), d.k, *s.paired, s.c.data(), d.n, d.m, *ws, threads);
         };
-    } else if (variant == Variant::optimized) {
-        throw KernelUnavailable(std::string("gemm/bf16: ") + bf16_unavailable);
     } else {
         k->run_fn = [](Bf16Set& s) { s.dnnl->run(s.a.data(), s.c.data()); };
     }

@@ -3,8 +3,8 @@
 // intrinsics built on _mm512_undefined_*() (GCC PR 105593, fixed in 12.3): off here.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <array>
-#include <bit>
 #include <cstdint>
+#include <cstring>
 
 #include <immintrin.h>
 
@@ -34,14 +34,18 @@ struct V512Bf16 : V512 {
     static reg fmadd(reg a, reg b, reg c) {
         return _mm512_dpbf16_ps(c, reinterpret_cast<__m512bh>(a), reinterpret_cast<__m512bh>(b));
     }
+    // The bits through memcpy, not std::bit_cast: a std:: template instantiated here is a
+    // weak symbol baseline code could end up calling (isa_objects_test.cpp).
     static float scalar_fmadd(float a, float b, float acc) {
-        const auto lo = [](float x) {
-            return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) << 16);
+        const auto half = [](float x, bool high) {
+            std::uint32_t u;
+            std::memcpy(&u, &x, sizeof u);
+            u = high ? u & 0xffff0000u : u << 16;
+            float f;
+            std::memcpy(&f, &u, sizeof f);
+            return f;
         };
-        const auto hi = [](float x) {
-            return std::bit_cast<float>(std::bit_cast<std::uint32_t>(x) & 0xffff0000u);
-        };
-        return acc + lo(a) * lo(b) + hi(a) * hi(b);
+        return acc + half(a, false) * half(b, false) + half(a, true) * half(b, true);
     }
 };
 bool supported_bf16(const CpuFeatures& f) { return f.avx512f && f.avx512_bf16; }

@@ -15,6 +15,18 @@
 // profile's bf16_dot512 roof is twice its fp32_fma512 one (Zen 4: 233 against 117 GFLOP/s a
 // core); per k pair the tile loads and broadcasts what the fp32 tile does per k, so the
 // loop's bytes per flop halve.
+// Measured (2-vCPU Zen 4 VM, 32 KiB L1d, 1 MiB L2, 2026-12-03): the micro-kernel alone (the
+// suite's bf16-tiles) at 93-97 % of the bf16_dot512 roof, its panels in L1 or L2 (a plain
+// loop of the same tile without prefetches: 97-99 %); the GEMM at 86-93 % (2048^3 and
+// 4096^3, one and two threads), oneDNN 2.6's matmul (avx512_core_bf16, B reordered ahead) at
+// 87-94 % beside it. Ours over oneDNN's, median of three suite runs: 4096^3 1.05 / 1.01 on one
+// / two threads, 2048^3 0.99 / 1.00; in a harness interleaving both in one process (A, B
+// and C on huge pages, as in the suite: on 4 KiB pages ours lost 3-5 %), 2048^3 0.99-1.02
+// on one thread and 0.98-1.03 on two. perf, 2048^3 on two threads: the micro-kernels 94 % of
+// ours, pack_a 1.7 %, pack_b 0.9 %, the threads' wait at the end 4 %; splitting N from the
+// shared queue instead of M in halves was no faster (pack_a doubles). Not taken: kc 1024
+// pairs with nc 96 ran 1.02-1.03x kc 512 (nc 160) here, the fp32 GEMM 1.02-1.04x, against
+// a Zen 5 measurement that had kc 512 ahead of 1024 (gemm.hpp); kc 256 lost 3 %, 128 15 %.
 
 #include <cstddef>
 

@@ -24,7 +24,9 @@ inline float scalar_fmadd(float a, float b, float acc) {
 }
 
 // An element of the caller's A, whose storage may be another type (bf16 pairs): read
-// through memcpy, which the compiler turns into one load.
+// through memcpy, which the compiler turns into one load. Keyed on V like everything here
+// (a plain inline function is a weak symbol the linker may take from an ISA file).
+template <typename V>
 inline float load_element(const float* p) {
     float x;
     std::memcpy(&x, p, sizeof x);
@@ -209,8 +211,9 @@ void small_m_kernel(const float* a, std::ptrdiff_t lda, const float* b, std::ptr
         for (int kk = k_main; kk < k; ++kk)
             for (int i = 0; i < M; ++i)
                 for (int j = 0; j < nb; ++j)
-                    tile[i * chunk + j] = scalar_fmadd<V>(
-                        load_element(a + i * lda + kk), b[kk * ldb + j0 + j], tile[i * chunk + j]);
+                    tile[i * chunk + j] =
+                        scalar_fmadd<V>(load_element<V>(a + i * lda + kk), b[kk * ldb + j0 + j],
+                                        tile[i * chunk + j]);
         for (int i = 0; i < M; ++i) {
             float* row = c + i * ldc + j0;
             const float* t = tile + i * chunk;

@@ -9,7 +9,11 @@
 // kernels/roofs' read kernel over the same 1 GiB in the same run): DRAM read bandwidth.
 // fp32: one core 11.9-13.6 GB/s = 0.86-0.95 of the read roof (OpenBLAS 10.4-12.2, ratio
 // 0.9-1.2); two cores 21.5-25.3 GB/s = 0.84-1.02 of 24-27 (OpenBLAS 21-25). bf16 runs
-// 1.6-1.9x and int8 3.1-4.0x faster than fp32 (ideal 2x and ~4x: the bytes ratio).
+// 1.6-1.9x and int8 3.1-4.0x faster than fp32 (ideal 2x and ~4x: the bytes ratio). On a
+// Zen 4 VM (2026-12-03) bf16 ran only 1.3-1.5x on one thread (13-17 GB/s against fp32's
+// 22-26) until it split each line of weights into even and odd halves instead of widening
+// them (gemv_impl.hpp): 1.75-2.0x on one thread, 1.75-1.95x on two, in the same harness.
+// int8 there: 12-16 GB/s on one thread, 2.4-2.8x fp32 (the same shortfall, left).
 // Zen 4 VM, one process, interleaved: a plain read of the same 1 GiB ran 27.7 / 31.7 GB/s
 // on one / two threads, fp32 (8 x 1) 24.8 / 29.2 (0.90 / 0.92 of it), OpenBLAS 19.8 / 16.9.
 // The host's DRAM is shared: `ceiling machine` read 63 GB/s on two threads the day before, so

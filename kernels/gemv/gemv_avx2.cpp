@@ -36,6 +36,12 @@ struct V256 {
     }
     static reg weights(const float* p) { return _mm256_loadu_ps(p); }
     static reg weights_partial(const float* p, int n) { return load_partial(p, n); }
+    // 16 bf16 as two fp32 vectors: even-indexed weights, odd-indexed weights.
+    static void bf16_halves(const Bf16* p, reg& even, reg& odd) {
+        const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        even = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+        odd = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(-65536)));
+    }
     static reg weights(const Bf16* p) {
         const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
         return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));

@@ -11,7 +11,7 @@ struct V512 {
     // Rows x vectors per step for each weight type (gemv_impl.hpp says why).
     template <typename W>
     static constexpr detail::GemvBlocking blocking = sizeof(W) == 4   ? detail::GemvBlocking{8, 1}
-                                                     : sizeof(W) == 2 ? detail::GemvBlocking{16, 1}
+                                                     : sizeof(W) == 2 ? detail::GemvBlocking{8, 1}
                                                                       : detail::GemvBlocking{16, 1};
     static constexpr __mmask16 full = 0xffff;
     static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
@@ -36,6 +36,12 @@ struct V512 {
     // warning inside avx512fintrin.h.)
     static reg widen_bf16(__m256i h) {
         return _mm512_castsi512_ps(_mm512_maskz_slli_epi32(full, _mm512_maskz_cvtepu16_epi32(full, h), 16));
+    }
+    // 32 bf16 (one line) as two fp32 vectors: even-indexed weights, odd-indexed weights.
+    static void bf16_halves(const Bf16* p, reg& even, reg& odd) {
+        const __m512i v = _mm512_loadu_si512(p);
+        even = _mm512_castsi512_ps(_mm512_maskz_slli_epi32(full, v, 16));
+        odd = _mm512_castsi512_ps(_mm512_maskz_and_epi32(full, v, _mm512_set1_epi32(-65536)));
     }
     static reg weights(const Bf16* p) {
         return widen_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));

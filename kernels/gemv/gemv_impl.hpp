@@ -4,6 +4,7 @@
 // same fp32 FMA for all three and only the bytes streamed differ. Included only by the
 // per-ISA translation units (traits in anonymous namespaces: no ODR merging).
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/gemv/gemv.hpp"
@@ -19,15 +20,18 @@ struct GemvBlocking {
 // misses take L1 fill buffers away from the DRAM stream of W (one core's DRAM bandwidth
 // is bound by the lines it has in flight: ~48 x 64 B / 221 ns = 14 GB/s here). Groups are
 // sized so every x line serves at least 4 lines of W whatever the weight type (the traits'
-// tables: AVX2 fp32 and bf16 4 rows x 2 vectors, int8 8 x 1; AVX-512 bf16 and int8 16 x 1;
-// with 4 rows the int8 kernel had streamed 9 GB/s against fp32's 12.7 on one thread).
+// tables: AVX2 fp32 4 rows x 2 vectors, int8 8 x 1; AVX-512 int8 16 x 1; with 4 rows the
+// int8 kernel had streamed 9 GB/s against fp32's 12.7 on one thread; bf16 on AVX2 and
+// AVX-512 runs gemv_bf16_groups below, 4 and 8 rows of a 32- or 64-byte load per step).
 // AVX-512 fp32 runs 8 rows x 1 vector (8 W lines per x line): on Zen 4 (32 KiB L1d),
 // interleaved in one process over 1 GiB, 5-8 % faster than 4 x 2 on one and two threads in
 // each of four runs; 16 x 1, 12 x 1, 8 x 2 and 2 x 4 were no faster, nor was x blocked
 // into L1-sized chunks of k. ROWS x VECS independent FMA chains (>= 8) cover the 4-cycle
 // latency on 2 ports.
 // Bytes ahead of each row that the loop prefetches W into L1, per weight type (the loop
-// says why only bf16); 0: none.
+// says why only bf16: measured when AVX-512 and AVX2 widened bf16 here; they now split it
+// in gemv_bf16_groups, which streamed no faster with it on Zen 4; the scalar fallback keeps
+// it); 0: none.
 template <typename W>
 inline constexpr int prefetch_ahead = sizeof(W) == 2 ? 512 : 0;
 
@@ -91,13 +95,80 @@ int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m,
     return i;
 }
 
+// bf16 weights where V can split them in place (V::bf16_halves): one load of 2 x lanes
+// weights gives two fp32 vectors, the even-indexed weights shifted into the top half of
+// each lane and the odd ones masked there (bf16 is the top half of an fp32), multiplied by
+// x's even and odd elements, which the caller deinterleaved per 2 x lanes into xd. Per 64
+// bytes of W on AVX-512: a load, a shift, an and and two FMAs, where widening each half
+// (zero-extend, shift) took two loads, two cross-lane extends, two shifts and two FMAs; the
+// instructions per byte bound how many of W's lines the out-of-order window keeps in
+// flight. Zen 4 VM, M = K = 16384, interleaved in one process: 13-17 -> 22-23 GB/s on one
+// thread (fp32 streamed 22-26), 24-27 -> 31-34 on two (fp32 32-33). ROWS rows, each a full
+// line per step (V::blocking<Bf16>): 16 was slower than 8 there (18-22, 29-31). The k tail
+// (past the last whole 2 x lanes) is widened as before, against x itself.
+template <typename V, int ROWS>
+int gemv_bf16_groups(const Bf16* w, const float* x, const float* xd, float* y, int m, int k) {
+    using R = typename V::reg;
+    constexpr int L = V::lanes;
+    constexpr int step = 2 * L;
+    const int k_main = k / step * step;
+    int i = 0;
+    for (; i + ROWS <= m; i += ROWS) {
+        const Bf16* r[ROWS];
+        R even[ROWS], odd[ROWS];
+#pragma GCC unroll 16
+        for (int j = 0; j < ROWS; ++j) {
+            r[j] = w + static_cast<std::ptrdiff_t>(i + j) * k;
+            even[j] = V::zero();
+            odd[j] = V::zero();
+        }
+        for (int kk = 0; kk < k_main; kk += step) {
+            const R xe = V::loadu(xd + kk), xo = V::loadu(xd + kk + L);
+#pragma GCC unroll 16
+            for (int j = 0; j < ROWS; ++j) {
+                R we, wo;
+                V::bf16_halves(r[j] + kk, we, wo);
+                even[j] = V::fmadd(we, xe, even[j]);
+                odd[j] = V::fmadd(wo, xo, odd[j]);
+            }
+        }
+        for (int kk = k_main; kk < k; kk += L) {
+            const int n = k - kk < L ? k - kk : L;
+            const R xv = V::load_partial(x + kk, n);
+#pragma GCC unroll 16
+            for (int j = 0; j < ROWS; ++j)
+                even[j] = V::fmadd(V::weights_partial(r[j] + kk, n), xv, even[j]);
+        }
+#pragma GCC unroll 16
+        for (int j = 0; j < ROWS; ++j) y[i + j] = V::sum(V::add(even[j], odd[j]));
+    }
+    return i;
+}
+
 // Full groups first, then the remaining rows one at a time.
 template <typename V, typename W>
 void gemv_rows(const W* w, const float* x, float* y, const float* scale, int m, int k) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
     constexpr auto b = V::template blocking<W>;
-    int i = gemv_groups<V, W, b.rows, b.vecs>(w, x, y, scale, m, k);
+    int i = 0;
+    if constexpr (requires(const Bf16* p, R& a) { V::bf16_halves(p, a, a); } &&
+                  sizeof(W) == sizeof(Bf16)) {
+        // x's even and odd elements per 2 x lanes (plain new[]: a std:: container's members
+        // would be weak symbols in this ISA file, isa_objects_test.cpp).
+        constexpr int step = 2 * L;
+        const int k_main = k / step * step;
+        float* xd = new float[static_cast<std::size_t>(k_main > 0 ? k_main : 1)];
+        for (int kk = 0; kk < k_main; kk += step)
+            for (int e = 0; e < L; ++e) {
+                xd[kk + e] = x[kk + 2 * e];
+                xd[kk + L + e] = x[kk + 2 * e + 1];
+            }
+        i = gemv_bf16_groups<V, b.rows>(w, x, xd, y, m, k);
+        delete[] xd;
+    } else {
+        i = gemv_groups<V, W, b.rows, b.vecs>(w, x, y, scale, m, k);
+    }
     for (; i < m; ++i) {
         const W* r0 = w + static_cast<std::ptrdiff_t>(i) * k;
         R acc = V::zero();

@@ -25,8 +25,11 @@ TEST(Gemv, EveryVariantVerifiesOnOddShapes) {
     }
 }
 
+// Per thread (two) two groups of the widest kernels' rows and a remainder of single rows;
+// K past whole vectors and whole pairs of vectors (bf16 splits 2 x lanes weights into even
+// and odd halves, then widens the tail).
 TEST(Gemv, EveryIsaImplementationMatchesNaive) {
-    const int m = 11, k = 77;
+    const int m = 37, k = 77;
     std::vector<float> w(static_cast<std::size_t>(m) * k), x(k), scale(m);
     std::vector<Bf16> wb(w.size());
     std::vector<std::int8_t> wi(w.size());

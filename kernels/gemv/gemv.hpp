@@ -38,6 +38,8 @@ struct GemvImpl {
     void (*int8)(const std::int8_t* w, const float* scale, const float* x, float* y, int m, int k);
     std::string_view fp32_symbol;  // for reading the disassembly
     int fp32_rows = 0, fp32_vecs = 0;  // the fp32 kernel's rows x vectors per step, for labels
+    int bf16_rows = 0;                 // the bf16 kernel's rows per step, for labels
+    bool bf16_halves = false;          // bf16 split into even and odd halves (else widened)
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

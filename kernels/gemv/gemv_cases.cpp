@@ -174,8 +174,20 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
         c.implementation = "one accumulator per row, k in order; one thread";
     } else if (variant == Variant::optimized) {
         const auto& im = best_gemv_impl();
-        c.implementation = std::string(im.isa) + ", " + std::to_string(im.fp32_rows) + " rows x " +
-                           std::to_string(im.fp32_vecs) + " vectors of fp32 FMAs per step, rows split over threads";
+        const std::string isa(im.isa);
+        if (p == "bf16" && im.bf16_halves)
+            c.implementation = isa + ", " + std::to_string(im.bf16_rows) +
+                               " rows per step, each load of bf16 weights split into even and odd "
+                               "fp32 halves (shift, mask) against a deinterleaved x; fp32 FMAs, "
+                               "rows split over threads";
+        else if (p == "fp32")
+            c.implementation = isa + ", " + std::to_string(im.fp32_rows) + " rows x " +
+                               std::to_string(im.fp32_vecs) +
+                               " vectors of fp32 FMAs per step, rows split over threads";
+        else
+            c.implementation = isa + ", " + p + " weights widened to fp32 in registers" +
+                               (p == "int8" ? ", a scale per row" : "") +
+                               "; fp32 FMAs, rows split over threads";
     } else {
         const auto& lib = openblas_info();
         c.implementation = lib.description + ", cblas_sgemv";

@@ -198,7 +198,13 @@ template <typename V>
 constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
                                   std::string_view fp32_symbol) {
     constexpr auto b = V::template blocking<float>;
-    return {isa, supported, gemv_fp32<V>, gemv_bf16<V>, gemv_int8<V>, fp32_symbol, b.rows, b.vecs};
+    constexpr bool halves = requires(const Bf16* p, typename V::reg& r) {
+        V::bf16_halves(p, r, r);
+    };
+    return {isa,          supported,    gemv_fp32<V>,
+            gemv_bf16<V>, gemv_int8<V>, fp32_symbol,
+            b.rows,       b.vecs,       V::template blocking<Bf16>.rows,
+            halves};
 }
 
 }  // namespace ceiling::kernels::detail

@@ -6,6 +6,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/gemm/gemm_bf16.hpp"
 #include "kernels/parallel.hpp"
 
 namespace ceiling::kernels {
@@ -14,6 +15,7 @@ namespace ceiling::kernels {
 extern const GemmImpl gemm_avx512;
 extern const GemmImpl gemm_avx2;
 extern const GemmImpl gemm_scalar;
+extern const GemmImpl gemm_avx512_bf16;  // bf16 pairs (gemm_bf16.hpp)
 
 namespace {
 
@@ -257,6 +259,12 @@ void blocked_shared_n(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, 
 }  // namespace
 
 std::span<const GemmImpl* const> gemm_impls() { return impls(); }
+
+// Blocks as for fp32: a pair of bf16 is 4 bytes, like a float.
+const GemmImpl* gemm_bf16_impl() {
+    static const GemmImpl impl = with_blocks(gemm_avx512_bf16);
+    return impl.supported(cpu_features()) ? &impl : nullptr;
+}
 
 int small_m_chunk(int m) {
     const auto floats =

@@ -8,10 +8,6 @@
 #include <string>
 
 namespace ceiling::kernels {
-
-// The constant of gemm_avx512.cpp, without cache blocks (make_gemm_impl, gemm_impl.hpp).
-extern const GemmImpl gemm_avx512_bf16;
-
 namespace {
 std::size_t pair_rows(int k) { return static_cast<std::size_t>(k + 1) / 2; }
 
@@ -20,18 +16,6 @@ std::size_t padded_a_elements(int m, int k) {
     return k % 2 ? static_cast<std::size_t>(std::max(m, 0)) * 2 * pair_rows(k) : 0;
 }
 }  // namespace
-
-const GemmImpl* gemm_bf16_impl() {
-    static const GemmImpl impl = [] {
-        GemmImpl im = gemm_avx512_bf16;
-        const GemmBlocks b = gemm_blocks(im.mr, im.nr);  // pairs are 4 bytes, like floats
-        im.kc = b.kc;
-        im.mc = b.mc;
-        im.nc = b.nc;
-        return im;
-    }();
-    return impl.supported(cpu_features()) ? &impl : nullptr;
-}
 
 std::size_t Bf16PairedB::bytes(int k, int n) {
     return sizeof(float) * pair_rows(std::max(k, 1)) * static_cast<std::size_t>(std::max(n, 1));

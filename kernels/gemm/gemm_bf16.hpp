@@ -37,7 +37,7 @@
 namespace ceiling::kernels {
 
 // The AVX512-BF16 implementation with this CPU's cache blocks, or null where this CPU lacks
-// AVX512-BF16.
+// AVX512-BF16 (made in gemm.cpp beside the fp32 implementations, with the same blocks).
 const GemmImpl* gemm_bf16_impl();
 
 // B (k x n, row-major, ldb) as ceil(k / 2) rows of n pairs, each pair one 32-bit element:

@@ -346,7 +346,6 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     require_offer(kernel, offers, problem, variant);
     const Dims d = parse(shape);
     KernelCase c = base_case(kernel, problem, variant, dims_string({d.m, d.n, d.k}));
-    const auto& f = cpu_features();
     if (problem == "fp32") {
         c.work = gemm_work(d, WorkPrecision::fp32, WorkEngine::vector, 4);
         c.bytes_per_set = static_cast<std::size_t>(c.work.working_set_bytes);
@@ -405,7 +404,8 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             gemm_work(d, WorkPrecision::bf16, pairs ? WorkEngine::vector : WorkEngine::matrix, 2);
         c.work.ops *= repeats;
         c.work.working_set_bytes = 2 * mk(d) + packed_b + 4 * mn(d);
-        c.bytes_per_set = static_cast<std::size_t>(4 * mk(d) + 2 * kn(d) + 4 * mn(d) + packed_b);
+        c.bytes_per_set =  // A, B, C, packed B, and on vdpbf16ps A's packed pairs
+            static_cast<std::size_t>((pairs ? 4 : 2) * mk(d) + 2 * kn(d) + 4 * mn(d) + packed_b);
         c.bytes_per_thread = static_cast<std::size_t>(4 * mn(d));
         c.setup = [d](const SetupOptions& o, int sets) { return setup_bf16_tiles(d, o, sets); };
         const std::string times = std::to_string(static_cast<int>(repeats)) +
@@ -423,7 +423,8 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
                 times;
         if (engine == Bf16Engine::none) c.unavailable = bf16_unavailable;
     } else {
-        const bool amx = f.amx_bf16;
+        // oneDNN's matmul, like ours, runs on AMX where there is AMX.
+        const bool amx = bf16_engine() == Bf16Engine::amx;
         c.work = gemm_work(d, WorkPrecision::bf16, amx ? WorkEngine::matrix : WorkEngine::vector, 2);
         // Per set: A, B, C and B's packed copy (AMX tiles, k pairs or oneDNN's layout; AMX's
         // tiles, padded to 32 x 32, are the largest).

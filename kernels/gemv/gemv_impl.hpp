@@ -1,6 +1,7 @@
 #pragma once
 // The GEMV kernels written once over vector traits V; each weight type converts to fp32 in
-// registers (bf16: shift left 16; int8: sign-extend and convert), so the arithmetic is the
+// registers (bf16: shift left 16, or split into even and odd halves by a shift and a mask;
+// int8: sign-extend and convert), so the arithmetic is the
 // same fp32 FMA for all three and only the bytes streamed differ. Included only by the
 // per-ISA translation units (traits in anonymous namespaces: no ODR merging).
 

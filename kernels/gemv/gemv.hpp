@@ -13,7 +13,8 @@
 // Zen 4 VM (2026-12-03) bf16 ran only 1.3-1.5x on one thread (13-17 GB/s against fp32's
 // 22-26) until it split each line of weights into even and odd halves instead of widening
 // them (gemv_impl.hpp): 1.75-2.0x on one thread, 1.75-1.95x on two, in the same harness.
-// int8 there: 12-16 GB/s on one thread, 2.4-2.8x fp32 (the same shortfall, left).
+// int8 there: 12-16 GB/s on one thread, 2.4-2.8x fp32 (the same shortfall) until whole
+// lines per step and a prefetch into L2 (gemv_impl.hpp): 3.1-3.8x in the same harness.
 // Zen 4 VM, one process, interleaved: a plain read of the same 1 GiB ran 27.7 / 31.7 GB/s
 // on one / two threads, fp32 (8 x 1) 24.8 / 29.2 (0.90 / 0.92 of it), OpenBLAS 19.8 / 16.9.
 // The host's DRAM is shared: `ceiling machine` read 63 GB/s on two threads the day before, so
@@ -40,6 +41,8 @@ struct GemvImpl {
     int fp32_rows = 0, fp32_vecs = 0;  // the fp32 kernel's rows x vectors per step, for labels
     int bf16_rows = 0;                 // the bf16 kernel's rows per step, for labels
     bool bf16_halves = false;          // bf16 split into even and odd halves (else widened)
+    int int8_rows = 0, int8_vecs = 0;  // the int8 kernel's rows x vectors per step
+    int prefetch_bytes = 0;            // bf16 and int8: how far ahead W is prefetched into L2
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

@@ -12,8 +12,8 @@ struct V256 {
     static constexpr int lanes = 8;
     // 16 ymm registers: at most 8 accumulators beside x and the converted weights.
     template <typename W>
-    static constexpr detail::GemvBlocking blocking =
-        sizeof(W) == 1 ? detail::GemvBlocking{8, 1} : detail::GemvBlocking{4, 2};
+    static constexpr detail::GemvBlocking blocking = sizeof(W) == 1 ? detail::GemvBlocking{8, 1, 1}
+                                                                    : detail::GemvBlocking{4, 2, 2};
     static reg zero() { return _mm256_setzero_ps(); }
     static reg loadu(const float* p) { return _mm256_loadu_ps(p); }
     // Tails (n < 8) through a zeroed copy: no masked byte/word loads before AVX-512.

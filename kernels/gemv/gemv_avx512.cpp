@@ -10,9 +10,8 @@ struct V512 {
     static constexpr int lanes = 16;
     // Rows x vectors per step for each weight type (gemv_impl.hpp says why).
     template <typename W>
-    static constexpr detail::GemvBlocking blocking = sizeof(W) == 4   ? detail::GemvBlocking{8, 1}
-                                                     : sizeof(W) == 2 ? detail::GemvBlocking{8, 1}
-                                                                      : detail::GemvBlocking{16, 1};
+    static constexpr detail::GemvBlocking blocking = sizeof(W) == 1 ? detail::GemvBlocking{16, 4, 1}
+                                                                    : detail::GemvBlocking{8, 1, 1};
     static constexpr __mmask16 full = 0xffff;
     static __mmask16 mask(int n) { return static_cast<__mmask16>((1u << n) - 1); }
     static reg zero() { return _mm512_setzero_ps(); }

@@ -175,19 +175,25 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
     } else if (variant == Variant::optimized) {
         const auto& im = best_gemv_impl();
         const std::string isa(im.isa);
-        if (p == "bf16" && im.bf16_halves)
-            c.implementation = isa + ", " + std::to_string(im.bf16_rows) +
-                               " rows per step, each load of bf16 weights split into even and odd "
-                               "fp32 halves (shift, mask) against a deinterleaved x; fp32 FMAs, "
-                               "rows split over threads";
-        else if (p == "fp32")
+        const std::string ahead = ", W prefetched " + std::to_string(im.prefetch_bytes) +
+                                  " bytes ahead into L2; fp32 FMAs, rows split over threads";
+        if (p == "fp32")
             c.implementation = isa + ", " + std::to_string(im.fp32_rows) + " rows x " +
                                std::to_string(im.fp32_vecs) +
                                " vectors of fp32 FMAs per step, rows split over threads";
+        else if (p == "bf16" && im.bf16_halves)
+            c.implementation = isa + ", " + std::to_string(im.bf16_rows) +
+                               " rows per step, each load of bf16 weights split into even and odd "
+                               "fp32 halves (shift, mask) against a deinterleaved x" +
+                               ahead;
+        else if (p == "bf16")
+            c.implementation = isa + ", bf16 weights widened to fp32 in registers" + ahead;
         else
-            c.implementation = isa + ", " + p + " weights widened to fp32 in registers" +
-                               (p == "int8" ? ", a scale per row" : "") +
-                               "; fp32 FMAs, rows split over threads";
+            c.implementation = isa + ", " + std::to_string(im.int8_rows) + " rows x " +
+                               std::to_string(im.int8_vecs) +
+                               " vectors of int8 weights per step, widened to fp32 in registers, "
+                               "a scale per row" +
+                               ahead;
     } else {
         const auto& lib = openblas_info();
         c.implementation = lib.description + ", cblas_sgemv";

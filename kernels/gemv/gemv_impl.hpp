@@ -12,8 +12,10 @@
 
 namespace ceiling::kernels::detail {
 
+// rows x vecs vectors of k per step, each row's vectors summed into `chains` accumulators
+// (vector v into chain v % chains).
 struct GemvBlocking {
-    int rows, vecs;
+    int rows, vecs, chains;
 };
 
 // ROWS rows at a time, VECS vectors of k per step. x (64 KiB at k = 16384) does not fit
@@ -21,24 +23,54 @@ struct GemvBlocking {
 // misses take L1 fill buffers away from the DRAM stream of W (one core's DRAM bandwidth
 // is bound by the lines it has in flight: ~48 x 64 B / 221 ns = 14 GB/s here). Groups are
 // sized so every x line serves at least 4 lines of W whatever the weight type (the traits'
-// tables: AVX2 fp32 4 rows x 2 vectors, int8 8 x 1; AVX-512 int8 16 x 1; with 4 rows the
+// tables: AVX2 fp32 4 rows x 2 vectors, int8 8 x 1; AVX-512 int8 16 x 4; with 4 rows the
 // int8 kernel had streamed 9 GB/s against fp32's 12.7 on one thread; bf16 on AVX2 and
 // AVX-512 runs gemv_bf16_groups below, 4 and 8 rows of a 32- or 64-byte load per step).
 // AVX-512 fp32 runs 8 rows x 1 vector (8 W lines per x line): on Zen 4 (32 KiB L1d),
 // interleaved in one process over 1 GiB, 5-8 % faster than 4 x 2 on one and two threads in
 // each of four runs; 16 x 1, 12 x 1, 8 x 2 and 2 x 4 were no faster, nor was x blocked
-// into L1-sized chunks of k. ROWS x VECS independent FMA chains (>= 8) cover the 4-cycle
+// into L1-sized chunks of k. ROWS x chains independent FMA chains (>= 8) cover the 4-cycle
 // latency on 2 ports.
-// Bytes ahead of each row that the loop prefetches W into L1, per weight type (the loop
-// says why only bf16: measured when AVX-512 and AVX2 widened bf16 here; they now split it
-// in gemv_bf16_groups, which streamed no faster with it on Zen 4; the scalar fallback keeps
-// it); 0: none.
+// bf16 and int8 cost more instructions per byte of W than fp32 (split or widen, then
+// FMA): in L2 (16 rows x 16384) the AVX-512 int8 kernel runs only ~28 GB/s per core
+// (sign-extend, convert, FMA per 16 weights), so the core's out-of-order window, full of
+// that work, keeps too few of W's lines in flight to stream DRAM at fp32's rate. Both
+// therefore prefetch each row's W 2 KiB ahead into L2 (prefetch_ahead), and AVX-512 int8
+// takes a whole line of each of 16 rows per step (4 vectors, one chain per row). Zen 4 VM,
+// M = K = 16384, interleaved in one process, medians of 9-11, GB/s as a fraction of fp32's
+// beside it (bf16's ideal is 1.0, a 2x speed-up; int8's 1.0 is 4x):
+//   int8 AVX-512, 16 x 1 (before): 0.57-0.61 on one thread, 0.60-0.73 on two;
+//     with the prefetch only 0.62; 8 x 4 without it 0.73-0.77; 16 x 4 with it 0.92-0.97
+//     on one thread, 0.94-1.07 on two. Into L1 instead (512 B to 4 KiB ahead): 0.61-0.77.
+//   int8 AVX2 (8 x 1, on the same CPU): 0.67 -> 0.78 on one thread, 0.84 -> 0.99 on two;
+//     whole lines per step were no faster.
+//   bf16 AVX-512 halves: 14-19 -> 20-21 GB/s on one thread, 21-28 -> 27-31 on two
+//     (fp32 16-20 and 24-30 beside them).
+//   fp32 with the same prefetch: no faster (0.96-0.98 of itself).
+struct GemvPrefetch {
+    int bytes, locality;
+};
 template <typename W>
-inline constexpr int prefetch_ahead = sizeof(W) == 2 ? 512 : 0;
+inline constexpr GemvPrefetch prefetch_ahead = sizeof(W) < 4 ? GemvPrefetch{2048, 2}
+                                                             : GemvPrefetch{0, 0};
+
+// Once per line of each row: W's line prefetch_ahead<W>.bytes ahead of r[j] + kk. Forced
+// inline: GCC 12 finds a function of only prefetches free of side effects ("const") and
+// deletes the calls to it.
+template <typename W, int ROWS>
+[[gnu::always_inline]] inline void prefetch_rows(const W* const (&r)[ROWS], int kk, int step) {
+    if constexpr (0 < prefetch_ahead<W>.bytes)
+        if (kk % (64 / static_cast<int>(sizeof(W))) < step)
+#pragma GCC unroll 16
+            for (int j = 0; j < ROWS; ++j)
+                __builtin_prefetch(
+                    reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>.bytes, 0,
+                    prefetch_ahead<W>.locality);
+}
 
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the
 // first n (n < lanes), the rest zero.
-template <typename V, typename W, int ROWS, int VECS>
+template <typename V, typename W, int ROWS, int VECS, int CHAINS>
 int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m, int k) {
     using R = typename V::reg;
     constexpr int L = V::lanes;
@@ -47,35 +79,27 @@ int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m,
     int i = 0;
     for (; i + ROWS <= m; i += ROWS) {
         const W* r[ROWS];
-        R acc[ROWS][VECS];
+        R acc[ROWS][CHAINS];
 #pragma GCC unroll 16
         for (int j = 0; j < ROWS; ++j) {
             r[j] = w + static_cast<std::ptrdiff_t>(i + j) * k;
-#pragma GCC unroll 2
-            for (int v = 0; v < VECS; ++v) acc[j][v] = V::zero();
+#pragma GCC unroll 4
+            for (int c = 0; c < CHAINS; ++c) acc[j][c] = V::zero();
         }
         for (int kk = 0; kk < k_main; kk += step) {
-            // bf16: each row's line 512 bytes ahead into L1 (prefetch_ahead), once per line.
-            // Widening costs bf16 twice fp32's instructions per byte of W, so the out-of-order
-            // window holds half the bytes ahead and fewer of W's lines are in flight: on a 2-vCPU
-            // Xeon VM (2 threads, 16384^2, two suite runs each) bf16 streamed 30.5-32.2 GB/s
-            // without, 35.5-36.4 with, fp32 36-38 (the read roof); at 4096^2 (in L3) 54-56 either
-            // way. Distances 256-768 and prefetches into L2 only were no better. The same for int8
-            // gained 12 % from DRAM but lost 8-15 % at 4096^2 (47-48 -> 40-45 GB/s): not kept.
-            if constexpr (0 < prefetch_ahead<W>)
-                if (kk % (64 / static_cast<int>(sizeof(W))) < step)
-#pragma GCC unroll 16
-                    for (int j = 0; j < ROWS; ++j)
-                        __builtin_prefetch(
-                            reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>, 0, 3);
+            // Into L1 instead (512 bytes ahead) had gained widened bf16 15 % on a 2-vCPU Xeon VM
+            // from DRAM (30.5-32.2 -> 35.5-36.4 GB/s, fp32 36-38) and int8 12 % while losing
+            // 8-15 % at 4096^2 (in L3) with 16 x 1 steps (partial lines).
+            prefetch_rows<W, ROWS>(r, kk, step);
             R xv[VECS];
-#pragma GCC unroll 2
+#pragma GCC unroll 4
             for (int v = 0; v < VECS; ++v) xv[v] = V::loadu(x + kk + v * L);
 #pragma GCC unroll 16
             for (int j = 0; j < ROWS; ++j)
-#pragma GCC unroll 2
+#pragma GCC unroll 4
                 for (int v = 0; v < VECS; ++v)
-                    acc[j][v] = V::fmadd(V::weights(r[j] + kk + v * L), xv[v], acc[j][v]);
+                    acc[j][v % CHAINS] =
+                        V::fmadd(V::weights(r[j] + kk + v * L), xv[v], acc[j][v % CHAINS]);
         }
         for (int kk = k_main; kk < k; kk += L) {
             const int n = k - kk < L ? k - kk : L;
@@ -87,8 +111,8 @@ int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m,
 #pragma GCC unroll 16
         for (int j = 0; j < ROWS; ++j) {
             R sum = acc[j][0];
-#pragma GCC unroll 2
-            for (int v = 1; v < VECS; ++v) sum = V::add(sum, acc[j][v]);
+#pragma GCC unroll 4
+            for (int c = 1; c < CHAINS; ++c) sum = V::add(sum, acc[j][c]);
             const float s = V::sum(sum);
             y[i + j] = scale ? s * scale[i + j] : s;
         }
@@ -105,8 +129,9 @@ int gemv_groups(const W* w, const float* x, float* y, const float* scale, int m,
 // instructions per byte bound how many of W's lines the out-of-order window keeps in
 // flight. Zen 4 VM, M = K = 16384, interleaved in one process: 13-17 -> 22-23 GB/s on one
 // thread (fp32 streamed 22-26), 24-27 -> 31-34 on two (fp32 32-33). ROWS rows, each a full
-// line per step (V::blocking<Bf16>): 16 was slower than 8 there (18-22, 29-31). The k tail
-// (past the last whole 2 x lanes) is widened as before, against x itself.
+// line per step (V::blocking<Bf16>): 16 was slower than 8 there (18-22, 29-31); the
+// prefetch into L2 (above) came after. The k tail (past the last whole 2 x lanes) is
+// widened as before, against x itself.
 template <typename V, int ROWS>
 int gemv_bf16_groups(const Bf16* w, const float* x, const float* xd, float* y, int m, int k) {
     using R = typename V::reg;
@@ -124,6 +149,7 @@ int gemv_bf16_groups(const Bf16* w, const float* x, const float* xd, float* y, i
             odd[j] = V::zero();
         }
         for (int kk = 0; kk < k_main; kk += step) {
+            prefetch_rows<Bf16, ROWS>(r, kk, step);
             const R xe = V::loadu(xd + kk), xo = V::loadu(xd + kk + L);
 #pragma GCC unroll 16
             for (int j = 0; j < ROWS; ++j) {
@@ -168,7 +194,7 @@ void gemv_rows(const W* w, const float* x, float* y, const float* scale, int m, 
         i = gemv_bf16_groups<V, b.rows>(w, x, xd, y, m, k);
         delete[] xd;
     } else {
-        i = gemv_groups<V, W, b.rows, b.vecs>(w, x, y, scale, m, k);
+        i = gemv_groups<V, W, b.rows, b.vecs, b.chains>(w, x, y, scale, m, k);
     }
     for (; i < m; ++i) {
         const W* r0 = w + static_cast<std::ptrdiff_t>(i) * k;
@@ -202,10 +228,22 @@ constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const 
     constexpr bool halves = requires(const Bf16* p, typename V::reg& r) {
         V::bf16_halves(p, r, r);
     };
-    return {isa,          supported,    gemv_fp32<V>,
-            gemv_bf16<V>, gemv_int8<V>, fp32_symbol,
-            b.rows,       b.vecs,       V::template blocking<Bf16>.rows,
-            halves};
+    constexpr auto i8 = V::template blocking<std::int8_t>;
+    static_assert(prefetch_ahead<Bf16>.bytes == prefetch_ahead<std::int8_t>.bytes &&
+                  prefetch_ahead<Bf16>.locality == 2);  // what GemvImpl::prefetch_bytes says
+    return {isa,
+            supported,
+            gemv_fp32<V>,
+            gemv_bf16<V>,
+            gemv_int8<V>,
+            fp32_symbol,
+            b.rows,
+            b.vecs,
+            V::template blocking<Bf16>.rows,
+            halves,
+            i8.rows,
+            i8.vecs,
+            prefetch_ahead<Bf16>.bytes};
 }
 
 }  // namespace ceiling::kernels::detail

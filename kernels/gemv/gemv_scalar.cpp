@@ -7,7 +7,7 @@ struct Scalar {
     using reg = float;
     static constexpr int lanes = 1;
     template <typename W>
-    static constexpr detail::GemvBlocking blocking{4, 2};
+    static constexpr detail::GemvBlocking blocking{4, 2, 2};
     static reg zero() { return 0.0f; }
     static reg loadu(const float* p) { return *p; }
     static reg load_partial(const float* p, int) { return *p; }

@@ -41,7 +41,7 @@ struct GemvBlocking {
 // beside it (bf16's ideal is 1.0, a 2x speed-up; int8's 1.0 is 4x):
 //   int8 AVX-512, 16 x 1 (before): 0.57-0.61 on one thread, 0.60-0.73 on two;
 //     with the prefetch only 0.62; 8 x 4 without it 0.73-0.77; 16 x 4 with it 0.92-0.97
-//     on one thread, 0.94-1.07 on two. Into L1 instead (512 B to 4 KiB ahead): 0.61-0.77.
+//     on one thread, 0.94-0.97 on two. Into L1 instead (512 B to 4 KiB ahead): 0.61-0.77.
 //   int8 AVX2 (8 x 1, on the same CPU): 0.67 -> 0.78 on one thread, 0.84 -> 0.99 on two;
 //     whole lines per step were no faster.
 //   bf16 AVX-512 halves: 14-19 -> 20-21 GB/s on one thread, 21-28 -> 27-31 on two
@@ -59,13 +59,16 @@ inline constexpr GemvPrefetch prefetch_ahead = sizeof(W) < 4 ? GemvPrefetch{2048
 // deletes the calls to it.
 template <typename W, int ROWS>
 [[gnu::always_inline]] inline void prefetch_rows(const W* const (&r)[ROWS], int kk, int step) {
+    // A named constant: unoptimised builds do not fold the member into the builtin's
+    // constant argument.
+    constexpr int locality = prefetch_ahead<W>.locality;
     if constexpr (0 < prefetch_ahead<W>.bytes)
         if (kk % (64 / static_cast<int>(sizeof(W))) < step)
 #pragma GCC unroll 16
             for (int j = 0; j < ROWS; ++j)
                 __builtin_prefetch(
                     reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>.bytes, 0,
-                    prefetch_ahead<W>.locality);
+                    locality);
 }
 
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the

@@ -122,6 +122,7 @@ using GemmMicroKernel = void (*)(int kc, const float* a, const float* b, float* 
 
 inline constexpr int gemm_max_mr = 16;
 inline constexpr int gemm_line_floats = 16;  // one 64-byte cache line
+inline constexpr int gemm_k_unroll = 2;      // k steps per iteration of the micro-kernel's loop
 
 // Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
 // of B streams once, in chunks of columns whose m-row block of C stays in L1.

@@ -106,6 +106,12 @@ void pack_a(const float* a, std::ptrdiff_t lda, int mc, int kc, float* ap) {
 // 0.87-0.95, 3 x 32 0.82-0.83: within the host's noise), and this loop's 4 prefetches per k
 // cost it ~10 % there, yet one B prefetch per k instead of two moved the GEMM ratios by less
 // than the noise (0.70-0.92 before and after). Unexplained, no PMU to count; open (issue 16).
+// The Zen 4 guest again (2026-12-03, the AVX2 path forced, interleaved, medians of 9-15
+// rounds): 0.73-0.79 of the Haswell core on one thread (512^3 to 2048^3, M = 64 and 256 x
+// 4096 x 4096), the micro-kernel 92 % of the time and stalled on B's loads. Each k step
+// then lost its second B prefetch (a line the next step prefetches anyway) and its A
+// prefetch, and the k loop took two steps per iteration (gemm_impl.hpp): 0.93-1.02 on one
+// thread, 1.04-1.17 on two. Zen 3's gap above may be this cost; not rechecked there.
 extern constinit const GemmImpl gemm_avx2 =
     detail::make_gemm_impl<V256, mr, 2>("avx2", supported, pack_a, nullptr,
                                         "_ZN7ceiling7kernels6detail12micro_kernelINS0_12_GLOBAL__N_"

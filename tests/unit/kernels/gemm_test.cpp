@@ -250,8 +250,8 @@ TEST(GemmBf16Tiles, WorkIsTheRepeatedBlockAndOnlyOneBlockOfCIsAccepted) {
     const double repeats = c.work.ops / tile;
     EXPECT_EQ(repeats, std::floor(repeats));
     EXPECT_NEAR(c.work.ops, 0x1p30, tile);
-    const double packed_b =
-        amx || !gemm_bf16_impl() ? AmxPackedB::bytes(256, n) : Bf16PairedB::bytes(256, n);
+    const auto packed_b = static_cast<double>(
+        amx || !gemm_bf16_impl() ? AmxPackedB::bytes(256, n) : Bf16PairedB::bytes(256, n));
     EXPECT_DOUBLE_EQ(c.work.working_set_bytes, 2.0 * m * 256 + packed_b + 4.0 * m * n);
     EXPECT_EQ(c.work.engine, amx || !gemm_bf16_impl() ? WorkEngine::matrix : WorkEngine::vector);
     std::vector<std::string> suite;
@@ -451,9 +451,9 @@ TEST(GemmFp32, CacheBlocksFollowTheCaches) {
     }
 }
 
-// The full-tile micro-kernel's k loop, read from the built library: exactly mr x nr/lanes
-// FMAs on registers of the ISA's width, and nothing spilled to the stack (an accumulator
-// array the compiler failed to keep in registers would show as (%rsp) operands).
+// The full-tile micro-kernel's k loop, read from the built library: exactly gemm_k_unroll x
+// mr x nr/lanes FMAs on registers of the ISA's width, and nothing spilled to the stack (an
+// accumulator array the compiler failed to keep in registers would show as (%rsp) operands).
 TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
 #if !defined(__OPTIMIZE__) || defined(__SANITIZE_ADDRESS__)
     GTEST_SKIP() << "unoptimised or sanitised build: the loop is not the release one";
@@ -488,24 +488,33 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
             GTEST_SKIP() << "objdump unavailable";
         ASSERT_FALSE(lines.empty())
             << "symbol " << impl->symbol << " not in " << CEILING_KERNELS_ARCHIVE;
-        // The loop: the body of the backward jump that spans the most FMAs.
-        int best_fmas = -1;
-        bool spills = false;
+        // Backward jumps: (index of the jump, its target address).
+        std::vector<std::pair<std::size_t, unsigned long>> back;
         for (std::size_t j = 0; j < lines.size(); ++j) {
             const auto& text = lines[j].second;
             if (text.rfind("j", 0) != 0) continue;
             const auto sp = text.find_first_of(" \t");
             if (sp == std::string::npos) continue;
-            unsigned long target = 0;
             try {
-                target = std::stoul(text.substr(text.find_first_not_of(" \t", sp)), nullptr, 16);
+                const unsigned long target =
+                    std::stoul(text.substr(text.find_first_not_of(" \t", sp)), nullptr, 16);
+                if (target < lines[j].first) back.emplace_back(j, target);
             } catch (...) {
-                continue;
             }
-            if (target >= lines[j].first) continue;
+        }
+        // The loop: of the innermost loops (no other backward jump inside), the one whose body
+        // spans the most FMAs. (An outer jump, such as the prefetch program's way back into
+        // the loop, spans several loops' FMAs.)
+        int best_fmas = -1;
+        bool spills = false;
+        const std::string reg = avx512 ? "%zmm" : "%ymm";
+        for (const auto& [j, target] : back) {
+            const bool nested = std::any_of(back.begin(), back.end(), [&](const auto& o) {
+                return o.first != j && lines[o.first].first >= target && o.first < j;
+            });
+            if (nested) continue;
             int fmas = 0;
             bool rsp = false;
-            const std::string reg = avx512 ? "%zmm" : "%ymm";
             for (std::size_t i = 0; i <= j; ++i) {
                 if (lines[i].first < target) continue;
                 if (lines[i].second.find(fma) != std::string::npos &&
@@ -521,7 +530,8 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
             if (fmas > best_fmas) best_fmas = fmas, spills = rsp;
         }
         const int lanes = avx512 ? 16 : 8;
-        EXPECT_EQ(best_fmas, impl->mr * impl->nr / lanes);  // 14 x 32 / 16 = 28; 6 x 16 / 8 = 12
+        // gemm_k_unroll steps of 14 x 32 / 16 = 28 (AVX-512) or 6 x 16 / 8 = 12 (AVX2) FMAs.
+        EXPECT_EQ(best_fmas, gemm_k_unroll * impl->mr * impl->nr / lanes);
         EXPECT_FALSE(spills);
         // The C tile's prefetches (first and last line of each row, into L2 at the start and
         // into L1 near the end), beside the ones of each k step: GCC once deleted them

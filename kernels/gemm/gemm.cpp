@@ -286,8 +286,8 @@ std::string gemm_description(const GemmImpl& im) {
     const auto n = [](int v) { return std::to_string(v); };
     return std::string(im.isa) + " " + n(im.mr) + "x" + n(im.nr) +
            " micro-kernel, packed panels, kc " + n(im.kc) + ", A blocks of up to " + n(im.mc) +
-           " rows (L3), B blocks of " + n(im.nc) + " columns (L2); M <= " + n(gemm_small_m) +
-           ": B unpacked, C in an L1 tile";
+           " rows (L3), B blocks of " + n(im.nc) +
+           " columns (L2); M <= " + n(gemm_small_m_limit(im.mr)) + ": B unpacked, C in an L1 tile";
 }
 
 const GemmImpl& best_gemm_impl() {
@@ -358,7 +358,7 @@ void gemm_optimized(const GemmImpl& im, const GemmArgs& g, GemmWorkspace& ws, in
     threads = std::clamp(threads, 1, ws.threads());
     // Decode-like: B streamed unpacked, columns split over threads (each reads its part of
     // every row of B once).
-    if (g.m >= 1 && g.m <= gemm_small_m && g.n > 0) {
+    if (g.m >= 1 && g.m <= gemm_small_m_limit(im.mr) && g.n > 0) {
         const auto kernel = im.small_m[static_cast<std::size_t>(g.m - 1)];
         const int vecs = (g.n + 63) / 64;  // split on 64-column (256-byte) boundaries
         threads = std::clamp(threads, 1, vecs);

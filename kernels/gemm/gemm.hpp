@@ -85,11 +85,18 @@
 //   at a time among their FMAs (gemm.cpp): at M = 128 pack_b fell from 23 % to 6 % of the
 //   time, and M = 128 ran at 184-188 GFLOP/s on two threads (68-70 % of the roof; OpenBLAS
 //   91) where the build before ran 118-132 in the same minute.
-// - Small M (<= gemm_small_m = 32; decode-like at M = 1): B's DRAM stream overlapped with
-//   the FMAs instead of packed first (see small_m_kernel). Batch sweep M x 4096 x 4096 on
-//   Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core and 43 on two (OpenBLAS 5-10);
-//   M = 8 to 32 at 45-80 GFLOP/s on one core, 90-150 on two, 1.3-2.5x OpenBLAS; the packed
-//   path overtakes near M = 40 (measured on AVX-512 and AVX2).
+// - Small M (below two of the tile's row panels, gemm_small_m_limit; decode-like at M = 1):
+//   B's DRAM stream overlapped with the FMAs instead of packed first (see small_m_kernel).
+//   Batch sweep M x 4096 x 4096 on Zen 4, B from DRAM: M = 1 streams ~21 GB/s on one core
+//   and 43 on two (OpenBLAS 5-10); M = 8 to 32 at 45-80 GFLOP/s on one core, 90-150 on two,
+//   1.3-2.5x OpenBLAS (before the limit below). The small-M kernel keeps a group of rows'
+//   broadcasts in registers (5 rows on AVX-512's 32, 2 on AVX2's 16), so its loads and stores per
+//   FMA grow as the registers shrink, and the packed path overtakes it once M fills two row panels.
+//   Zen 4 VM (2026-12-03), both paths timed in turns with OpenBLAS in one process (medians of
+//   9-11), small / packed as a multiple of OpenBLAS: AVX2 (6-row tile, Haswell core) M = 8
+//   1.20 / 1.10 on one thread, 12 1.03 / 1.02 (two threads 2.42 / 2.97), 16 0.95 / 1.08,
+//   32 0.77 / 1.06 (two 1.34 / 1.63); AVX-512 (14 rows, SkylakeX core) M = 24 1.87 / 1.75,
+//   28 1.66 / 1.75 (two 1.95 / 1.94), 32 1.45 / 1.72 (two 1.78 / 2.15).
 
 #include <array>
 #include <cstddef>
@@ -125,10 +132,16 @@ inline constexpr int gemm_line_floats = 16;  // one 64-byte cache line
 inline constexpr int gemm_k_unroll = 2;      // k steps per iteration of the micro-kernel's loop
 
 // Rows [0, m) (m <= gemm_small_m) of C = A * B (or C += A * B) without packing: every row
-// of B streams once, in chunks of columns whose m-row block of C stays in L1.
+// of B streams once, in chunks of columns whose m-row block of C stays in L1. The optimized
+// GEMM takes this path for M up to gemm_small_m_limit(mr).
 using GemmSmallM = void (*)(const float* a, std::ptrdiff_t lda, const float* b, std::ptrdiff_t ldb,
                             float* c, std::ptrdiff_t ldc, int n, int k, bool accumulate);
-inline constexpr int gemm_small_m = 32;
+inline constexpr int gemm_small_m = 32;  // the most rows a small-M kernel is made for
+// The largest M the optimized GEMM runs on the small-M path for a tile of mr rows: below two
+// of its row panels, where the packed path overtakes it (top of this file).
+constexpr int gemm_small_m_limit(int mr) {
+    return 2 * mr - 1 < gemm_small_m ? 2 * mr - 1 : gemm_small_m;
+}
 
 // Columns per chunk of the small-M kernel with m rows: its m x chunk tile of C in half of
 // this CPU's L1d (and in gemm_small_m_tile_floats), a multiple of 64, at least 64.
@@ -181,7 +194,7 @@ struct GemmImpl {
     // b and bp at the first of those rows (bp = block + row * nr). Always set, likewise.
     void (*pack_b)(const float* b, std::ptrdiff_t ldb, int rows, int kc, int nc,
                    float* bp) = nullptr;
-    // small_m[m - 1] for m = 1 .. gemm_small_m: decode-like GEMMs (see gemm.cpp).
+    // small_m[m - 1] for m = 1 .. gemm_small_m_limit(mr), null beyond: decode-like GEMMs.
     std::array<GemmSmallM, gemm_small_m> small_m{};
     // narrow_kernels[r - 1]: r rows by narrow_nr columns (about nr / 2) of a packed panel,
     // for a block's last panel when its columns fit: zero-padded columns cost FMAs too.
@@ -190,6 +203,7 @@ struct GemmImpl {
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first
+
 // What the optimized variant runs with this implementation, for the suite's label: the
 // tile, the blocks and the rules that pick them (stated where the rules are).
 std::string gemm_description(const GemmImpl& impl);

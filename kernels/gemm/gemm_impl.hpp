@@ -314,7 +314,7 @@ constexpr GemmImpl make_gemm_impl(std::string_view isa, bool (*supported)(const 
             symbol,
             pack_a ? pack_a : &pack_a_portable<V, MR>,
             pack_b ? pack_b : &pack_b_portable<V, NV * V::lanes>,
-            small_m_table<V>(std::make_index_sequence<gemm_small_m>{}),
+            small_m_table<V>(std::make_index_sequence<gemm_small_m_limit(MR)>{}),
             narrow_kernel_table<V, MR, NV>(std::make_index_sequence<MR>{}),
             narrow_nv<NV> * V::lanes};
 }

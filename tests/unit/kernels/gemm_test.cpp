@@ -180,7 +180,7 @@ struct Bf16Case {
 TEST(GemmBf16Pairs, MatchesTheReferenceOnEveryPath) {
     const GemmImpl* full = gemm_bf16_impl();
     if (!full) GTEST_SKIP() << "this CPU has no AVX512-BF16";
-    for (int m = 1; m <= gemm_small_m + 1; ++m) {
+    for (int m = 1; m <= gemm_small_m_limit(full->mr) + 1; ++m) {
         SCOPED_TRACE("small M = " + std::to_string(m));
         Bf16Case(m, 1000, 75).check(*full, 2);
     }
@@ -386,17 +386,21 @@ extern const GemmImpl gemm_avx512_bf16;
 
 namespace {
 
-// The small-M path (M <= gemm_small_m, B unpacked, C accumulated in an L1 tile) of each
-// ISA for every M, with a K tail (not a multiple of 4), an N tail (not a multiple of the
-// vector width), N beyond one column chunk, and ldc a multiple of 4 KiB (rows of C in one
-// L1 set), accumulating into a non-zero C; M = gemm_small_m + 1 takes the packed path.
+// The small-M path (M <= gemm_small_m_limit(mr), B unpacked, C accumulated in an L1 tile) of
+// each ISA for every M, with a K tail (not a multiple of 4), an N tail (not a multiple of
+// the vector width), N beyond one column chunk, and ldc a multiple of 4 KiB (rows of C in
+// one L1 set), accumulating into a non-zero C; the next M takes the packed path. The
+// kernels beyond the limit are not made (null).
 TEST(GemmFp32, SmallMPathMatchesNaiveForEveryM) {
     const int n = 5000, k = 37, ld = 5120;
     for (const auto* impl : gemm_impls()) {
         if (!impl->supported(cpu_features())) continue;
         SCOPED_TRACE(impl->isa);
         GemmWorkspace ws(*impl, 2);
-        for (int m = 1; m <= gemm_small_m + 1; ++m) {
+        const int limit = gemm_small_m_limit(impl->mr);
+        for (int m = 1; m <= gemm_small_m; ++m)
+            EXPECT_EQ(impl->small_m[static_cast<std::size_t>(m - 1)] != nullptr, m <= limit) << m;
+        for (int m = 1; m <= limit + 1; ++m) {
             SCOPED_TRACE("M = " + std::to_string(m));
             const AccumulateCase t(m, n, k, ld);
             auto c = t.c0;

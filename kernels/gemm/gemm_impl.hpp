@@ -89,11 +89,10 @@ __attribute__((always_inline)) inline void micro_kernel_body(int kc, const float
         // two on AVX-512, one on AVX2). Nothing for A's panel, which stays in L1 across the
         // B block's panels. Each prefetch is an instruction in a step of only 12 FMAs on
         // AVX2: a second, redundant B prefetch and one for A per step had held the AVX2
-        // GEMM at 0.78-0.95 of OpenBLAS's Haswell core (Zen 4, the AVX2 path forced,
-        // interleaved, medians of 9-15 rounds); with neither, and two steps per iteration
-        // (below), 0.94-1.05 on one thread (512^3 to 4096^3, M = 64 x 4096 x 4096) and
-        // 1.09-1.25 on two, against 0.89-1.12 before. AVX-512 (28 FMAs a step) moved by
-        // 0-1 % either way.
+        // GEMM at 0.73-0.81 of OpenBLAS's Haswell core on one thread (Zen 4, the AVX2 path
+        // forced, interleaved, medians of 9-15 rounds; 512^3 to 2048^3, M = 64 and 256 x
+        // 4096 x 4096); with neither, and two steps per iteration (below), 0.93-1.02 on one
+        // thread and 1.04-1.17 on two. AVX-512 (28 FMAs a step) moved by 0-1 % either way.
 #pragma GCC unroll 4
         for (int line = 0; line < BLD; line += gemm_line_floats)
             __builtin_prefetch(b + 16 * BLD + line, 0, 3);

@@ -203,7 +203,6 @@ struct GemmImpl {
 };
 
 std::span<const GemmImpl* const> gemm_impls();  // widest first
-
 // What the optimized variant runs with this implementation, for the suite's label: the
 // tile, the blocks and the rules that pick them (stated where the rules are).
 std::string gemm_description(const GemmImpl& impl);

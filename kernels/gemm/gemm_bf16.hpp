@@ -27,6 +27,8 @@
 // shared queue instead of M in halves was no faster (pack_a doubles). Not taken: kc 1024
 // pairs with nc 96 ran 1.02-1.03x kc 512 (nc 160) here, the fp32 GEMM 1.02-1.04x, against
 // a Zen 5 measurement that had kc 512 ahead of 1024 (gemm.hpp); kc 256 lost 3 %, 128 15 %.
+// Nor B packed ahead into the GEMM's panels (as oneDNN reorders its weights) with M split
+// over the threads by halves or from a shared queue: 1.00-1.013x this, within the noise.
 
 #include <cstddef>
 

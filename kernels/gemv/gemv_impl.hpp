@@ -47,28 +47,21 @@ struct GemvBlocking {
 //   bf16 AVX-512 halves: 14-19 -> 20-21 GB/s on one thread, 21-28 -> 27-31 on two
 //     (fp32 16-20 and 24-30 beside them).
 //   fp32 with the same prefetch: no faster (0.96-0.98 of itself).
-struct GemvPrefetch {
-    int bytes, locality;
-};
+// Bytes ahead of each row that the loops prefetch W into L2, per weight type; 0: none.
 template <typename W>
-inline constexpr GemvPrefetch prefetch_ahead = sizeof(W) < 4 ? GemvPrefetch{2048, 2}
-                                                             : GemvPrefetch{0, 0};
+inline constexpr int prefetch_ahead = sizeof(W) < 4 ? 2048 : 0;
 
-// Once per line of each row: W's line prefetch_ahead<W>.bytes ahead of r[j] + kk. Forced
-// inline: GCC 12 finds a function of only prefetches free of side effects ("const") and
-// deletes the calls to it.
+// Once per line of each row: W's line prefetch_ahead<W> bytes ahead of r[j] + kk, into L2
+// (locality 2: prefetcht1). Forced inline: GCC 12 finds a function of only prefetches free
+// of side effects ("const") and deletes the calls to it.
 template <typename W, int ROWS>
 [[gnu::always_inline]] inline void prefetch_rows(const W* const (&r)[ROWS], int kk, int step) {
-    // A named constant: unoptimised builds do not fold the member into the builtin's
-    // constant argument.
-    constexpr int locality = prefetch_ahead<W>.locality;
-    if constexpr (0 < prefetch_ahead<W>.bytes)
+    if constexpr (0 < prefetch_ahead<W>)
         if (kk % (64 / static_cast<int>(sizeof(W))) < step)
 #pragma GCC unroll 16
             for (int j = 0; j < ROWS; ++j)
-                __builtin_prefetch(
-                    reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>.bytes, 0,
-                    locality);
+                __builtin_prefetch(reinterpret_cast<const char*>(r[j] + kk) + prefetch_ahead<W>, 0,
+                                   2);
 }
 
 // V::weights(p) loads V::lanes weights of type W as fp32; V::weights_partial(p, n) the
@@ -232,8 +225,7 @@ constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const 
         V::bf16_halves(p, r, r);
     };
     constexpr auto i8 = V::template blocking<std::int8_t>;
-    static_assert(prefetch_ahead<Bf16>.bytes == prefetch_ahead<std::int8_t>.bytes &&
-                  prefetch_ahead<Bf16>.locality == 2);  // what GemvImpl::prefetch_bytes says
+    static_assert(prefetch_ahead<Bf16> == prefetch_ahead<std::int8_t>);  // one prefetch_bytes
     return {isa,
             supported,
             gemv_fp32<V>,
@@ -246,7 +238,7 @@ constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const 
             halves,
             i8.rows,
             i8.vecs,
-            prefetch_ahead<Bf16>.bytes};
+            prefetch_ahead<Bf16>};
 }
 
 }  // namespace ceiling::kernels::detail

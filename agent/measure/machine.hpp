@@ -33,6 +33,15 @@ int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick)
 std::string threads_label(int threads);
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o);
 
+// Whether a team's compute roof (`team`, on `cores` physical cores) is within a factor of
+// 1 / scaling_floor of `cores` x one thread's (`single`). A compute roof is a property of each
+// core, so a team on as many cores scales with them; turbo lowers the all-core clock (to ~0.6
+// of the one-core clock with AVX-512 on a many-core Xeon), a busy SMT sibling on the host
+// halves a core (invisible to a guest). measure_compute_roofs measures a roof outside this
+// again and flags it noisy when it stays there.
+inline constexpr double scaling_floor = 0.6;
+bool scales_with_cores(double team, int cores, double single);
+
 // Relative spread above which a roof is flagged noisy.
 inline constexpr double noisy_spread = 0.10;
 

@@ -22,6 +22,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "diagnosis/machine_profile.hpp"
 #include "diagnosis/run_record.hpp"
 #include "tests/integration/process.hpp"
 
@@ -115,6 +116,18 @@ constexpr bool roofs_are_the_machines = false;
 #else
 constexpr bool roofs_are_the_machines = true;
 #endif
+
+// The profile's roof `name` at each thread count, for a failure's message: a team roof that
+// did not scale with its cores (measured while the host gave it less) judges every run.
+std::string profile_scaling(const std::string& name) {
+    static const MachineProfile p = parse_machine_profile(slurp(profile()));
+    std::string s = " (profile:";
+    for (const auto& r : p.compute_roofs)
+        if (r.name == name)
+            s += " " + std::to_string(r.ops_per_s.median / 1e9) + " Gop/s at " +
+                 std::to_string(r.threads) + " threads" + (r.noisy ? " (noisy)" : "") + ";";
+    return s + ")";
+}
 
 class Verdicts : public ::testing::TestWithParam<Case> {};
 
@@ -265,7 +278,8 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                         above_why += " | " + roof.roof + " at " + std::to_string(roof.threads) +
                                      " threads: " + std::to_string(roof.fraction.value_or(NAN)) +
                                      " of the profile, " + std::to_string(scaled_by_check(roof)) +
-                                     " scaled by the roof measured after the run";
+                                     " scaled by the roof measured after the run" +
+                                     profile_scaling(roof.roof);
             }
         const bool hit = d->bound == c.bound && above_why.empty();
         hits += hit;

@@ -1,5 +1,6 @@
 // `ceiling machine`'s progress: the whole total is announced before the first step and
-// every step is counted in it (the total used to grow from 39 to 47 as phases began).
+// every step is counted in it (the total used to grow from 39 to 47 as phases began). And its
+// compute roofs: a team's scales with its cores or is flagged.
 #include "agent/measure/machine.hpp"
 
 #include <gtest/gtest.h>
@@ -26,6 +27,33 @@ TEST(MachineProgress, TotalIsKnownBeforeTheFirstStepAndMatchesTheSteps) {
     }
     EXPECT_EQ(steps, total);
     EXPECT_GT(steps, 5);
+    // Every team roof on as many cores as threads scales with them, or says it does not.
+    int teams = 0;
+    for (const auto& r : p.compute_roofs) {
+        if (r.threads == 1 || r.cores != r.threads) continue;
+        for (const auto& s : p.compute_roofs) {
+            if (s.name != r.name || s.threads != 1) continue;
+            ++teams;
+            EXPECT_TRUE(r.noisy || s.noisy ||
+                        scales_with_cores(r.ops_per_s.median, r.cores, s.ops_per_s.median))
+                << r.name << ": " << r.ops_per_s.median << " on " << r.cores << " cores against "
+                << s.ops_per_s.median << " on one";
+        }
+    }
+    if (p.host.cores_used > 1) {
+        EXPECT_GT(teams, 0);
+    }
+}
+
+TEST(MachineScaling, ATeamWithinAFactorOfItsCoresTimesOneThread) {
+    EXPECT_TRUE(scales_with_cores(1.9, 2, 1.0));
+    EXPECT_TRUE(scales_with_cores(2.0, 2, 1.0));
+    EXPECT_TRUE(scales_with_cores(34, 56, 1.0));  // all-core AVX-512 turbo at 0.6 of one core's
+    // The flake this guards against: two threads on two cores at 1.1x one thread's.
+    EXPECT_FALSE(scales_with_cores(1.1, 2, 1.0));
+    // One thread given half its core: the team reads 4x it on two cores.
+    EXPECT_FALSE(scales_with_cores(4.0, 2, 1.0));
+    EXPECT_TRUE(scales_with_cores(1.0, 0, 1.0));  // unknown cores count as one
 }
 
 }  // namespace

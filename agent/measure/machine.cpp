@@ -214,7 +214,11 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
     // quick profile's two-thread FMA roof at 1.1x one thread's, and a program then ran at
     // 1.7-1.9x "the roof"); a single thread far above its share of the team, less than its
     // core. Either is measured again; what stays off is kept (it was measured), flagged and said.
+    // Two roofs that stay off through every retry mean a host that holds them so (vCPUs on
+    // one core's SMT siblings): the rest are flagged without retries.
     std::vector<const RoofJob*> unscaled;
+    std::string said;
+    int cores = 0;
     for (auto& j : jobs) {
         if (j->threads == 1 || j->roof.cores != j->threads) continue;
         RoofJob* single = nullptr;
@@ -228,19 +232,23 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             return scales_with_cores(j->best->main.median, j->roof.cores,
                                      single->best->main.median);
         };
-        for (int extra = 0; extra < scaling_retries && !scales(); ++extra) {
+        for (int extra = 0; unscaled.size() < 2 && extra < scaling_retries && !scales(); ++extra) {
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
             block(team_low() ? *j : *single, false);
         }
         if (scales()) continue;
-        spdlog::warn(
-            "{} on {} cores measured {:.2f}x its one-thread roof: the host gave {} "
-            "less than {} (busy SMT siblings of the vCPUs, or CPU stolen); flagged "
-            "noisy, measure again at a quieter moment",
-            j->kernel->roof, j->roof.cores, j->best->main.median / single->best->main.median,
-            team_low() ? "the team" : "the single thread", team_low() ? "its cores" : "its core");
         unscaled.push_back(team_low() ? j.get() : single);
+        cores = j->roof.cores;
+        said += fmt::format("{}{} {:.2f}x", said.empty() ? "" : ", ", j->kernel->roof,
+                            j->best->main.median / single->best->main.median);
     }
+    if (!unscaled.empty())
+        spdlog::warn(
+            "compute roofs on {} cores measured {} one thread's, outside {:.1f}-{:.1f}x: "
+            "the host gave the team less than its cores or the one thread less than "
+            "its core (busy SMT siblings of the vCPUs, or CPU stolen); flagged noisy: "
+            "measure again at a quieter moment",
+            cores, said, scaling_floor * cores, cores / scaling_floor);
     const std::size_t first = p.compute_roofs.size();
     for (auto& j : jobs) {
         ComputeRoof& r = j->roof;

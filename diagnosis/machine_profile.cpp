@@ -25,6 +25,38 @@ bool HostInfo::has_isa(const std::string& feature) const {
     return std::find(isa.begin(), isa.end(), feature) != isa.end();
 }
 
+namespace {
+
+std::string describe_cpu(const HostInfo& h) {
+    return (h.cpu_model.empty() ? h.cpu_vendor : h.cpu_model) + " (family " +
+           std::to_string(h.cpu_family) + " model " + std::to_string(h.cpu_model_number) + ", " +
+           std::to_string(h.logical_cpus) + " logical CPUs)";
+}
+
+// The features in `a` that `b` lacks, space-separated.
+std::string missing_from(const std::vector<std::string>& a, const HostInfo& b) {
+    std::string out;
+    for (const auto& f : a)
+        if (!b.has_isa(f)) out += (out.empty() ? "" : " ") + f;
+    return out;
+}
+
+}  // namespace
+
+std::string other_machine(const HostInfo& measured, const HostInfo& here) {
+    if (measured.cpu_vendor != here.cpu_vendor || measured.cpu_family != here.cpu_family ||
+        measured.cpu_model_number != here.cpu_model_number ||
+        measured.cpu_model != here.cpu_model || measured.logical_cpus != here.logical_cpus)
+        return "measured on " + describe_cpu(measured) + "; this host has " + describe_cpu(here);
+    const std::string lost = missing_from(measured.isa, here),
+                      gained = missing_from(here.isa, measured);
+    if (lost.empty() && gained.empty()) return {};
+    return "measured on " + describe_cpu(measured) + " with other instruction sets (" +
+           (lost.empty() ? "" : lost + " there only") +
+           (lost.empty() || gained.empty() ? "" : "; ") +
+           (gained.empty() ? "" : gained + " here only") + ")";
+}
+
 const ComputeRoof* MachineProfile::best_compute_roof(Precision p, Engine e, int threads) const {
     const ComputeRoof* best = nullptr;
     for (const auto& r : compute_roofs)

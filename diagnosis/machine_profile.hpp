@@ -220,6 +220,12 @@ struct MachineProfile {
     const ClockMeasurement* clock(const std::string& width, int threads) const;
 };
 
+// Why a profile measured on `measured` does not describe the host `here` (its CPU's vendor,
+// family, model, brand, instruction sets or logical CPU count differ), or empty when it does.
+// Roofs are a CPU's: a cloud VM keeps its hostname when its instance type changes, and a
+// home directory shared across a cluster's nodes keeps one profile per hostname.
+std::string other_machine(const HostInfo& measured, const HostInfo& here);
+
 // Serialisation. from_json throws std::invalid_argument naming the problem when the
 // schema_version differs or a field is missing or of the wrong type.
 void to_json(nlohmann::json& j, const MachineProfile& p);

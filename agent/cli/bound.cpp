@@ -106,7 +106,7 @@ int run_work(const BoundArgs& a, const GlobalOptions& global) {
     thresholds_of(
         a.thresholds);  // validated even though the floor needs none: bad input is an error
     const auto threads = threads_option(a);
-    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound");
+    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound", false);
     WorkBound b;
     try {
         b = bound_work(loaded.profile, w, threads.value_or(default_threads(loaded.profile)));
@@ -151,7 +151,7 @@ int run_llm(const BoundArgs& a, const LlmArgs& l, const GlobalOptions& global) {
     if (!l.engine.empty()) q.engine = engine_of(l.engine);
     const Thresholds t = thresholds_of(a.thresholds);
     const auto threads = threads_option(a);
-    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound");
+    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling bound", false);
     q.threads = threads.value_or(default_threads(loaded.profile));
     LlmBound b;
     try {

@@ -15,6 +15,7 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
+#include "agent/measure/host_info.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region_diagnosis.hpp"
@@ -145,9 +146,26 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     // Without the working-set sweep: judging never reads it, and the record's copy is smaller.
     if (!a.profile.empty()) record.machine_profile = store::load_profile(profile_path, ProfileParts::without_sweep);
     else record.machine_profile = store::load_profile_if_present(profile_path, ProfileParts::without_sweep);
+    // A profile of another CPU: used when the user chose it (said in the record), never the
+    // per-host cache file (a VM keeps its hostname when its instance type changes).
+    if (record.machine_profile)
+        if (const auto other = measure::other_machine_than_this(record.machine_profile->host);
+            !other.empty()) {
+            if (!a.profile.empty() || store::default_profile_chosen()) {
+                record.notes.push_back("the profile " + profile_path.string() + " was " + other +
+                                       ": judged against that machine's roofs");
+            } else {
+                record.machine_profile.reset();
+                record.notes.push_back(
+                    "the saved profile " + profile_path.string() + " was " + other +
+                    ": not judged against it; run `ceiling machine` on this host");
+            }
+            spdlog::warn("{}", record.notes.back());
+        }
     if (record.machine_profile) record.machine_profile_path = fs::absolute(profile_path).string();
-    else record.notes.push_back("no machine profile at " + profile_path.string() +
-                                ": run `ceiling machine` so runs can be judged against the roofs");
+    else if (!fs::exists(profile_path))
+        record.notes.push_back("no machine profile at " + profile_path.string() +
+                               ": run `ceiling machine` so runs can be judged against the roofs");
 
     record.options.repeat = a.repeat;
     record.options.warmup = a.warmup;

@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/measure/host_info.hpp"
 #include "agent/measure/machine.hpp"
 #include "agent/output/atomic_file.hpp"
 #include "agent/output/progress.hpp"
@@ -24,13 +25,31 @@ void add_profile_option(CLI::App* app, std::string& path) {
 }
 
 LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptions& global,
-                             std::string_view command) {
-    if (!explicit_path.empty()) return {store::load_profile(explicit_path), explicit_path};
-    const auto path = store::default_profile_path();
-    if (auto p = store::load_profile_if_present(path)) return {std::move(*p), path};
-    spdlog::warn(
-        "no machine profile at {}: measuring a quick one (run `ceiling machine` for a full one)",
-        path.string());
+                             std::string_view command, bool judges_here) {
+    const auto path = explicit_path.empty() ? store::default_profile_path()
+                                            : std::filesystem::path(explicit_path);
+    const bool chosen = !explicit_path.empty() || store::default_profile_chosen();
+    auto saved = explicit_path.empty() ? store::load_profile_if_present(path)
+                                       : std::optional(store::load_profile(path));
+    if (saved) {
+        if (chosen && !judges_here) return {std::move(*saved), path};
+        const std::string other = measure::other_machine_than_this(saved->host);
+        if (other.empty()) return {std::move(*saved), path};
+        if (chosen) {
+            spdlog::warn("the profile {} was {}: its roofs are that machine's", path.string(),
+                         other);
+            return {std::move(*saved), path};
+        }
+        spdlog::warn(
+            "the saved profile {} was {}: measuring a quick one for this host (run "
+            "`ceiling machine` for a full one)",
+            path.string(), other);
+    } else {
+        spdlog::warn(
+            "no machine profile at {}: measuring a quick one (run `ceiling machine` for "
+            "a full one)",
+            path.string());
+    }
     std::optional<output::Progress> progress;
     progress.emplace(std::string(command) + ": quick machine profile", 0,
                      output::progress_wanted(global.quiet));

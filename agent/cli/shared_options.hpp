@@ -26,10 +26,13 @@ struct LoadedProfile {
 void add_profile_option(CLI::App* app, std::string& path);
 
 // The profile at `explicit_path` if given (UsageError naming it when unreadable), else the
-// saved one; with neither, a quick measurement saved where later commands look for it, and
-// a warning saying so. `command` names the caller in progress output.
+// saved one; with neither, or a saved one of another CPU (other_machine), a quick measurement
+// saved where later commands look for it, and a warning saying so. A chosen profile (the path,
+// or $CEILING_PROFILE) of another CPU is used, with a warning when the command `judges_here`
+// (measures on this host; `bound` only computes with a profile's roofs). `command` names the
+// caller in progress output.
 LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptions& global,
-                             std::string_view command);
+                             std::string_view command, bool judges_here = true);
 
 struct ThresholdArgs {
     std::string file;

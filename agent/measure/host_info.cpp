@@ -5,6 +5,7 @@
 #include <set>
 
 #include <hwloc.h>
+#include <sched.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -52,14 +53,10 @@ int physical_cores_of(const std::vector<int>& cpus) {
     return static_cast<int>(cores.size());
 }
 
-HostInfo describe_host() {
-    HostInfo h;
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    h.hostname = host;
-    utsname u{};
-    if (uname(&u) == 0) h.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+namespace {
 
+// The CPU's identity and instruction sets (CPUID, read once per process).
+void describe_cpu(HostInfo& h) {
     const auto& f = kernels::cpu_features();
     h.cpu_vendor = f.vendor;
     h.cpu_model = f.brand;
@@ -72,10 +69,36 @@ HostInfo describe_host() {
     h.isa = f.names();
     if (const auto* ua = find_microarchitecture(f.vendor, f.family, f.model))
         h.microarchitecture = ua->name;
+}
+
+int logical_cpus(const Topology& topo) { return hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PU); }
+
+}  // namespace
+
+std::string other_machine_than_this(const HostInfo& measured) {
+    HostInfo here;
+    describe_cpu(here);
+    // The CPUs this process may run on: hwloc's count (the profile's) unless a mask or a
+    // container's cpuset restricts it, where hwloc says.
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    here.logical_cpus = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    if (here.logical_cpus != measured.logical_cpus) here.logical_cpus = logical_cpus(Topology());
+    return other_machine(measured, here);
+}
+
+HostInfo describe_host() {
+    HostInfo h;
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    h.hostname = host;
+    utsname u{};
+    if (uname(&u) == 0) h.os = std::string(u.sysname) + " " + u.release + " " + u.machine;
+    describe_cpu(h);
 
     Topology topo;
     h.physical_cores = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_CORE);
-    h.logical_cpus = hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PU);
+    h.logical_cpus = logical_cpus(topo);
     h.numa_nodes = std::max(1, hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_NUMANODE));
     // sysconf, not hwloc's NUMA totals: VMs may report node memory short of what the OS has.
     h.memory_bytes = static_cast<std::uint64_t>(sysconf(_SC_PHYS_PAGES)) *

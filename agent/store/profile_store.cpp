@@ -38,6 +38,11 @@ fs::path default_profile_path() {
     return cache_dir().value_or(".ceiling") / host_file("machine");
 }
 
+bool default_profile_chosen() {
+    const char* p = std::getenv("CEILING_PROFILE");
+    return p && *p;
+}
+
 // Written by every run that measured: never into the working directory (the profile's last
 // resort, where it is only read unless `machine` is asked to write it).
 fs::path pmu_validation_cache_path() {

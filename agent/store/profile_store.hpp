@@ -13,6 +13,11 @@ namespace ceiling::store {
 // $HOME/.cache/ceiling/machine-HOST.json.
 std::filesystem::path default_profile_path();
 
+// Whether default_profile_path() is the user's choice ($CEILING_PROFILE) rather than the
+// per-host cache file: a chosen profile of another CPU is used with a warning, the cache file
+// of another CPU is not used (commands that need a profile measure one for this host).
+bool default_profile_chosen();
+
 // Where `ceiling run` keeps the PMU self-validation's verdicts of this boot
 // (agent/measure/pmu_self_validation.hpp): beside the default profile, one file per host
 // ($XDG_CACHE_HOME or $HOME/.cache)/ceiling/pmu-validation-HOST.json; empty (nothing kept)

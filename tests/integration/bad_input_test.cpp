@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "diagnosis/machine_profile.hpp"
 #include "tests/integration/process.hpp"
 
 namespace ceiling {
@@ -141,6 +142,25 @@ TEST(BadInputCache, AProfileThatCannotBeCachedIsStillUsedAndTheResultPrinted) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("Floor"), std::string::npos) << r.out;
     EXPECT_NE(r.err.find("used for this command only"), std::string::npos) << r.err;
+}
+
+// The cache file of this hostname holding another CPU's profile (a VM whose instance type
+// changed): a command that needs a profile measures one for this host and saves it there.
+TEST(BadInputCache, AnotherCpusCachedProfileIsMeasuredAgainForThisHost) {
+    TempDir dir;
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    const auto cached = dir / "ceiling" / ("machine-" + std::string(host) + ".json");
+    fs::create_directories(cached.parent_path());
+    fs::copy_file(std::string(CEILING_TEST_DATA) + "/profile_synthetic.json", cached);
+    const auto r = run_ceiling({"bound", "--flops", "1e9", "--bytes", "1e6"},
+                               {"XDG_CACHE_HOME=" + dir.path().string(), "CEILING_PROFILE="});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("measured on Synthetic 4-core test machine"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("measuring a quick one for this host"), std::string::npos) << r.err;
+    const MachineProfile now = parse_machine_profile(testing::slurp(cached));
+    EXPECT_NE(now.host.cpu_model, "Synthetic 4-core test machine");
+    EXPECT_TRUE(now.quick);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/integration/run_support.hpp"
 
@@ -352,6 +353,43 @@ TEST(Run, TraceHasATrackForAChildWithoutRanges) {
     }
     EXPECT_TRUE(process) << trace.dump().substr(0, 2000);
     EXPECT_TRUE(span) << "no span of most of the child's 0.3 s";
+}
+
+// A cloud VM keeps its hostname when its instance type changes, so the per-host cache file
+// can hold another CPU's profile: never judged against; a profile the user chose is used, and
+// the record and the warning say whose roofs they are.
+TEST(Run, AnotherCpusSavedProfileIsNotUsedAndAChosenOneIsSaid) {
+    TempDir dir;
+    char host[256] = "localhost";
+    gethostname(host, sizeof host - 1);
+    const std::string other = std::string(CEILING_TEST_DATA) + "/profile_synthetic.json";
+    std::filesystem::create_directories(dir / "ceiling");
+    std::filesystem::copy_file(other, dir / "ceiling" / ("machine-" + std::string(host) + ".json"));
+    const std::vector<std::string> env = {"XDG_CACHE_HOME=" + dir.path().string(),
+                                          "CEILING_PROFILE="};
+
+    const auto saved = ceiling_run(dir / "saved.json", {}, {run_target, "print", "x"}, env);
+    ASSERT_EQ(saved.exit_code, 0) << saved.err;
+    const auto s = read_record(dir / "saved.json");
+    EXPECT_FALSE(s.machine_profile) << "judged against another CPU's roofs";
+    const auto note = std::find_if(s.notes.begin(), s.notes.end(), [](const std::string& n) {
+        return n.find("measured on Synthetic 4-core test machine") != std::string::npos;
+    });
+    ASSERT_NE(note, s.notes.end()) << saved.err;
+    EXPECT_NE(note->find("not judged against it; run `ceiling machine` on this host"),
+              std::string::npos)
+        << *note;
+    EXPECT_NE(saved.err.find("not judged against it"), std::string::npos) << saved.err;
+
+    const auto chosen =
+        ceiling_run(dir / "chosen.json", {"--profile", other}, {run_target, "print", "x"}, env);
+    ASSERT_EQ(chosen.exit_code, 0) << chosen.err;
+    const auto c = read_record(dir / "chosen.json");
+    ASSERT_TRUE(c.machine_profile);
+    EXPECT_TRUE(std::any_of(c.notes.begin(), c.notes.end(), [](const std::string& n) {
+        return n.find("Synthetic 4-core test machine") != std::string::npos &&
+               n.find("judged against that machine's roofs") != std::string::npos;
+    })) << chosen.err;
 }
 
 TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {

@@ -1,4 +1,5 @@
-// Machine profile JSON: round trip, refusal of another schema_version, clear errors.
+// Machine profile JSON: round trip, refusal of another schema_version, clear errors; and
+// whether a profile describes a host.
 
 #include <gtest/gtest.h>
 
@@ -130,6 +131,35 @@ TEST(MachineProfile, LookupsPickTheBestMatchingRoof) {
     EXPECT_EQ(p.clock("256", 1), nullptr);
     EXPECT_EQ(p.host.last_level_cache_bytes(), 300u << 20);
     EXPECT_TRUE(p.host.has_isa("amx_bf16"));
+}
+
+// A profile describes the host with the same CPU (vendor, family, model, brand), instruction
+// sets and logical CPUs; the hostname, OS, memory and stepping may differ.
+TEST(MachineProfile, OtherMachineSaysWhichCpuDiffers) {
+    const HostInfo measured = sample().host;
+    HostInfo here = measured;
+    here.hostname = "elsewhere";
+    here.cpu_stepping = measured.cpu_stepping + 1;
+    here.memory_bytes = 1 << 30;
+    EXPECT_EQ(other_machine(measured, here), "");
+
+    here = measured;
+    here.cpu_vendor = "AuthenticAMD";
+    here.cpu_family = 25;
+    here.cpu_model_number = 17;
+    here.cpu_model = "AMD EPYC";
+    const std::string cpu = other_machine(measured, here);
+    EXPECT_NE(cpu.find("family 6 model 207"), std::string::npos) << cpu;
+    EXPECT_NE(cpu.find("this host has AMD EPYC (family 25 model 17"), std::string::npos) << cpu;
+
+    here = measured;
+    here.logical_cpus = measured.logical_cpus + 2;  // the VM resized: its all-core roofs differ
+    EXPECT_NE(other_machine(measured, here), "");
+
+    here = measured;
+    here.isa = {"avx512f", "avx512_vnni"};  // AMX hidden by the hypervisor
+    const std::string isa = other_machine(measured, here);
+    EXPECT_NE(isa.find("amx_bf16 there only; avx512_vnni here only"), std::string::npos) << isa;
 }
 
 }  // namespace

@@ -61,8 +61,8 @@ struct SystemRule {
     double Thresholds::*threshold;
     std::string_view meaning;
     const Qualifier* qualifier = nullptr;
-    std::string_view meaning_otherwise;
-    std::string_view meaning_unknown;
+    std::string_view meaning_otherwise = {};
+    std::string_view meaning_unknown = {};
     bool contention = false;  // firing means other work competed for the CPUs
 };
 std::span<const SystemRule> system_rules();

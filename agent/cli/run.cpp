@@ -15,7 +15,6 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/host_info.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region_diagnosis.hpp"
@@ -149,16 +148,14 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     // A profile of another CPU: used when the user chose it (said in the record), never the
     // per-host cache file (a VM keeps its hostname when its instance type changes).
     if (record.machine_profile)
-        if (const auto other = measure::other_machine_than_this(record.machine_profile->host);
-            !other.empty()) {
-            if (!a.profile.empty() || store::default_profile_chosen()) {
-                record.notes.push_back("the profile " + profile_path.string() + " was " + other +
-                                       ": judged against that machine's roofs");
+        if (const auto other =
+                other_cpu_profile(*record.machine_profile, profile_path, !a.profile.empty())) {
+            if (other->chosen) {
+                record.notes.push_back(other->said + ": judged against that machine's roofs");
             } else {
                 record.machine_profile.reset();
                 record.notes.push_back(
-                    "the saved profile " + profile_path.string() + " was " + other +
-                    ": not judged against it; run `ceiling machine` on this host");
+                    other->said + ": not judged against it; run `ceiling machine` on this host");
             }
             spdlog::warn("{}", record.notes.back());
         }

@@ -24,26 +24,33 @@ void add_profile_option(CLI::App* app, std::string& path) {
         "a quick one is measured and saved when there is none)");
 }
 
+std::optional<OtherCpuProfile> other_cpu_profile(const MachineProfile& profile,
+                                                 const std::filesystem::path& path,
+                                                 bool explicit_path) {
+    const std::string other = measure::other_machine_than_this(profile.host);
+    if (other.empty()) return std::nullopt;
+    const bool chosen = explicit_path || store::default_profile_chosen();
+    return OtherCpuProfile{
+        chosen, (chosen ? "the profile " : "the saved profile ") + path.string() + " was " + other};
+}
+
 LoadedProfile obtain_profile(const std::string& explicit_path, const GlobalOptions& global,
                              std::string_view command, bool judges_here) {
     const auto path = explicit_path.empty() ? store::default_profile_path()
                                             : std::filesystem::path(explicit_path);
-    const bool chosen = !explicit_path.empty() || store::default_profile_chosen();
     auto saved = explicit_path.empty() ? store::load_profile_if_present(path)
                                        : std::optional(store::load_profile(path));
     if (saved) {
-        if (chosen && !judges_here) return {std::move(*saved), path};
-        const std::string other = measure::other_machine_than_this(saved->host);
-        if (other.empty()) return {std::move(*saved), path};
-        if (chosen) {
-            spdlog::warn("the profile {} was {}: its roofs are that machine's", path.string(),
-                         other);
+        const auto other = other_cpu_profile(*saved, path, !explicit_path.empty());
+        if (!other) return {std::move(*saved), path};
+        if (other->chosen) {
+            // `bound` only computes with a chosen profile's roofs: nothing to say.
+            if (judges_here) spdlog::warn("{}: its roofs are that machine's", other->said);
             return {std::move(*saved), path};
         }
         spdlog::warn(
-            "the saved profile {} was {}: measuring a quick one for this host (run "
-            "`ceiling machine` for a full one)",
-            path.string(), other);
+            "{}: measuring a quick one for this host (run `ceiling machine` for a full one)",
+            other->said);
     } else {
         spdlog::warn(
             "no machine profile at {}: measuring a quick one (run `ceiling machine` for "

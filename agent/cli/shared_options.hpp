@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,18 @@ struct LoadedProfile {
 
 // `--profile FILE` on `app`.
 void add_profile_option(CLI::App* app, std::string& path);
+
+// A loaded profile measured on another CPU than this host's (other_machine). `chosen`: the user
+// named it (`--profile`, or $CEILING_PROFILE), so it is used and said; otherwise it is the
+// per-host cache file, which is not trusted (a VM keeps its hostname when its instance type
+// changes). `said` begins the line that tells the user; each caller adds what it does.
+struct OtherCpuProfile {
+    bool chosen = false;
+    std::string said;
+};
+std::optional<OtherCpuProfile> other_cpu_profile(const MachineProfile& profile,
+                                                 const std::filesystem::path& path,
+                                                 bool explicit_path);
 
 // The profile at `explicit_path` if given (UsageError naming it when unreadable), else the
 // saved one; with neither, or a saved one of another CPU (other_machine), a quick measurement

@@ -38,23 +38,6 @@ std::string cache_type(hwloc_obj_cache_type_e t) {
     }
 }
 
-}  // namespace
-
-int physical_cores_of(const std::vector<int>& cpus) {
-    Topology topo;
-    std::set<unsigned> cores;
-    for (int cpu : cpus) {
-        const hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo.t, static_cast<unsigned>(cpu));
-        const hwloc_obj_t core =
-            pu ? hwloc_get_ancestor_obj_by_type(topo.t, HWLOC_OBJ_CORE, pu) : nullptr;
-        if (!core) return static_cast<int>(std::set<int>(cpus.begin(), cpus.end()).size());
-        cores.insert(core->logical_index);
-    }
-    return static_cast<int>(cores.size());
-}
-
-namespace {
-
 // The CPU's identity and instruction sets (CPUID, read once per process).
 void describe_cpu(HostInfo& h) {
     const auto& f = kernels::cpu_features();
@@ -74,6 +57,19 @@ void describe_cpu(HostInfo& h) {
 int logical_cpus(const Topology& topo) { return hwloc_get_nbobjs_by_type(topo.t, HWLOC_OBJ_PU); }
 
 }  // namespace
+
+int physical_cores_of(const std::vector<int>& cpus) {
+    Topology topo;
+    std::set<unsigned> cores;
+    for (int cpu : cpus) {
+        const hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo.t, static_cast<unsigned>(cpu));
+        const hwloc_obj_t core =
+            pu ? hwloc_get_ancestor_obj_by_type(topo.t, HWLOC_OBJ_CORE, pu) : nullptr;
+        if (!core) return static_cast<int>(std::set<int>(cpus.begin(), cpus.end()).size());
+        cores.insert(core->logical_index);
+    }
+    return static_cast<int>(cores.size());
+}
 
 std::string other_machine_than_this(const HostInfo& measured) {
     HostInfo here;

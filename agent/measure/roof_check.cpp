@@ -121,8 +121,12 @@ std::unique_ptr<RoofLook> RoofLook::dram(const MachineProfile& profile, int t) {
     const double one = run(1);  // also the warm-up
     const int passes = std::max(1, static_cast<int>(std::lround(target_s / std::max(one, 1e-9))));
     std::unique_ptr<RoofLook> look(new RoofLook);
-    look->base_ = {"DRAM",       kernel,       t, profile_per_s, 0, RoofKind::bandwidth,
-                   std::nullopt, roof->threads};
+    look->base_.level = "DRAM";
+    look->base_.kernel = kernel;
+    look->base_.threads = t;
+    look->base_.profile_per_s = profile_per_s;
+    look->base_.kind = RoofKind::bandwidth;
+    look->base_.profile_threads = roof->threads;
     look->work_ = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
     look->seconds_ = [run, passes] { return run(passes); };
     return look;
@@ -141,8 +145,11 @@ std::unique_ptr<RoofLook> RoofLook::compute(const MachineProfile& profile, const
     for (auto& o : *ops) kernels::fill_check_operands(*k, o);
     const std::int64_t n = calibrate([&](std::int64_t m) { k->run(m, &(*ops)[0]); }, target_s);
     std::unique_ptr<RoofLook> look(new RoofLook);
-    look->base_ = {"",           roof->name, t, roof->ops_per_s.median, 0, RoofKind::compute,
-                   std::nullopt, t};
+    look->base_.kernel = roof->name;
+    look->base_.threads = t;
+    look->base_.profile_per_s = roof->ops_per_s.median;
+    look->base_.kind = RoofKind::compute;
+    look->base_.profile_threads = t;
     look->work_ = static_cast<double>(t) * static_cast<double>(n) * k->instructions_per_iteration *
                   k->ops_per_instruction;
     look->seconds_ = [ops, k, n, t] {

@@ -140,7 +140,9 @@ TEST(Contention, TheRunsDiagnosisCarriesIt) {
     in.process = preempted_compute();
     const Diagnosis d = diagnose_run(in, t);
     ASSERT_NE(contention_of(d), nullptr);
-    EXPECT_EQ(contention_of(diagnose_run(RunInputs{sleeper()}, t)), nullptr);
+    RunInputs asleep;
+    asleep.process = sleeper();
+    EXPECT_EQ(contention_of(diagnose_run(asleep, t)), nullptr);
     // It survives a record: the kind by name, and the qualifier of each signal.
     const Diagnosis back = nlohmann::json(d).get<Diagnosis>();
     ASSERT_NE(contention_of(back), nullptr);

@@ -29,6 +29,10 @@
 // a Zen 5 measurement that had kc 512 ahead of 1024 (gemm.hpp); kc 256 lost 3 %, 128 15 %.
 // Nor B packed ahead into the GEMM's panels (as oneDNN reorders its weights) with M split
 // over the threads by halves or from a shared queue: 1.00-1.013x this, within the noise.
+// Nor (2026-12-04, same VM) each thread's last k step shared, a thread done with its own
+// rows taking the other's B blocks: 1.00x, and a block was taken in 2 of ~10 GEMMs (the two
+// threads end within one B block, ~4 % of the GEMM, of each other); kc 1024 again 1.00-1.01x
+// on two threads beside oneDNN at 0.98-1.03x.
 
 #include <cstddef>
 

@@ -26,6 +26,10 @@ struct ProcessAccounting {
     std::optional<double> system_s;
     std::optional<double> voluntary_context_switches;    // blocked: I/O, locks, sleep
     std::optional<double> involuntary_context_switches;  // preempted
+    // ceiling's own wakeups while the program ran (its sampler's ticks): each can have
+    // preempted one of the program's threads, so as many involuntary switches are not
+    // counted as other work's.
+    std::optional<double> observer_wakeups;
     std::optional<double> minor_page_faults;
     std::optional<double> major_page_faults;
     std::optional<double> device_wait_s;  // blocked on an accelerator (synchronise, event wait)

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 20> fields = {{
+const std::array<ThresholdField, 21> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -30,8 +30,9 @@ const std::array<ThresholdField, 20> fields = {{
      "voluntary / all context switches at or above which idle cores mean waiting, below which "
      "queueing for a CPU"},
     {"involuntary_switches_per_cpu_s", &T::involuntary_switches_per_cpu_s,
-     "involuntary context switches per second of its CPU time at or above which (most "
-     "switches being involuntary) it was preempted by other work (contention)"},
+     "involuntary context switches per second of its CPU time, less one per wakeup of "
+     "ceiling's own, at or above which (most switches being involuntary) it was preempted "
+     "by other work (contention)"},
     {"steal_share", &T::steal_share,
      "share of the host's CPU time stolen by the hypervisor at or above which it is contention"},
     {"run_queue_per_cpu", &T::run_queue_per_cpu,
@@ -45,6 +46,8 @@ const std::array<ThresholdField, 20> fields = {{
      "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},
     {"major_page_faults_per_s", &T::major_page_faults_per_s, "major (disk) page faults per second"},
+    {"major_page_faults_min", &T::major_page_faults_min,
+     "major page faults per run below which their rate is not judged (a few libraries paged in)"},
     {"device_wait_share", &T::device_wait_share, "share of wall time waiting for a device"},
     {"device_copy_share", &T::device_copy_share, "share of wall time copying to or from a device"},
     {"stop_margin", &T::stop_margin,
@@ -62,9 +65,10 @@ constexpr std::array<double T::*, 9> shares = {
     &T::model_share,       &T::capacity,          &T::cpu_utilisation,        &T::system_time_share,
     &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share,
     &T::stop_margin};
-constexpr std::array<double T::*, 6> rates = {
+constexpr std::array<double T::*, 7> rates = {
     &T::context_switches_per_s,         &T::page_faults_per_s, &T::major_page_faults_per_s,
-    &T::involuntary_switches_per_cpu_s, &T::run_queue_per_cpu, &T::fault_churn_ratio};
+    &T::involuntary_switches_per_cpu_s, &T::run_queue_per_cpu, &T::fault_churn_ratio,
+    &T::major_page_faults_min};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

@@ -46,6 +46,9 @@ struct Thresholds {
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk
+    // Major faults per run below which their rate is not judged: a library paged in at the
+    // start of a 0.4 s program is 2.5/s, not memory pressure.
+    double major_page_faults_min = 10;
     double device_wait_share = 0.20;       // wall time blocked on an accelerator
     double device_copy_share = 0.10;       // wall time copying between host and device
     // Budgets: inside every one with at least this margin ((budget - actual) / budget), stop

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -286,6 +287,8 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     if (const auto usage =
             collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
         result.launch_rss_bytes = usage->max_rss_bytes;
+    rusage self_start{};
+    const bool self_read = ::getrusage(RUSAGE_SELF, &self_start) == 0;
     result.start_ns = collectors::now_ns();
     release_child(go[1]);
     ::close(go[1]);
@@ -310,6 +313,8 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     // /proc/PID/io (its own and its reaped descendants'), which reaping folds into ceiling's.
     if (!wait_exited(pid)) throw std::runtime_error("waitid: " + errno_text(errno));
     result.end_ns = collectors::now_ns();
+    if (rusage self_end{}; self_read && ::getrusage(RUSAGE_SELF, &self_end) == 0)
+        result.observer_wakeups = static_cast<double>(self_end.ru_nvcsw - self_start.ru_nvcsw);
     forward_to = 0;
     if (on_ended) on_ended();
     result.io = final_io(pid);
@@ -398,6 +403,7 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         add("host_steal_s", sampled->host_steal_s, "s");
         add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");
     }
+    add("observer_wakeups", child.observer_wakeups, "count");
     if (child.io) {
         const auto io = to_counter_values(collectors::io_readings(*child.io));
         out.insert(out.end(), io.begin(), io.end());

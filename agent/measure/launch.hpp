@@ -53,6 +53,11 @@ struct ChildResult {
     // Final I/O of the child and every descendant reaped, read from /proc/PID/io while each
     // was exited but not yet reaped; absent when one could not be read.
     std::optional<collectors::ProcIo> io;
+    // ceiling's own voluntary context switches (every thread of it: the sampler's ticks,
+    // the waits here) from the child's release to its exit: each is a wakeup of ceiling on
+    // a CPU, which can preempt one of the program's threads once when every CPU is busy
+    // with them. Absent when getrusage failed.
+    std::optional<double> observer_wakeups;
     int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
     int orphans_running = 0;  // descendants still running when the program ended
 };

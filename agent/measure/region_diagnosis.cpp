@@ -45,6 +45,7 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.system_s = per_run(r, "system_s");
     p.voluntary_context_switches = per_run(r, "voluntary_context_switches");
     p.involuntary_context_switches = per_run(r, "involuntary_context_switches");
+    p.observer_wakeups = per_run(r, "observer_wakeups");
     p.minor_page_faults = per_run(r, "minor_faults");
     p.major_page_faults = per_run(r, "major_faults");
     p.peak_rss_bytes = peak_memory_bytes(r);

@@ -300,8 +300,13 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     if (vcs && ics && minf && majf && wall.count > 0) {
         const double secs = wall.mean * n;
         out << "  context switches: " << si((*vcs + *ics) / secs, "/s") << " ("
-            << si(*vcs / secs, "/s") << " voluntary); page faults: " << si((*minf + *majf) / secs, "/s")
-            << " (" << fixed(*majf / n, 0) << " major per run)\n";
+            << si(*vcs / secs, "/s") << " voluntary";
+        // ceiling's sampler wakes on the program's CPUs: its share of the preemptions is said.
+        if (const auto ours = counter_total(r, "observer_wakeups"); ours && *ours > 0)
+            out << "; ceiling's own wakeups " << si(*ours / secs, "/s")
+                << ", each may have preempted it once";
+        out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
+            << " major per run)\n";
     }
 
     if (!r.regions.empty()) {

@@ -4,6 +4,7 @@
 // program preempted by competing processes is reported as contention, and page faults
 // read as first touch unless memory is freed and touched again.
 #include <algorithm>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <sched.h>
@@ -207,6 +208,32 @@ TEST(RunProcess, PreemptedByCompetitorsIsContentionNotWaiting) {
     ASSERT_NE(cpu_use, nullptr);
     EXPECT_FALSE(says(cpu_use->meaning, "waits")) << cpu_use->meaning;
     EXPECT_NE(err.find("Diagnosis (taken under contention"), std::string::npos) << err;
+}
+
+// ceiling's sampler wakes on the CPUs the program keeps busy, each wakeup a possible
+// preemption (2-CPU VM, both busy: 10 ms took 18 to 58 per second of CPU time, 2 ms to 249,
+// and every such run read as contention). Its wakeups are measured and not counted as
+// other work's.
+TEST(RunProcess, CeilingsOwnSamplingIsNotOtherWork) {
+    TempDir dir;
+    const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
+    const auto run = ceiling_run(dir / "r.json", {"-q", "--interval", "1ms"},
+                                 {process_target, "spin", std::to_string(cpus), "1"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunRecord r = read_record(dir / "r.json");
+    ASSERT_EQ(r.executions.size(), 1u);
+    const Execution& e = r.executions[0];
+    const CounterValue* ours = counter(e, "observer_wakeups");
+    const CounterValue* preemptions = counter(e, "involuntary_context_switches");
+    const CounterValue* user = counter(e, "user_s");
+    const CounterValue* sys = counter(e, "system_s");
+    ASSERT_TRUE(ours && preemptions && user && sys);
+    EXPECT_GT(ours->value, 300) << "a 1 ms sampler over 1 s";
+    const double cpu_s = user->value + sys->value;
+    const SystemSignal* preempted = signal(r, "involuntary_switches_per_cpu_s");
+    ASSERT_NE(preempted, nullptr);
+    ASSERT_TRUE(preempted->value);
+    EXPECT_NEAR(*preempted->value, std::max(0.0, preemptions->value - ours->value) / cpu_s, 1e-6);
 }
 
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {

@@ -24,10 +24,10 @@ MachineProfile synthetic() {
 // Checks as a record holds them; `slowest` absent as in records written before it was kept.
 RoofCheck dram_check(const char* kernel, int threads, double profile, double now,
                      std::optional<double> slowest = std::nullopt) {
-    return {"DRAM", kernel, threads, profile, now, RoofKind::bandwidth, slowest, std::nullopt};
+    return {"DRAM", kernel, threads, profile, now, RoofKind::bandwidth, slowest, std::nullopt, {}};
 }
 RoofCheck compute_check(const char* roof, int threads, double profile, double now) {
-    return {"", roof, threads, profile, now, RoofKind::compute, std::nullopt, std::nullopt};
+    return {"", roof, threads, profile, now, RoofKind::compute, std::nullopt, std::nullopt, {}};
 }
 
 TEST(DramCheck, MeasuresTheThreadCountsThisMachineHasCpusFor) {
@@ -262,7 +262,7 @@ TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
         });
     };
     const auto beside = [&](double now, double slowest, double profile = 35.9e9) {
-        RoofCheck c{"", "fp32_fma512", 1, profile, now, RoofKind::compute, slowest, 1};
+        RoofCheck c{"", "fp32_fma512", 1, profile, now, RoofKind::compute, slowest, 1, {}};
         c.beside = {r.path};
         return c;
     };
@@ -323,7 +323,7 @@ TEST(RoofsBeside, TheOtherDramKernelsGetTheShareOfTheOneLookedAt) {
     r.measurement.durations_s = {w.compulsory_bytes / 50e9};  // 50 GB/s
     r.measurement.duration_s = summarize(r.measurement.durations_s);
     rec.regions = {r};
-    RoofCheck triad{"DRAM", "triad", 4, 125.1e9, 62.55e9, RoofKind::bandwidth, 60e9, 4};
+    RoofCheck triad{"DRAM", "triad", 4, 125.1e9, 62.55e9, RoofKind::bandwidth, 60e9, 4, {}};
     triad.beside = {r.path};
     rec.roof_checks = {triad};
     judge_record(rec);

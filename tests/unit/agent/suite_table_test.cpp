@@ -135,7 +135,7 @@ TEST(SuiteTable, RoofsMeasuredBesideTheCasesAreListedPerRoof) {
     add_judged(rec, "fp32", "optimized", "512x512x512", 0.9, "L2");
     const auto check = [](const char* roof, double now, double slowest,
                           std::vector<std::string> beside) {
-        RoofCheck c{"", roof, 2, 200e9, now, RoofKind::compute, slowest, 2};
+        RoofCheck c{"", roof, 2, 200e9, now, RoofKind::compute, slowest, 2, {}};
         c.beside = std::move(beside);
         return c;
     };
@@ -145,7 +145,7 @@ TEST(SuiteTable, RoofsMeasuredBesideTheCasesAreListedPerRoof) {
         check("fp32_fma512", 200e9, 120e9, {"gemm/fp32/optimized/1024"})};
     // A shape's other problems and variants are counted, not called variants (GEMV's bf16 and
     // int8 weights share the fp32 shape's rounds).
-    RoofCheck dram{"DRAM", "read", 2, 20e9, 20e9, RoofKind::bandwidth, 10e9, 2};
+    RoofCheck dram{"DRAM", "read", 2, 20e9, 20e9, RoofKind::bandwidth, 10e9, 2, {}};
     dram.beside = {"gemv/fp32/optimized/16384x16384", "gemv/fp32/library/16384x16384",
                    "gemv/int8/optimized/16384x16384"};
     rec.roof_checks.push_back(dram);

@@ -58,8 +58,9 @@ RunRecord sample() {
     r.diagnosis = d;
     // A check of a roof derived from 1 thread, and one from a record written before checks
     // kept their slowest look or the threads of the profile's figure.
-    r.roof_checks = {{"DRAM", "triad", 2, 60e9, 41e9, RoofKind::bandwidth, 39e9, 1},
-                     {"DRAM", "read", 1, 30e9, 29e9, RoofKind::bandwidth, std::nullopt, std::nullopt}};
+    r.roof_checks = {
+        {"DRAM", "triad", 2, 60e9, 41e9, RoofKind::bandwidth, 39e9, 1, {}},
+        {"DRAM", "read", 1, 30e9, 29e9, RoofKind::bandwidth, std::nullopt, std::nullopt, {}}};
     return r;
 }
 

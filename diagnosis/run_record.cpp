@@ -110,6 +110,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"self_s", r.self_s},
          {"busy_cores", r.busy_cores},
          {"busy_cores_error", r.busy_cores_error},
+         {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
          {"durations_subsampled", r.durations_subsampled},
@@ -130,6 +131,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "self_s", r.self_s);
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
+    get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);
     j.at("durations_subsampled").get_to(r.durations_subsampled);

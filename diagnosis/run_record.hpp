@@ -104,6 +104,12 @@ struct RecordedRegion {
     // not measured (kernels, records of older versions).
     std::optional<double> busy_cores;
     std::optional<double> busy_cores_error;
+    // Mean number of its instances open at once in one process while any was open: their
+    // summed time over the union of their intervals, per process and execution. Above 1
+    // when threads ran it side by side (a range each thread of a parallel loop pushes
+    // around its own share): the region then did that many instances' work in one
+    // instance's time, on the cores busy_cores counts. Absent for kernels and older records.
+    std::optional<double> concurrency;
     // With --model-regions: mean per timed execution of the wall time in no model region
     // that this region holds (innermost open region; shared equally with regions open at the
     // same instant elsewhere), so that these and the model's time add up to the wall time.

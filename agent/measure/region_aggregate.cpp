@@ -76,6 +76,32 @@ std::vector<double> non_model_split(const NvtxCapture& c, const std::vector<std:
     return split;
 }
 
+using Spans = std::vector<std::pair<std::int64_t, std::int64_t>>;
+double span_sum_s(const Spans& spans) {
+    double s = 0;
+    for (const auto& [start, end] : spans) s += static_cast<double>(end - start) * 1e-9;
+    return s;
+}
+// Length of the union of the intervals (sorted here).
+double union_length_s(Spans& spans) {
+    std::sort(spans.begin(), spans.end());
+    double total = 0;
+    std::int64_t open = 0, close = 0;
+    bool any = false;
+    for (const auto& [start, end] : spans) {
+        if (any && start <= close) {
+            close = std::max(close, end);
+            continue;
+        }
+        if (any) total += static_cast<double>(close - open) * 1e-9;
+        open = start;
+        close = end;
+        any = true;
+    }
+    if (any) total += static_cast<double>(close - open) * 1e-9;
+    return total;
+}
+
 // Work counted over every instance, or nothing: a partial sum would understate the work.
 struct CountSum {
     double value = 0, error = 0;
@@ -134,6 +160,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::size_t with_cpu = 0;
         CountSum counted_ops, counted_bytes;
         double non_model_s = 0;
+        // This execution's instance intervals by process, and over all executions their
+        // summed time and the summed length of their union (RecordedRegion::concurrency).
+        std::map<int, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;
+        double instance_s = 0, union_s = 0;
         bool model = false;                   // the path matches --model-regions (asked once)
         std::pair<int, int> last_thread{-1, -1};  // the set is not searched again for a run of one thread
     };
@@ -174,6 +204,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             is_model[i] = a.model;
             const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
             a.durations.push_back(d);
+            a.spans[r.pid].emplace_back(r.start_ns, r.end_ns);
             a.region.total_s_per_execution[x] += d;
             a.region.instances += 1;
             a.region.unclosed = a.region.unclosed || r.unclosed;
@@ -201,6 +232,13 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             }
             a.counted_ops.add(r.counted_ops);
             a.counted_bytes.add(r.counted_bytes);
+        }
+        for (Acc* a : by_index) {
+            for (auto& [pid, spans] : a->spans) {
+                a->instance_s += span_sum_s(spans);
+                a->union_s += union_length_s(spans);
+            }
+            a->spans.clear();
         }
         if (model) {
             const auto split = non_model_split(c, region_of, is_model, by_index.size());
@@ -249,6 +287,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             r.busy_cores = a->cpu_s / a->cpu_wall_s;
             r.busy_cores_error = a->cpu_error_s / a->cpu_wall_s;
         }
+        if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         r.measurement.name = r.path;
         r.measurement.threads = r.threads;
         if (a->with_work > 0) {

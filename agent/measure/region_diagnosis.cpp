@@ -105,6 +105,10 @@ std::string fixed2(double v) {
     return buf;
 }
 
+// Instances open at once on average below which a region is judged as sequential instances:
+// a percent of overlap (async ranges that touch) is within the timing's noise.
+constexpr double concurrency_judged = 1.01;
+
 // A region is judged against the roofs of the cores its process really kept busy while it
 // was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
 // main thread around work on threads it starts was recorded by one thread.
@@ -121,6 +125,21 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     if (reg.kind != RegionKind::range || !host) return diagnose_kernel(profile, given, t);
 
     Measurement m = given;
+    // Instances side by side on the process's threads: the region did their summed declared
+    // work in one instance's time, and busy_cores counts the cores of all of them. (Counted
+    // work is the whole process's over each instance already.)
+    std::optional<Finding> side_by_side;
+    if (reg.concurrency && *reg.concurrency >= concurrency_judged && m.work) {
+        const double c = *reg.concurrency;
+        m.work->ops *= c;
+        m.work->compulsory_bytes *= c;
+        side_by_side =
+            Finding{FindingKind::assumption,
+                    "instances ran side by side: " + fixed2(c) +
+                        " open at once on average while any was open (on " +
+                        std::to_string(reg.threads) + " threads): judged as their sum, " +
+                        fixed2(c) + " x the declared work per instance's time"};
+    }
     std::string why;
     if (reg.busy_cores) {
         const double busy = *reg.busy_cores;
@@ -142,9 +161,10 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
               "-thread roof of the threads that recorded it";
     }
     Diagnosis d = diagnose_kernel(profile, m, t, reg.busy_cores);
-    // First among the findings: it says which roof every fraction is of.
-    d.findings.push_back(Finding{FindingKind::assumption, why});
-    std::rotate(d.findings.rbegin(), d.findings.rbegin() + 1, d.findings.rend());
+    // First among the findings: they say which roof every fraction is of, and of what work.
+    std::vector<Finding> first = {Finding{FindingKind::assumption, why}};
+    if (side_by_side) first.push_back(*side_by_side);
+    d.findings.insert(d.findings.begin(), first.begin(), first.end());
     return d;
 }
 

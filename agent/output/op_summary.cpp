@@ -47,7 +47,9 @@ void add(Group& g, const RecordedRegion& r, std::size_t runs) {
     g.row.calls += static_cast<double>(r.instances) / n;
     g.row.time_s += total / n;
     const auto& d = r.measurement.duration_s;
-    g.typical_s += d.count > 0 ? d.median * static_cast<double>(r.instances) / n : total / n;
+    // Ops side by side on several threads took that time at once (RecordedRegion::concurrency).
+    g.typical_s += (d.count > 0 ? d.median * static_cast<double>(r.instances) / n : total / n) /
+                   std::max(1.0, r.concurrency.value_or(1.0));
     g.per_execution.resize(std::max(g.per_execution.size(), r.total_s_per_execution.size()), 0.0);
     for (std::size_t i = 0; i < r.total_s_per_execution.size(); ++i)
         g.per_execution[i] += r.total_s_per_execution[i];

@@ -331,7 +331,9 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
             std::string rate = "-";
             if (reg.measurement.work && d.count > 0 && total > 0) {
-                const double per_run_instances = static_cast<double>(reg.instances) / n;
+                // Instances side by side did their work at once: the region's rate is their sum.
+                const double per_run_instances = static_cast<double>(reg.instances) / n *
+                                                 std::max(1.0, reg.concurrency.value_or(1.0));
                 const Work& w = *reg.measurement.work;
                 if (w.ops > 0) rate = si(w.ops * per_run_instances / total, "op/s");
                 else if (w.compulsory_bytes > 0) rate = si(w.compulsory_bytes * per_run_instances / total, "B/s");

@@ -95,6 +95,7 @@ std::ostream& operator<<(std::ostream& o, const Case& c) { return o << c.program
 const Case cases[] = {
     {"fma_threads", {}, "fma", Bound::compute},
     {"openmp_fma", {}, "omp fma", Bound::compute},
+    {"openmp_per_thread", {}, "thread fma", Bound::compute},
     {"stream_triad", {}, "triad", Bound::bandwidth},
     {"pointer_chase", {}, "chase", Bound::latency},
     {"pipeline", {"--model-regions", "infer"}, nullptr, Bound::not_the_model},

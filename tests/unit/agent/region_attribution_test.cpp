@@ -109,6 +109,28 @@ TEST(BusyCores, ComeFromTheWholeProcessNotTheThreadThatRecorded) {
     EXPECT_FALSE(r.at("elsewhere")->busy_cores);
 }
 
+// A range each thread of a parallel loop pushes around its own share: instances side by
+// side in one process are summed, instances in different processes are not (each process's
+// busy cores judge its own), and a loop of ranges on one thread stays at one.
+TEST(Concurrency, InstancesSideBySideInOneProcessAreCounted) {
+    CaptureFiles d;
+    d.strings(70, 1, {{1, "share"}, {2, "seq"}});
+    d.events(70, 1, 70, 0,
+             {event(EventKind::push, 0, 1), event(EventKind::pop, 1000),
+              event(EventKind::push, 2000, 2), event(EventKind::pop, 2100),
+              event(EventKind::push, 2200, 2), event(EventKind::pop, 2300)});
+    d.events(70, 1, 71, 0, {event(EventKind::push, 100, 1), event(EventKind::pop, 1100)});
+    d.strings(71, 2, {{1, "share"}});
+    d.events(71, 2, 71, 0, {event(EventKind::push, 0, 1), event(EventKind::pop, 1000)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 4000);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const auto r = by_path(regions);
+    // 3000 ns of instances over unions of 1100 (process 70) and 1000 (process 71).
+    ASSERT_TRUE(r.at("share")->concurrency);
+    EXPECT_NEAR(*r.at("share")->concurrency, 3000.0 / 2100.0, 1e-12);
+    EXPECT_NEAR(*r.at("seq")->concurrency, 1.0, 1e-12);
+}
+
 // The region table indents by depth, so records list each region right under its parent:
 // `a/d` started after `b/c`, yet belongs under `a`, not under `b`.
 TEST(RegionTree, ChildrenFollowTheirParentDepthFirst) {
@@ -263,6 +285,31 @@ TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
     EXPECT_EQ(w.roofs.front().threads, 1);
     EXPECT_NE(w.findings.front().detail.find("judged against the 1-thread roof: 0.30 cores busy"),
               std::string::npos);
+}
+
+// Two threads, each pushing its own range around one thread's 35 GFLOP/s of FMA: each
+// instance alone is half the roof of the two cores busy, their sum is at it.
+TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {
+    auto shares = timed_region("share", fp32(35e9, 1e6), 1.0);
+    shares.busy_cores = 2.0;
+    shares.threads = 2;
+    shares.concurrency = 2.0;
+    auto alone = shares;
+    alone.path = alone.name = "alone";
+    alone.concurrency = 1.005;  // ranges that touch: within the timing's noise
+    RunRecord rec = record_of({shares, alone}, 5.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "share");
+    ASSERT_TRUE(d.bound) << d.observation;
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_NEAR(*d.roofs.front().fraction, 70 / (2 * 35.9), 1e-9);
+    ASSERT_GE(d.findings.size(), 2u);
+    EXPECT_NE(d.findings[1].detail.find("instances ran side by side: 2.00 open at once"),
+              std::string::npos)
+        << d.findings[1].detail;
+    const Diagnosis& a = verdict(rec, "alone");
+    EXPECT_NEAR(*a.roofs.front().fraction, 35 / (2 * 35.9), 1e-9);
+    for (const auto& f : a.findings) EXPECT_EQ(f.detail.find("side by side"), std::string::npos);
 }
 
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {

@@ -86,6 +86,20 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
 }
 
+// The longest region whose bound was decided, with its diagnosis.
+std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_bounded(
+    const RunRecord& r) {
+    std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> best;
+    if (!(r.whole.duration_s.count > 0 && r.whole.duration_s.mean > 0)) return best;
+    for (const auto& v : r.region_diagnoses) {
+        const RecordedRegion* g = r.region(v.path);
+        if (!g || !v.diagnosis.bound) continue;
+        if (!best || mean(g->total_s_per_execution) > mean(best->first->total_s_per_execution))
+            best = std::pair{g, &v.diagnosis};
+    }
+    return best;
+}
+
 void render_diagnosis(const RunRecord& r, std::ostream& out) {
     if (!r.diagnosis && r.region_diagnoses.empty()) return;
     // Verdicts taken while other work competed for the CPUs say so once, in the heading; the
@@ -93,7 +107,21 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
     const bool contended = r.diagnosis && contention_of(*r.diagnosis);
     out << "\nDiagnosis" << (contended ? " (taken under contention: see the contention note)" : "")
         << "\n";
-    if (r.diagnosis) render_one_diagnosis(*r.diagnosis, out, "  ");
+    if (r.diagnosis) {
+        Diagnosis run = *r.diagnosis;
+        // Without whole-run counts the run's bound is unknown even where its regions were
+        // judged: the line says so and points at the longest of them, so it does not read
+        // as ceiling having judged nothing.
+        if (!run.bound)
+            if (const auto longest = longest_bounded(r))
+                run.observation = "for the run as a whole (" + run.observation +
+                                  "); its longest judged region, " + longest->first->path + " (" +
+                                  percent(mean(longest->first->total_s_per_execution) /
+                                          std::max(1.0, longest->first->concurrency.value_or(1.0)) /
+                                          r.whole.duration_s.mean) +
+                                  " of wall time), is " + longest->second->diagnosis + " (below)";
+        render_one_diagnosis(run, out, "  ");
+    }
     for (const auto& v : r.region_diagnoses) {
         if (const auto* reg = r.region(v.path); reg && diagnosis_summarised_by_ops(*reg)) continue;  // op summary
         out << "  region " << v.path << ": ";

@@ -312,6 +312,27 @@ TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {
     for (const auto& f : a.findings) EXPECT_EQ(f.detail.find("side by side"), std::string::npos);
 }
 
+// The run's own bound is unknown without whole-run counts even where its regions were
+// judged: its line points at the longest judged region instead of reading as nothing judged.
+TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
+    auto shares = timed_region("share", fp32(7e9, 1e6), 0.2);  // 5 x 0.2 s, 2 at once
+    shares.busy_cores = 2.0;
+    shares.threads = 2;
+    shares.concurrency = 2.0;
+    auto small = timed_region("small", fp32(0.3e9, 1e6), 0.01);
+    RunRecord rec = record_of({shares, small}, 1.0);
+    judge_record(rec);
+    ASSERT_TRUE(rec.diagnosis);
+    ASSERT_FALSE(rec.diagnosis->bound);
+    std::ostringstream text;
+    output::render_run_summary(rec, text);
+    EXPECT_NE(text.str().find("bound unknown: for the run as a whole (no roof comparison was "
+                              "possible: operations and bytes were not both measured); its "
+                              "longest judged region, share (50% of wall time), is compute bound"),
+              std::string::npos)
+        << text.str();
+}
+
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
     auto plain = timed_region("preprocess", std::nullopt, 0.01);
     RunRecord rec = record_of({plain}, 1.0);

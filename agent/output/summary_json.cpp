@@ -86,18 +86,20 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
     nlohmann::json regions = nlohmann::json::array();
     for (const auto& reg : r.regions) {
         const Diagnosis* d = diagnosis_of(r, reg.path);
-        nlohmann::json o = {{"path", reg.path},
-                            {"name", reg.name},
-                            {"parent", reg.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(reg.parent)},
-                            {"kind", reg.kind},
-                            {"model", reg.model},
-                            {"instances", reg.instances},
-                            {"time_s_per_execution", optional_json(time_per_execution(reg))},
-                            {"duration_s", reg.measurement.duration_s.count
-                                               ? nlohmann::json(reg.measurement.duration_s)
-                                               : nlohmann::json(nullptr)},
-                            {"busy_cores", optional_json(reg.busy_cores)},
-                            {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};
+        nlohmann::json o = {
+            {"path", reg.path},
+            {"name", reg.name},
+            {"parent", reg.parent.empty() ? nlohmann::json(nullptr) : nlohmann::json(reg.parent)},
+            {"kind", reg.kind},
+            {"model", reg.model},
+            {"instances", reg.instances},
+            {"time_s_per_execution", optional_json(time_per_execution(reg))},
+            {"duration_s", reg.measurement.duration_s.count
+                               ? nlohmann::json(reg.measurement.duration_s)
+                               : nlohmann::json(nullptr)},
+            {"busy_cores", optional_json(reg.busy_cores)},
+            {"concurrency", optional_json(reg.concurrency)},
+            {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};
         if (!reg.labels.empty()) o["labels"] = reg.labels;
         regions.push_back(std::move(o));
     }

@@ -34,6 +34,7 @@ void expect_summary_shape(const nlohmann::json& j, const std::string& kind) {
         EXPECT_TRUE(reg.at("instances").is_number_unsigned());
         EXPECT_TRUE(reg.contains("time_s_per_execution"));
         EXPECT_TRUE(reg.contains("busy_cores"));
+        EXPECT_TRUE(reg.contains("concurrency"));  // instances open at once; null for kernels
         const auto& d = reg.at("diagnosis");
         if (d.is_null()) continue;
         EXPECT_TRUE(d.at("verdict").is_string());

@@ -113,13 +113,20 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
         // judged: the line says so and points at the longest of them, so it does not read
         // as ceiling having judged nothing.
         if (!run.bound)
-            if (const auto longest = longest_bounded(r))
-                run.observation = "for the run as a whole (" + run.observation +
-                                  "); its longest judged region, " + longest->first->path + " (" +
-                                  percent(mean(longest->first->total_s_per_execution) /
-                                          std::max(1.0, longest->first->concurrency.value_or(1.0)) /
-                                          r.whole.duration_s.mean) +
-                                  " of wall time), is " + longest->second->diagnosis + " (below)";
+            if (const auto longest = longest_bounded(r)) {
+                const RecordedRegion& g = *longest->first;
+                // Side by side in one process counted once; in several processes (a pool of
+                // workers) the instances may still add up to more than the wall time.
+                const double share = mean(g.total_s_per_execution) /
+                                     std::max(1.0, g.concurrency.value_or(1.0)) /
+                                     r.whole.duration_s.mean;
+                run.observation =
+                    "for the run as a whole (" + run.observation +
+                    "); its longest judged region, " + g.path + " (" +
+                    (share > 1.0 ? "instances in several processes adding up to " + percent(share)
+                                 : percent(share)) +
+                    " of wall time), is " + longest->second->diagnosis + " (below)";
+            }
         render_one_diagnosis(run, out, "  ");
     }
     for (const auto& v : r.region_diagnoses) {

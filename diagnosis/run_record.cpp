@@ -1,9 +1,11 @@
 #include "diagnosis/run_record.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "diagnosis/json_support.hpp"
 #include "diagnosis/quantity_domains.hpp"
+#include "diagnosis/statistics.hpp"
 
 namespace ceiling {
 
@@ -24,6 +26,10 @@ std::vector<const Execution*> RunRecord::timed_executions() const {
     for (const auto& e : executions)
         if (!e.warmup) out.push_back(&e);
     return out;
+}
+
+double RecordedRegion::open_s_per_execution() const {
+    return mean(total_s_per_execution) / std::max(1.0, concurrency.value_or(1.0));
 }
 
 const RecordedRegion* RunRecord::region(const std::string& path) const {

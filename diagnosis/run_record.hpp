@@ -123,6 +123,10 @@ struct RecordedRegion {
     // "problem", "variant", "shape", "series", "implementation", "advice" (a known handicap
     // of the implementation here, with its fix) and "detail". Empty for NVTX ranges.
     std::map<std::string, std::string> labels;
+    // Mean per timed execution of the time it was open: its instances' time, those side by
+    // side in one process counted once (concurrency). Instances in several processes still
+    // add up.
+    double open_s_per_execution() const;
 };
 
 // The diagnosis of one region or kernel whose work is known (declared or analytic).

@@ -38,13 +38,15 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
         if (reg.measurement.work)
             work = si(reg.measurement.work->ops, "op") + ", " + bytes(reg.measurement.work->compulsory_bytes);
         h << "<tr><td style=\"padding-left:" << 8 + 16 * depth << "px\""
-          << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name) << "</td><td class=\"n\">"
-          << count_text(static_cast<double>(reg.instances) / runs) << "</td><td class=\"n\">" << duration(total)
-          << "</td><td class=\"n\">" << percent(total / wall) << "</td><td class=\"n\">"
+          << (reg.model ? " class=\"model\"" : "") << ">" << xml_escape(reg.name)
+          << "</td><td class=\"n\">" << count_text(static_cast<double>(reg.instances) / runs)
+          << "</td><td class=\"n\">" << duration(total) << "</td><td class=\"n\">"
+          << percent(reg.open_s_per_execution() / wall) << "</td><td class=\"n\">"
           << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
           << (reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-") << "</td><td class=\"n\">"
-          << (d.count ? duration(d.median) : "-") << "</td><td class=\"n\">" << (d.count ? duration(d.p99) : "-")
-          << "</td><td class=\"n\">" << xml_escape(work) << "</td></tr>\n";
+          << (d.count ? duration(d.median) : "-") << "</td><td class=\"n\">"
+          << (d.count ? duration(d.p99) : "-") << "</td><td class=\"n\">" << xml_escape(work)
+          << "</td></tr>\n";
     }
     h << "</table>\n";
 }

@@ -117,9 +117,7 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
                 const RecordedRegion& g = *longest->first;
                 // Side by side in one process counted once; in several processes (a pool of
                 // workers) the instances may still add up to more than the wall time.
-                const double share = mean(g.total_s_per_execution) /
-                                     std::max(1.0, g.concurrency.value_or(1.0)) /
-                                     r.whole.duration_s.mean;
+                const double share = g.open_s_per_execution() / r.whole.duration_s.mean;
                 run.observation =
                     "for the run as a whole (" + run.observation +
                     "); its longest judged region, " + g.path + " (" +
@@ -374,11 +372,11 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                 else if (w.compulsory_bytes > 0) rate = si(w.compulsory_bytes * per_run_instances / total, "B/s");
             }
             const double per_run = static_cast<double>(reg.instances) / n;
-            t.row({label, count_text(per_run),
-                   duration(total), wall.count ? percent(total / wall.mean) : "-",
-                   reg.self_s ? duration(*reg.self_s) : "-", reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-",
-                   d.count ? duration(d.median) : "-",
-                   d.count ? duration(d.p99) : "-", rate});
+            t.row({label, count_text(per_run), duration(total),
+                   wall.count ? percent(reg.open_s_per_execution() / wall.mean) : "-",
+                   reg.self_s ? duration(*reg.self_s) : "-",
+                   reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-",
+                   d.count ? duration(d.median) : "-", d.count ? duration(d.p99) : "-", rate});
         }
         t.render(out);
         if (!r.model_time_s_per_execution.empty() && wall.count > 0) {

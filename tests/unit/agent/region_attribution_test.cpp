@@ -331,6 +331,9 @@ TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
                               "longest judged region, share (50% of wall time), is compute bound"),
               std::string::npos)
         << text.str();
+    // The table: 1 s of instances, open half the wall time, 70 Gop/s as the region's rate.
+    EXPECT_NE(text.str().find("share       5   1.00 s      50%"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("70.0 Gop/s"), std::string::npos) << text.str();
 }
 
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {

@@ -136,8 +136,8 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         side_by_side =
             Finding{FindingKind::assumption,
                     "instances ran side by side: " + fixed2(c) +
-                        " open at once on average while any was open (on " +
-                        std::to_string(reg.threads) + " threads): judged as their sum, " +
+                        " open at once on average in one process while any was open: judged "
+                        "as their sum, " +
                         fixed2(c) + " x the declared work per instance's time"};
     }
     std::string why;

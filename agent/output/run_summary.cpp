@@ -94,7 +94,7 @@ std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_bounde
     for (const auto& v : r.region_diagnoses) {
         const RecordedRegion* g = r.region(v.path);
         if (!g || !v.diagnosis.bound) continue;
-        if (!best || mean(g->total_s_per_execution) > mean(best->first->total_s_per_execution))
+        if (!best || g->open_s_per_execution() > best->first->open_s_per_execution())
             best = std::pair{g, &v.diagnosis};
     }
     return best;
@@ -364,12 +364,14 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
             std::string rate = "-";
             if (reg.measurement.work && d.count > 0 && total > 0) {
-                // Instances side by side did their work at once: the region's rate is their sum.
-                const double per_run_instances = static_cast<double>(reg.instances) / n *
-                                                 std::max(1.0, reg.concurrency.value_or(1.0));
+                // Per second open: instances side by side did their work at once.
+                const double per_run_instances = static_cast<double>(reg.instances) / n;
+                const double open = reg.open_s_per_execution();
                 const Work& w = *reg.measurement.work;
-                if (w.ops > 0) rate = si(w.ops * per_run_instances / total, "op/s");
-                else if (w.compulsory_bytes > 0) rate = si(w.compulsory_bytes * per_run_instances / total, "B/s");
+                if (w.ops > 0)
+                    rate = si(w.ops * per_run_instances / open, "op/s");
+                else if (w.compulsory_bytes > 0)
+                    rate = si(w.compulsory_bytes * per_run_instances / open, "B/s");
             }
             const double per_run = static_cast<double>(reg.instances) / n;
             t.row({label, count_text(per_run), duration(total),

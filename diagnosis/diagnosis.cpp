@@ -30,18 +30,38 @@ std::string describe(const RoofComparison& c) {
     return c.kind == RoofKind::compute ? "compute roof " + c.roof : c.level + " bandwidth roof";
 }
 
-// Says which signals were missing, so an unknown bound explains itself.
-std::string why_unknown(const Signals& s) {
-    if (!s.compute_fraction && !s.bandwidth_fraction)
+// Says which signals were missing, so an unknown bound explains itself. A side whose rate
+// ran above its roof has no fraction to trust: said so, not "not measured".
+std::string why_unknown(const Signals& s, bool compute_above, bool bandwidth_above) {
+    if (!s.compute_fraction && !s.bandwidth_fraction && !compute_above && !bandwidth_above)
         return "no roof comparison was possible: operations and bytes were not both measured";
     if (!s.compute_fraction) {
-        return "no compute fraction (operations not measured, or no compute roof of this "
-               "precision and engine in the profile): the decision needs both sides";
+        return compute_above
+                   ? "no compute fraction to trust: the operations ran above the compute roof "
+                     "(see the note): the decision needs both sides"
+                   : "no compute fraction (operations not measured, or no compute roof of this "
+                     "precision and engine in the profile): the decision needs both sides";
     }
     if (!s.bandwidth_fraction)
-        return "no bandwidth fraction (bytes not measured, or no bandwidth roof in the profile): "
-               "the decision needs both sides";
+        return bandwidth_above
+                   ? "no bandwidth fraction to trust: the bytes ran above the bandwidth roof "
+                     "(see the note): the decision needs both sides"
+                   : "no bandwidth fraction (bytes not measured, or no bandwidth roof in the "
+                     "profile): the decision needs both sides";
     return "no row of the decision table holds";
+}
+
+// Why a rate can exceed its roof, by where its count came from. Declared or analytic work
+// is the likeliest cause where it is the count (a region's `{bytes=}` ten times what its
+// loop moves read 823 % of the copy roof); a counter's where one counted.
+std::string above_roof_causes(const RoofComparison& c) {
+    if (c.source != Source::analytic) return "a counter that overcounts, or a roof measured low";
+    return c.kind == RoofKind::compute
+               ? "operations counted larger than what ran, or work of another precision or "
+                 "engine than the roof's (declare precision= and engine=), or a roof measured low"
+               : "bytes counted larger than what reached " + c.level +
+                     " (a working set held in a faster level: declare working_set=), or a roof "
+                     "measured low";
 }
 
 void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
@@ -144,20 +164,20 @@ Signals signals_of(const Diagnosis& d) {
 
 void conclude(Diagnosis& d, const Thresholds& t) {
     std::erase_if(d.findings, [](const Finding& f) { return f.kind == FindingKind::above_roof; });
-    bool above = false;
+    bool compute_above = false, bandwidth_above = false;
     std::optional<double> best;
     for (const auto& c : d.roofs) {
         if (c.verdict == Verdict::above_roof) {
-            above = true;
-            add_finding(
-                d, FindingKind::above_roof,
-                "achieved " + g3(*c.achieved_per_s) + " " + unit_of(c.kind) + " is " +
-                    g3(*c.fraction) + "x the " + describe(c) + " (" + g3(*c.roof_per_s) +
-                    "): a measurement error or an underestimated roof, not a fraction to trust");
+            (c.kind == RoofKind::compute ? compute_above : bandwidth_above) = true;
+            add_finding(d, FindingKind::above_roof,
+                        "achieved " + g3(*c.achieved_per_s) + " " + unit_of(c.kind) + " is " +
+                            g3(*c.fraction) + "x the " + describe(c) + " (" + g3(*c.roof_per_s) +
+                            "), not a fraction to trust: " + above_roof_causes(c));
         } else if (c.fraction && c.verdict != Verdict::unknown) {
             best = std::max(best.value_or(0.0), *c.fraction);
         }
     }
+    const bool above = compute_above || bandwidth_above;
     d.verdict = above ? Verdict::above_roof : best ? verdict_for(*best, t) : Verdict::unknown;
 
     const Signals s = signals_of(d);
@@ -166,7 +186,7 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     d.also_held.clear();
     if (!decision.row) {
         d.bound.reset();
-        d.observation = why_unknown(s);
+        d.observation = why_unknown(s, compute_above, bandwidth_above);
         d.diagnosis = "unknown";
         d.first_move =
             "measure what is missing first: declare the work (operations, bytes) or run with "

@@ -63,6 +63,13 @@ Opt involuntary_switches_per_cpu_s(const P& p) {
 Opt steal_share(const P& p) { return ratio(p.host_steal_s, p.host_cpu_s); }
 // Mean runnable threads per CPU: runnable thread-seconds over CPU-seconds of the same window.
 Opt run_queue_per_cpu(const P& p) { return ratio(p.host_runnable_thread_s, p.host_cpu_s); }
+Opt own_run_queue_per_cpu(const P& p) { return ratio(p.own_runnable_thread_s, p.host_cpu_s); }
+// Everyone else's: the host's less the program's own (read at the same samples; a reading a
+// moment apart can put the difference below zero).
+Opt others_run_queue_per_cpu(const P& p) {
+    if (!p.host_runnable_thread_s || !p.own_runnable_thread_s) return std::nullopt;
+    return ratio(std::max(0.0, *p.host_runnable_thread_s - *p.own_runnable_thread_s), p.host_cpu_s);
+}
 Opt page_faults_per_s(const P& p) {
     return per_wall_s(p, p.minor_page_faults, p.major_page_faults);
 }
@@ -93,6 +100,11 @@ constexpr Qualifier preempted = {"voluntary_switch_share", voluntary_switch_shar
                                  Comparison::below, &T::voluntary_switch_share};
 constexpr Qualifier churn = {"faults_per_peak_page", faults_per_peak_page, Comparison::at_least,
                              &T::fault_churn_ratio};
+// Little other work runnable: a run queue past the CPUs, and the preemptions, are the
+// program's own threads (8 OpenMP threads on 2 CPUs read "other work competed ... measure on
+// a quiet machine" before).
+constexpr Qualifier others_idle = {"others_run_queue_per_cpu", others_run_queue_per_cpu,
+                                   Comparison::below, &T::others_run_queue_per_cpu};
 constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
@@ -120,7 +132,10 @@ const std::array<SystemRule, 10> rules = {{
      &preempted,
      {},
      {},
-     true},
+     true,
+     &others_idle,
+     "preempted often, with little other work runnable (its own threads, where more of them "
+     "than CPUs, or brief kernel work): not contention"},
     {"steal_share",
      steal_share,
      Comparison::at_least,
@@ -131,6 +146,13 @@ const std::array<SystemRule, 10> rules = {{
      {},
      true},
     {"run_queue_per_cpu", run_queue_per_cpu, Comparison::at_least, &T::run_queue_per_cpu,
+     "more runnable threads than CPUs, nearly all its own: the program oversubscribes the CPUs "
+     "itself, its threads take turns on the cores and preempt each other: size its thread "
+     "pools to the CPUs (OMP_NUM_THREADS, torch.set_num_threads, pools nested in pools, "
+     "worker counts)",
+     &others_idle,
+     "more runnable threads than CPUs on the host, other work's among them: the CPUs were "
+     "oversubscribed",
      "more runnable threads than CPUs on the host, its own and other work's: the CPUs were "
      "oversubscribed"},
     {"page_faults_per_s", page_faults_per_s, Comparison::at_least, &T::page_faults_per_s,
@@ -154,6 +176,11 @@ const std::array<SystemRule, 10> rules = {{
 bool compares(Comparison c, double value, double threshold) {
     return c == Comparison::at_least ? value >= threshold : value < threshold;
 }
+// A rule's own_doing qualifier holds: measured, and on its side of the threshold.
+bool own_doing(const Qualifier& q, const P& p, const Thresholds& t) {
+    const Opt v = q.metric(p);
+    return v && compares(q.comparison, *v, t.*q.threshold);
+}
 
 std::string g3(double v) {
     char buf[32];
@@ -166,7 +193,7 @@ struct Evidence {
     Opt (*metric)(const P&);
     std::string (*say)(double);
 };
-const std::array<Evidence, 5> contention_evidence = {{
+const std::array<Evidence, 6> contention_evidence = {{
     {involuntary_switches_per_cpu_s,
      [](double v) {
          return "preempted " + g3(v) + " times per second of CPU time (involuntary switches)";
@@ -180,6 +207,7 @@ const std::array<Evidence, 5> contention_evidence = {{
      [](double v) { return "blocked " + g3(v) + "/s (voluntary switches)"; }},
     {steal_share, [](double v) { return "steal " + g3(v * 100) + "% of the host's CPU time"; }},
     {run_queue_per_cpu, [](double v) { return g3(v) + " runnable threads per CPU on the host"; }},
+    {own_run_queue_per_cpu, [](double v) { return g3(v) + " of them its own"; }},
 }};
 
 constexpr std::string_view contention_consequence =
@@ -208,6 +236,7 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
                           ? r.meaning
                           : r.meaning_otherwise;
         }
+        if (r.own_doing && own_doing(*r.own_doing, p, t)) meaning = r.meaning_own;
         s.fired = s.value && !meaning.empty() && compares(r.comparison, *s.value, s.threshold);
         s.meaning = std::string(meaning.empty() ? r.meaning : meaning);
         out.push_back(std::move(s));
@@ -216,10 +245,11 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
 }
 
 std::optional<Finding> contention_finding(const ProcessAccounting& p,
-                                          std::span<const SystemSignal> evidence) {
+                                          std::span<const SystemSignal> evidence,
+                                          const Thresholds& t) {
     bool contended = false;
     for (const auto& r : rules)
-        if (r.contention)
+        if (r.contention && !(r.own_doing && own_doing(*r.own_doing, p, t)))
             for (const auto& s : evidence) contended = contended || (s.name == r.name && s.fired);
     if (!contended) return std::nullopt;
     std::string numbers;
@@ -258,7 +288,8 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"peak_rss_pages", p.peak_rss_pages},
          {"host_cpu_s", p.host_cpu_s},
          {"host_steal_s", p.host_steal_s},
-         {"host_runnable_thread_s", p.host_runnable_thread_s}};
+         {"host_runnable_thread_s", p.host_runnable_thread_s},
+         {"own_runnable_thread_s", p.own_runnable_thread_s}};
 }
 void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     j.at("wall_s").get_to(p.wall_s);
@@ -277,6 +308,7 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "host_cpu_s", p.host_cpu_s);
     get_optional(j, "host_steal_s", p.host_steal_s);
     get_optional(j, "host_runnable_thread_s", p.host_runnable_thread_s);
+    get_optional(j, "own_runnable_thread_s", p.own_runnable_thread_s);
 }
 
 }  // namespace ceiling

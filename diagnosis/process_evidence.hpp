@@ -44,6 +44,10 @@ struct ProcessAccounting {
     std::optional<double> host_cpu_s;
     std::optional<double> host_steal_s;
     std::optional<double> host_runnable_thread_s;
+    // Of those runnable threads, the program's own (every thread of its process tree in
+    // state R at each sample): a run queue past the CPUs that is its own is oversubscription
+    // by the program itself, not contention.
+    std::optional<double> own_runnable_thread_s;
 };
 
 // A second metric read with a rule's own, choosing the rule's meaning.
@@ -68,16 +72,22 @@ struct SystemRule {
     std::string_view meaning_otherwise = {};
     std::string_view meaning_unknown = {};
     bool contention = false;  // firing means other work competed for the CPUs
+    // When this qualifier holds the program's own threads explain the rule: it says
+    // `meaning_own` instead, and is not contention.
+    const Qualifier* own_doing = nullptr;
+    std::string_view meaning_own = {};
 };
 std::span<const SystemRule> system_rules();
 
 // Every rule evaluated (value absent when its inputs were not measured; absent never fires).
 std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t);
 
-// When a contention rule fired: a finding with the evidence (involuntary and voluntary
-// switches, steal, run queue) saying the verdicts were taken under contention.
+// When a contention rule fired, and not of the program's own doing: a finding with the evidence
+// (involuntary and voluntary switches, steal, run queue) saying the verdicts were taken under
+// contention.
 std::optional<Finding> contention_finding(const ProcessAccounting& p,
-                                          std::span<const SystemSignal> evidence);
+                                          std::span<const SystemSignal> evidence,
+                                          const Thresholds& t);
 // The contention finding of a diagnosis, if it has one.
 const Finding* contention_of(const Diagnosis& d);
 // What a region judged during such a run carries.

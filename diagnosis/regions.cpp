@@ -116,7 +116,7 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     }
 
     d.system = system_evidence(in.process, t);
-    if (auto contended = contention_finding(in.process, d.system))
+    if (auto contended = contention_finding(in.process, d.system, t))
         d.findings.push_back(std::move(*contended));
     conclude(d, t);
     return d;

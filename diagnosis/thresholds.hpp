@@ -39,6 +39,9 @@ struct Thresholds {
     double involuntary_switches_per_cpu_s = 20;
     double steal_share = 0.05;
     double run_queue_per_cpu = 1.25;  // runnable threads per CPU on the host: oversubscribed
+    // Other work's runnable threads per CPU (the host's less the program's own) below which
+    // a run queue past the CPUs, and the preemptions with it, are the program's own doing.
+    double others_run_queue_per_cpu = 0.25;
     // Page faults per resident page at the peak footprint at or above which memory was
     // touched afresh over and over (first touch faults at most once per page).
     double fault_churn_ratio = 2.0;

@@ -402,6 +402,7 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         add("host_cpu_s", sampled->host_cpu_s, "s");
         add("host_steal_s", sampled->host_steal_s, "s");
         add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");
+        add("own_runnable_thread_s", sampled->own_runnable_thread_s, "s");
     }
     add("observer_wakeups", child.observer_wakeups, "count");
     if (child.io) {

@@ -35,13 +35,19 @@ bool read_small(const fs::path& path, std::string& out) {
     return used > 0;
 }
 
-// Children of every thread of `pid` (a child belongs to the thread that forked it).
-void add_children(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf) {
+// Children of every thread of `pid` (a child belongs to the thread that forked it), and how
+// many of its threads are runnable (state R: running or queued for a CPU), so that a run
+// queue past the CPUs can be told the program's own from other work's.
+void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf,
+                  double& runnable) {
     const fs::path task = proc / std::to_string(pid) / "task";
     DIR* d = ::opendir(task.c_str());
     if (!d) return;
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+        if (read_small(task / e->d_name / "stat", buf))
+            if (const auto f = collectors::parse_proc_stat(buf); f && f->state == 'R')
+                runnable += 1;
         if (!read_small(task / e->d_name / "children", buf)) continue;
         std::string_view s(buf);
         while (!s.empty()) {
@@ -68,6 +74,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
     std::set<pid_t> seen;
     std::string buf;
     bool root_alive = false;
+    double runnable = 0;
     while (!todo.empty()) {
         const pid_t pid = todo.back();
         todo.pop_back();
@@ -93,9 +100,10 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         // unknown for this sample, not smaller.
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
                                            : collectors::ProcIo{};
-        add_children(proc, pid, todo, buf);
+        scan_threads(proc, pid, todo, buf, runnable);
     }
     if (!root_alive) return std::nullopt;
+    s.own_runnable = runnable;
     if (read_small(proc / "loadavg", buf))
         if (const auto running = collectors::parse_loadavg_runnable(buf))
             s.host_runnable = std::max(0.0, *running - 1);
@@ -117,16 +125,27 @@ void PeakAccumulator::add(const TreeSample& s) {
         double& hwm = hwm_[{p.pid, p.start_ticks}];
         hwm = std::max(hwm, p.hwm_bytes);
     }
-    // The run queue holds its value until the next sample: a step function.
-    if (last_runnable_)
-        runnable_thread_s_ +=
-            last_runnable_->second * static_cast<double>(s.t_ns - last_runnable_->first) * 1e-9;
-    if (s.host_runnable) {
-        last_runnable_ = {s.t_ns, *s.host_runnable};
-        runnable_known_ = true;
+    // The run queues hold their values until the next sample: step functions.
+    host_runnable_.add(s.t_ns, s.host_runnable);
+    own_runnable_.add(s.t_ns, s.own_runnable);
+}
+
+void StepIntegral::add(std::int64_t t_ns, std::optional<double> value) {
+    if (last_) sum_ += last_->second * static_cast<double>(t_ns - last_->first) * 1e-9;
+    if (value) {
+        last_ = {t_ns, *value};
+        known_ = true;
     } else {
-        last_runnable_.reset();
+        last_.reset();
     }
+}
+
+std::optional<double> StepIntegral::until(std::int64_t end_ns) const {
+    if (!known_) return std::nullopt;
+    double s = sum_;
+    if (last_ && end_ns > last_->first)
+        s += last_->second * static_cast<double>(end_ns - last_->first) * 1e-9;
+    return s;
 }
 
 SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
@@ -144,13 +163,8 @@ SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
     if (host_start && host_end && host_end->total > host_start->total && clock_ticks_per_s > 0) {
         p.host_cpu_s = (host_end->total - host_start->total) / clock_ticks_per_s;
         p.host_steal_s = std::max(0.0, host_end->steal - host_start->steal) / clock_ticks_per_s;
-        if (runnable_known_) {
-            double s = runnable_thread_s_;
-            if (last_runnable_ && end_ns > last_runnable_->first)
-                s += last_runnable_->second * static_cast<double>(end_ns - last_runnable_->first) *
-                     1e-9;
-            p.host_runnable_thread_s = s;
-        }
+        p.host_runnable_thread_s = host_runnable_.until(end_ns);
+        p.own_runnable_thread_s = own_runnable_.until(end_ns);
     }
     return p;
 }

@@ -57,6 +57,8 @@ struct TreeSample {
     collectors::ProcIo io;  // summed over the tree (collectors::ProcIo says what each counts)
     // Threads runnable on the host besides the sampler's own (it is running while it reads).
     std::optional<double> host_runnable;
+    // The tree's own runnable threads (state R, running or queued), at the same instant.
+    std::optional<double> own_runnable;
     std::vector<ProcessPeak> peaks;  // every process read
     // Taken in the first interval, denser than the interval, only so that short programs
     // get their peaks seen; left out of the series.
@@ -84,6 +86,21 @@ struct SampledPeaks {
     // Runnable threads (the sampler's excepted) integrated over the window: divided by
     // host_cpu_s, the mean number of runnable threads per CPU.
     std::optional<double> host_runnable_thread_s;
+    // The same for the program's own threads: the share of the run queue that was its own.
+    std::optional<double> own_runnable_thread_s;
+};
+
+// A level that holds its value from one sample to the next, integrated over time; unknown
+// until a sample knows it, and a sample that does not know it ends the step before.
+class StepIntegral {
+  public:
+    void add(std::int64_t t_ns, std::optional<double> value);
+    std::optional<double> until(std::int64_t end_ns) const;  // the integral, in value x s
+
+  private:
+    std::optional<std::pair<std::int64_t, double>> last_;  // (t_ns, value)
+    double sum_ = 0;
+    bool known_ = false;
 };
 
 // Folds samples into SampledPeaks, oldest first; a pure step so tests can drive it with
@@ -98,9 +115,7 @@ class PeakAccumulator {
   private:
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, double> hwm_;                // (pid, start ticks) -> VmHWM
-    std::optional<std::pair<std::int64_t, double>> last_runnable_;  // (t_ns, runnable)
-    double runnable_thread_s_ = 0;
-    bool runnable_known_ = false;
+    StepIntegral host_runnable_, own_runnable_;
 };
 
 class Sampler {

@@ -346,6 +346,43 @@ TEST(VerdictsBusyCores, ARangeWhoseWorkRunsOnThreadsItStartsCountsThemAll) {
     }
 }
 
+// Four threads per CPU and nothing else running: the run queue past the CPUs is the
+// program's own, said so with its lever, and not taken for contention (it read "other work
+// competed for the CPUs ... measure on a quiet machine" before).
+TEST(VerdictsOversubscribed, ItsOwnThreadsPastTheCpusAreItsOwnDoingNotContention) {
+    const std::string program =
+        std::string(CEILING_VERDICT_PROGRAMS) + "/ceiling_verdict_fma_threads";
+    const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+    TempDir dir;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        if (!machine_quiet(cpus)) continue;
+        const fs::path out = dir / ("r" + std::to_string(attempt) + ".json");
+        const double busy0 = machine_busy_s(), own0 = own_children_s();
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = run_ceiling(
+            {"-q", "run", "--profile", profile(), "--output", out.string(), "--", program, "4"});
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        if ((machine_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
+            continue;  // other work ran beside it: contention would be right
+        const RunRecord rec = parse_run_record(slurp(out));
+        ASSERT_TRUE(rec.diagnosis);
+        const auto queue =
+            std::find_if(rec.diagnosis->system.begin(), rec.diagnosis->system.end(),
+                         [](const SystemSignal& s) { return s.name == "run_queue_per_cpu"; });
+        ASSERT_NE(queue, rec.diagnosis->system.end());
+        ASSERT_TRUE(queue->value);
+        EXPECT_GE(*queue->value, 2.0) << "4 runnable threads per CPU";
+        EXPECT_TRUE(queue->fired);
+        EXPECT_NE(queue->meaning.find("nearly all its own"), std::string::npos) << queue->meaning;
+        for (const auto& f : rec.diagnosis->findings)
+            EXPECT_NE(f.kind, FindingKind::contention) << f.detail;
+        return;
+    }
+    GTEST_SKIP() << "other work used the CPUs in every attempt: its own doing cannot be told";
+}
+
 INSTANTIATE_TEST_SUITE_P(Corpus, Verdicts, ::testing::ValuesIn(cases),
                          [](const ::testing::TestParamInfo<Case>& i) {
                              return std::string(i.param.program);

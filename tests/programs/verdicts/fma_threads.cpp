@@ -2,14 +2,17 @@
 // loop that runs on threads it starts, one per CPU (as a thread pool or intra-op threads
 // do): the thread that recorded the range does none of the work.
 // Prints "truth busy_cores=B": the work threads' CPU time over the range's wall time.
+// `fma_threads K` starts K threads per CPU (a pool sized past the CPUs, or pools nested).
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
 #include "verdict_work.hpp"
 
-int main() {
+int main(int argc, char** argv) {
     using namespace verdicts;
-    const int threads = cpus();
+    const int per_cpu = argc > 1 ? std::max(1, std::atoi(argv[1])) : 1;
+    const int threads = cpus() * per_cpu;
     const std::int64_t iterations = fma_iterations_for(0.25);
     const double ops = fma_ops_per_iteration() * static_cast<double>(iterations) * threads;
     std::vector<double> cpu(static_cast<std::size_t>(threads), 0.0);

@@ -36,6 +36,8 @@ TEST(SampleTree, SumsTheRecordedTreeIncludingItsIo) {
     EXPECT_EQ(s->io.storage_write_bytes, 50016256);
     EXPECT_EQ(s->io.read_call_bytes, 1048576 + 4032);
     EXPECT_EQ(s->host_runnable, 10) << "11 running, less the sampler reading";
+    // Per thread, not per process: both of the trainer's recorded threads run, sleep sleeps.
+    EXPECT_EQ(s->own_runnable, 2);
     ASSERT_EQ(s->peaks.size(), 2u);
     const auto root = std::find_if(s->peaks.begin(), s->peaks.end(),
                                    [](const ProcessPeak& p) { return p.pid == 4100; });
@@ -62,6 +64,7 @@ TreeSample at(double t_s, double rss, std::vector<ProcessPeak> peaks,
     s.processes = 1;
     s.peaks = std::move(peaks);
     s.host_runnable = runnable;
+    if (runnable) s.own_runnable = 2;
     s.probe = probe;
     return s;
 }
@@ -83,6 +86,9 @@ TEST(PeakAccumulator, EachProcessCountsOnceAtItsPeakAndProbesAreNotSamples) {
     // A step function: 3 runnable for 20 ms, 1 for 10 ms, then unknown (not extended).
     ASSERT_TRUE(p.host_runnable_thread_s);
     EXPECT_NEAR(*p.host_runnable_thread_s, 3 * 0.020 + 1 * 0.010, 1e-12);
+    // The program's own: 2 runnable in the first three samples, unknown after.
+    ASSERT_TRUE(p.own_runnable_thread_s);
+    EXPECT_NEAR(*p.own_runnable_thread_s, 2 * 0.030, 1e-12);
     EXPECT_DOUBLE_EQ(*p.host_cpu_s, 0.08);
     EXPECT_DOUBLE_EQ(*p.host_steal_s, 0.02);
 }
@@ -98,6 +104,7 @@ TEST(PeakAccumulator, NothingSeenIsUnknownNotZero) {
     EXPECT_FALSE(p.host_cpu_s) << "no clock tick elapsed: unknown";
     EXPECT_FALSE(p.host_steal_s);
     EXPECT_FALSE(p.host_runnable_thread_s);
+    EXPECT_FALSE(p.own_runnable_thread_s);
 }
 
 TEST(Sampler, TakesItsFirstSampleAtOnce) {
@@ -201,6 +208,7 @@ TEST(ProcessCounters, ManySamplesAreTrustedAndCarryTheHostsLoad) {
     sampled.host_cpu_s = 2.0;
     sampled.host_steal_s = 0.2;
     sampled.host_runnable_thread_s = 3.0;
+    sampled.own_runnable_thread_s = 1.5;
     std::vector<std::string> notes;
     const auto c = process_counters(child(100 * MiB, 100 * MiB), &sampled, notes);
     EXPECT_FALSE(counter(c, "peak_rss_bytes")->low_confidence);
@@ -208,6 +216,7 @@ TEST(ProcessCounters, ManySamplesAreTrustedAndCarryTheHostsLoad) {
     EXPECT_EQ(counter(c, "host_steal_s")->value, 0.2);
     EXPECT_EQ(counter(c, "host_cpu_s")->value, 2.0);
     EXPECT_EQ(counter(c, "host_runnable_thread_s")->value, 3.0);
+    EXPECT_EQ(counter(c, "own_runnable_thread_s")->value, 1.5);
     EXPECT_EQ(counter(c, "peak_threads")->value, 2);
     EXPECT_FALSE(counter(c, "peak_tree_rss_bytes")) << "not sampled: absent, never 0";
 }

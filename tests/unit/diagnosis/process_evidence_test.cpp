@@ -89,7 +89,7 @@ TEST(Contention, PreemptionIsContentionWithItsEvidence) {
     EXPECT_FALSE(signal(s, "steal_share").fired);
     EXPECT_NEAR(*signal(s, "run_queue_per_cpu").value, 2.1, 1e-12);
     EXPECT_TRUE(signal(s, "run_queue_per_cpu").fired);
-    const auto f = contention_finding(p, s);
+    const auto f = contention_finding(p, s, t);
     ASSERT_TRUE(f);
     EXPECT_EQ(f->kind, FindingKind::contention);
     for (const char* words :
@@ -105,7 +105,7 @@ TEST(Contention, StealAloneIsContention) {
     p.host_steal_s = 2;  // 10 % of the host's CPU time
     const auto s = system_evidence(p, t);
     EXPECT_TRUE(signal(s, "steal_share").fired);
-    const auto f = contention_finding(p, s);
+    const auto f = contention_finding(p, s, t);
     ASSERT_TRUE(f);
     EXPECT_TRUE(says(f->detail, "steal 10%")) << f->detail;
     EXPECT_FALSE(says(f->detail, "preempted")) << "unmeasured evidence is left out: " << f->detail;
@@ -121,8 +121,9 @@ TEST(Contention, ASleeperOrABusyHostAloneIsNot) {
     EXPECT_NEAR(*signal(s, "involuntary_switches_per_cpu_s").value, 120, 1e-9);
     EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
     EXPECT_TRUE(signal(s, "run_queue_per_cpu").fired);
-    EXPECT_FALSE(contention_finding(p, s));
-    EXPECT_FALSE(contention_finding(ProcessAccounting{}, system_evidence(ProcessAccounting{}, t)))
+    EXPECT_FALSE(contention_finding(p, s, t));
+    EXPECT_FALSE(
+        contention_finding(ProcessAccounting{}, system_evidence(ProcessAccounting{}, t), t))
         << "nothing measured: no contention claimed";
 }
 
@@ -132,7 +133,33 @@ TEST(Contention, AComputeProgramAloneIsNot) {
     p.host_runnable_thread_s = 20;        // 1 runnable per CPU: its own two threads
     const auto s = system_evidence(p, t);
     EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
-    EXPECT_FALSE(contention_finding(p, s));
+    EXPECT_FALSE(contention_finding(p, s, t));
+}
+
+// Measured here (2-CPU VM): 8 OpenMP threads at the FMA roof, nothing else running: 3.92
+// runnable threads per CPU and 236 preemptions per CPU-second, all of them its own.
+TEST(Contention, ItsOwnThreadsOversubscribingTheCpusIsNot) {
+    auto p = preempted_compute();
+    p.own_runnable_thread_s = 41;  // of the host's 42: other work 0.05 per CPU
+    const auto s = system_evidence(p, t);
+    const auto& preempted = signal(s, "involuntary_switches_per_cpu_s");
+    EXPECT_TRUE(preempted.fired);
+    EXPECT_TRUE(says(preempted.meaning, "its own threads")) << preempted.meaning;
+    const auto& queue = signal(s, "run_queue_per_cpu");
+    EXPECT_TRUE(queue.fired);
+    EXPECT_EQ(queue.qualifier, "others_run_queue_per_cpu");
+    EXPECT_NEAR(*queue.qualifier_value, 0.05, 1e-12);
+    for (const char* words : {"nearly all its own", "OMP_NUM_THREADS"})
+        EXPECT_TRUE(says(queue.meaning, words)) << words << " in: " << queue.meaning;
+    EXPECT_FALSE(contention_finding(p, s, t)) << "the program's own doing, not contention";
+    // Half the queue other work's: contention again, the program's share in the evidence.
+    p.own_runnable_thread_s = 20;
+    const auto shared = system_evidence(p, t);
+    EXPECT_TRUE(says(signal(shared, "run_queue_per_cpu").meaning, "other work's among them"));
+    const auto f = contention_finding(p, shared, t);
+    ASSERT_TRUE(f);
+    EXPECT_TRUE(says(f->detail, "2.1 runnable threads per CPU on the host, 1 of them its own"))
+        << f->detail;
 }
 
 // Measured here (2-CPU VM, a GEMV on both CPUs): a 10 ms sampler took the program from 18
@@ -147,12 +174,12 @@ TEST(Contention, CeilingsOwnWakeupsAreNotOtherWork) {
     s = system_evidence(p, t);
     EXPECT_EQ(*signal(s, "involuntary_switches_per_cpu_s").value, 0) << "never below zero";
     EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
-    EXPECT_FALSE(contention_finding(p, s));
+    EXPECT_FALSE(contention_finding(p, s, t));
     // Preempted well beyond ceiling's wakeups: contention, with both numbers.
     p.involuntary_context_switches = 3340;
     s = system_evidence(p, t);
     EXPECT_NEAR(*signal(s, "involuntary_switches_per_cpu_s").value, 2340 / 9.6, 1e-9);
-    const auto f = contention_finding(p, s);
+    const auto f = contention_finding(p, s, t);
     ASSERT_TRUE(f);
     for (const char* words :
          {"preempted 244 times per second of CPU time", "besides up to 104 by ceiling's own"})
@@ -246,12 +273,14 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     auto with_pages = p;
     with_pages.peak_rss_pages = 1234;
     with_pages.observer_wakeups = 99;
+    with_pages.own_runnable_thread_s = 7;
     const ProcessAccounting back = nlohmann::json(with_pages).get<ProcessAccounting>();
     EXPECT_EQ(back.peak_rss_pages, 1234);
     EXPECT_EQ(back.host_cpu_s, 20);
     EXPECT_EQ(back.host_steal_s, 0.01);
     EXPECT_EQ(back.host_runnable_thread_s, 42);
     EXPECT_EQ(back.observer_wakeups, 99);
+    EXPECT_EQ(back.own_runnable_thread_s, 7);
     // An older record without them reads them as unknown.
     auto old = nlohmann::json(p);
     old.erase("host_cpu_s");

@@ -100,13 +100,16 @@ std::optional<std::pair<std::string, double>> tightest_stream_roof(const Machine
 }
 
 // The stream kernels' shares of stores among the bytes they count (kernels/roofs/bandwidth.hpp:
-// read loads one array, copy loads one and stores one, triad loads two and stores one).
+// read loads one array, copy loads one and stores one, triad loads two and stores one, update
+// loads one and stores it back in place). Copy comes before update: of two kernels with the
+// same share the first is matched, and a work beyond it goes on to the lowest roof it does
+// not exceed (an in-place update, which skips the read for ownership, reaches update's).
 struct StreamMix {
     std::string_view kernel;
     double stored;
 };
 constexpr StreamMix stream_mixes[] = {
-    {"read", 0.0}, {"copy", 0.5}, {"triad", 1.0 / 3}, {"write", 1.0}};
+    {"read", 0.0}, {"copy", 0.5}, {"triad", 1.0 / 3}, {"write", 1.0}, {"update", 0.5}};
 
 // A work whose stores are known (Work::written_bytes) is judged against the stream kernel
 // whose share of stores is nearest its own. Decode GEMMs and GEMV only read; judged instead
@@ -345,9 +348,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
                         bw.level + " bandwidth beyond the " + mix->kernel +
                             " roof of its mix of stores (" + pct(stored) + "; " +
                             g3(mix->bytes_per_s) +
-                            " bytes/s), as stores that skip the read for ownership (non-temporal) "
-                            "run, or a roof measured low: judged against the lowest roof it does "
-                            "not exceed");
+                            " bytes/s), as stores that skip the read for ownership run (in place, "
+                            "or non-temporal), or a roof measured low: judged against the lowest "
+                            "roof it does not exceed");
         if (mix && !beyond_mix) {
             if (mix->kernel != bw.kernel) {
                 bw.kernel = mix->kernel;

@@ -73,7 +73,7 @@ struct Point {
 
 namespace {
 // --quick sweeps read (what decode-like kernels stream) and triad (STREAM's reference); the
-// full run adds write and copy.
+// full run adds write, copy and update (in place).
 std::vector<kernels::BandwidthKernelInfo> sweep_kernels_for(bool quick) {
     std::vector<kernels::BandwidthKernelInfo> out;
     for (const auto& k : kernels::bandwidth_kernels)
@@ -137,7 +137,7 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                                           kernels::bandwidth_block_floats;
                     if (n == 0) continue;
                     const double bytes_per_pass =
-                        static_cast<double>(n) * sizeof(float) * kernel.arrays * threads;
+                        static_cast<double>(n) * sizeof(float) * kernel.accesses * threads;
                     auto run = [&](int passes) {
                         return team_wall_seconds(threads, [&](int t) {
                             float* base = arena.floats() +

@@ -39,10 +39,10 @@ const BandwidthRoof* dram_roof_of(const MachineProfile& p, const std::string& ke
     return nullptr;
 }
 
-int arrays_of(const std::string& kernel) {
+const kernels::BandwidthKernelInfo* kernel_info(const std::string& kernel) {
     for (const auto& k : kernels::bandwidth_kernels)
-        if (k.name == kernel) return k.arrays;
-    return 0;
+        if (k.name == kernel) return &k;
+    return nullptr;
 }
 
 // The figures of one kind of roof in a note: what it is, its unit, what may share it.
@@ -90,7 +90,8 @@ std::unique_ptr<RoofLook> RoofLook::dram(const MachineProfile& profile, int t) {
             roof = dram_roof_of(profile, dram->bandwidth.kernel, dram->bandwidth.measured_threads);
         }
     }
-    const int arrays = roof ? arrays_of(roof->kernel) : 0;
+    const kernels::BandwidthKernelInfo* info = roof ? kernel_info(roof->kernel) : nullptr;
+    const int arrays = info ? info->arrays : 0;
     if (!roof || arrays == 0 || profile_per_s <= 0 || t < 1 || t > kernels::available_cpus())
         return nullptr;
     // In the roof's plateau: 4x the last-level cache where the plateau reaches that far.
@@ -127,7 +128,7 @@ std::unique_ptr<RoofLook> RoofLook::dram(const MachineProfile& profile, int t) {
     look->base_.profile_per_s = profile_per_s;
     look->base_.kind = RoofKind::bandwidth;
     look->base_.profile_threads = roof->threads;
-    look->work_ = static_cast<double>(n) * sizeof(float) * arrays * t * passes;
+    look->work_ = static_cast<double>(n) * sizeof(float) * info->accesses * t * passes;
     look->seconds_ = [run, passes] { return run(passes); };
     return look;
 }

@@ -144,7 +144,7 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
         out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
                "counted)\n";
         // One row per level and thread count, one column per kernel.
-        const std::vector<std::string> kernels = {"read", "write", "copy", "triad"};
+        const std::vector<std::string> kernels = {"read", "write", "copy", "triad", "update"};
         std::vector<std::pair<std::string, int>> keys;
         std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
         for (const auto& r : p.bandwidth_roofs) {

@@ -37,6 +37,10 @@ double run_bandwidth_kernel(const BandwidthImpl& impl, std::string_view name, fl
         impl.copy(base + stride, base, n, passes);
         return 0;
     }
+    if (name == "update") {
+        impl.update(base, n, passes);
+        return 0;
+    }
     if (name == "triad") {
         impl.triad(base, base + stride, base + 2 * stride, 0.5f, n, passes);
         return 0;

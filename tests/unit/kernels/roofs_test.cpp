@@ -252,6 +252,11 @@ TEST_P(BandwidthKernels, ComputeTheRightValues) {
     // copy: second array = first
     run_bandwidth_kernel(impl, "copy", a, n, 1);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(b[i], a[i]) << i;
+    // update: a = 0.5 a + 1 in place, twice
+    std::vector<float> before(b, b + n);
+    run_bandwidth_kernel(impl, "update", b, n, 2);
+    for (std::size_t i = 0; i < n; ++i)
+        ASSERT_FLOAT_EQ(b[i], 0.5f * (0.5f * before[i] + 1) + 1) << i;
     // write: last pass writes its pass index
     run_bandwidth_kernel(impl, "write", a, n, 3);
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a[i], 2.0f) << i;

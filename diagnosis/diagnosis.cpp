@@ -373,11 +373,12 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
                     d, FindingKind::assumption,
                     bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
                         g3(*bw.roof_per_s) +
-                        " bytes/s), the lowest of the level's that the "
-                        "work does not exceed (" +
-                        level->bandwidth.kernel + " reaches " + g3(level->bandwidth.bytes_per_s) +
-                        "): stores read their lines first (write-allocate), so a stream with "
-                        "stores cannot reach a read-only roof");
+                        " bytes/s), the lowest of the level's that the work does not exceed (its "
+                        "fastest, " +
+                        level->bandwidth.kernel + ", reaches " + g3(level->bandwidth.bytes_per_s) +
+                        "): the work's mix of loads and stores is not declared (written=), and "
+                        "a stream with stores reaches less than one without or one in place "
+                        "(each store reads its line first, write-allocate)");
             }
         }
         bw.source = bytes ? bytes_source : std::nullopt;

@@ -228,6 +228,7 @@ Roofline make_busy_roofline(const MachineProfile& p, Precision precision, Engine
         if (const LevelRoof* o = one.level(b.level);
             o && cores * o->bandwidth.bytes_per_s < b.bytes_per_s) {
             b.bytes_per_s = cores * o->bandwidth.bytes_per_s;
+            b.kernel = o->bandwidth.kernel;  // the 1-thread roof's fastest kernel may differ
             b.measured_threads = 1;
             b.basis = RoofBasis::scaled;
         }

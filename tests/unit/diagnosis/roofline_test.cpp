@@ -202,6 +202,15 @@ TEST_F(RooflineTest, BusyCoresScaleTheOneThreadRoofWithinTheirThreadsRoof) {
     EXPECT_EQ(three.compute->basis, RoofBasis::scaled);
     EXPECT_EQ(three.compute->measured_threads, 4) << "the 4-thread roof's per-core share";
     EXPECT_EQ(three.level("DRAM")->bandwidth.measured_threads, 1);
+    // Named after the kernel whose roof it scaled (seen: an L2 roof of update's named read's,
+    // the fastest kernel at 2 threads).
+    MachineProfile other = profile;
+    for (auto& b : other.bandwidth_roofs)
+        if (b.level == "DRAM" && b.threads == 1) b.kernel = "update";
+    EXPECT_EQ(make_busy_roofline(other, Precision::fp32, Engine::vector, 3.5)
+                  .level("DRAM")
+                  ->bandwidth.kernel,
+              "update");
     // More busy cores than CPUs (4 here): the roof of all of them, as measured.
     const Roofline all = make_busy_roofline(profile, Precision::fp32, Engine::vector, 5.0);
     EXPECT_EQ(all.compute->basis, RoofBasis::measured);

@@ -116,6 +116,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"self_s", r.self_s},
          {"busy_cores", r.busy_cores},
          {"busy_cores_error", r.busy_cores_error},
+         {"peak_busy_cores", r.peak_busy_cores},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
@@ -137,6 +138,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "self_s", r.self_s);
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
+    get_optional(j, "peak_busy_cores", r.peak_busy_cores);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);

@@ -104,6 +104,13 @@ struct RecordedRegion {
     // not measured (kernels, records of older versions).
     std::optional<double> busy_cores;
     std::optional<double> busy_cores_error;
+    // The cores its process held at once while it was open: of the sampler's looks (one
+    // interval each) inside its instances, the busy cores its busiest 10 % of time reached,
+    // averaged over instances by time. Only for a program that is one process, with exact
+    // CPU time, over instances of three looks or more covering half its time; else absent.
+    // Well above busy_cores: cores the region held part of the time and left idle the rest
+    // (a team waiting for its slowest thread, serial sections).
+    std::optional<double> peak_busy_cores;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 22> fields = {{
+const std::array<ThresholdField, 23> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -37,6 +37,9 @@ const std::array<ThresholdField, 22> fields = {{
      "share of the host's CPU time stolen by the hypervisor at or above which it is contention"},
     {"run_queue_per_cpu", &T::run_queue_per_cpu,
      "runnable threads per CPU on the host at or above which the CPUs were oversubscribed"},
+    {"held_cores_ratio", &T::held_cores_ratio,
+     "a region's peak busy cores (held at once) over its mean busy cores at or above which it "
+     "is judged against the cores it held, the idle part read as distance from the roof"},
     {"others_run_queue_per_cpu", &T::others_run_queue_per_cpu,
      "other work's runnable threads per CPU (the host's less the program's) below which an "
      "oversubscribed run queue and its preemptions are the program's own threads, not "
@@ -69,11 +72,15 @@ constexpr std::array<double T::*, 9> shares = {
     &T::model_share,       &T::capacity,          &T::cpu_utilisation,        &T::system_time_share,
     &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share,
     &T::stop_margin};
-constexpr std::array<double T::*, 8> rates = {
-    &T::context_switches_per_s,  &T::page_faults_per_s,
-    &T::major_page_faults_per_s, &T::involuntary_switches_per_cpu_s,
-    &T::run_queue_per_cpu,       &T::others_run_queue_per_cpu,
-    &T::fault_churn_ratio,       &T::major_page_faults_min};
+constexpr std::array<double T::*, 9> rates = {&T::held_cores_ratio,
+                                              &T::context_switches_per_s,
+                                              &T::page_faults_per_s,
+                                              &T::major_page_faults_per_s,
+                                              &T::involuntary_switches_per_cpu_s,
+                                              &T::run_queue_per_cpu,
+                                              &T::others_run_queue_per_cpu,
+                                              &T::fault_churn_ratio,
+                                              &T::major_page_faults_min};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

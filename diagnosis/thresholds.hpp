@@ -39,6 +39,9 @@ struct Thresholds {
     double involuntary_switches_per_cpu_s = 20;
     double steal_share = 0.05;
     double run_queue_per_cpu = 1.25;  // runnable threads per CPU on the host: oversubscribed
+    // A region's peak busy cores (what it held at once) over its mean busy cores (at least
+    // one) at or above which it is judged against the cores it held: the rest idled in it.
+    double held_cores_ratio = 1.15;
     // Other work's runnable threads per CPU (the host's less the program's own) below which
     // a run queue past the CPUs, and the preemptions with it, are the program's own doing.
     double others_run_queue_per_cpu = 0.25;

@@ -11,6 +11,8 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <span>
@@ -524,6 +526,36 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     std::sort(cap.warnings.begin(), cap.warnings.end());
     cap.warnings.erase(std::unique(cap.warnings.begin(), cap.warnings.end()), cap.warnings.end());
     return cap;
+}
+
+void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {
+    std::vector<std::pair<double, double>> looks;  // (busy cores, seconds)
+    for (auto& r : cap.instances) {
+        const auto first =
+            std::lower_bound(cpu.begin(), cpu.end(), r.start_ns,
+                             [](const TimelinePoint& p, std::int64_t t) { return p.t_ns < t; });
+        looks.clear();
+        double looked_s = 0;
+        for (auto p = first; p != cpu.end() && std::next(p) != cpu.end(); ++p) {
+            const auto q = std::next(p);
+            if (q->t_ns > r.end_ns) break;
+            const double dt = static_cast<double>(q->t_ns - p->t_ns) * 1e-9;
+            if (!(dt > 0)) continue;
+            looks.emplace_back(std::max(0.0, q->value - p->value) / dt, dt);
+            looked_s += dt;
+        }
+        if (static_cast<int>(looks.size()) < min_looks) continue;
+        // Busiest first: the busy cores at which the looks so far reach 10 % of the time.
+        std::sort(looks.begin(), looks.end(), std::greater<>());
+        double seen_s = 0;
+        for (const auto& [busy, dt] : looks) {
+            seen_s += dt;
+            if (seen_s >= 0.1 * looked_s) {
+                r.peak_busy_cores = busy;
+                break;
+            }
+        }
+    }
 }
 
 double covered_s(const NvtxCapture& capture,

@@ -26,6 +26,7 @@
 
 #include <sys/types.h>
 
+#include "agent/measure/cumulative_timeline.hpp"
 #include "agent/measure/interned.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -65,6 +66,9 @@ struct RegionInstance {
     // cpu_s +- cpu_error_s. Absent when the image recorded no CPU-time read.
     std::optional<double> cpu_s;
     double cpu_error_s = 0;
+    // The cores its process kept busy at once while it was open (attribute_peak_busy):
+    // absent where the sampler's looks did not cover it.
+    std::optional<double> peak_busy_cores;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -91,6 +95,17 @@ struct NvtxCapture {
 // `cpus`: the most cores the program could keep busy, which bounds the error of CPU time
 // between reads (0: this machine's logical CPUs).
 NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
+
+// The cores the process kept busy at once while each instance was open, from exact CPU-time
+// reads of the whole process (the sampler's, every interval, of a program that is one
+// process; `cpu` cumulative, oldest first). Each interval between two reads inside an
+// instance is a look; the instance gets the busy cores that its busiest 10 % of looked-at
+// time reached (a time-weighted 90th percentile), when at least `min_looks` looks lie inside
+// it. The mean (busy_cores) hides a team that left cores idle: two OpenMP threads, one with
+// three times the other's share, read 1.34 busy cores and 97 % of that roof, "done", while
+// the region held both cores a third of its time and the rest waited.
+void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu,
+                         int min_looks = 3);
 
 // The record's regions from the captures of the timed executions, depth first (each region
 // right after the one enclosing it, siblings in the order they first started): instance

@@ -158,6 +158,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::size_t first_execution = 0;
         double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0;
         std::size_t with_cpu = 0;
+        double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
         CountSum counted_ops, counted_bytes;
         double non_model_s = 0;
         // This execution's instance intervals by process, and over all executions their
@@ -224,6 +225,11 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 if (!a.first_work) a.first_work = r.work;
                 ++a.with_work;
             }
+            a.wall_s += d;
+            if (r.peak_busy_cores) {
+                a.peak_busy_s += *r.peak_busy_cores * d;
+                a.peak_wall_s += d;
+            }
             if (r.cpu_s) {
                 a.cpu_s += *r.cpu_s;
                 a.cpu_error_s += r.cpu_error_s;
@@ -288,6 +294,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             r.busy_cores_error = a->cpu_error_s / a->cpu_wall_s;
         }
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
+        // Over the instances the looks covered, weighted by their time, once they cover half
+        // of the region's.
+        if (a->peak_wall_s > 0 && a->peak_wall_s >= 0.5 * a->wall_s)
+            r.peak_busy_cores = a->peak_busy_s / a->peak_wall_s;
         r.measurement.name = r.path;
         r.measurement.threads = r.threads;
         if (a->with_work > 0) {

@@ -142,7 +142,29 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
                         fixed2(c) + " x the declared work per instance's time"};
     }
     std::string why;
-    if (reg.busy_cores) {
+    std::optional<double> judged_cores = reg.busy_cores;
+    std::string idle;  // the share of the held cores' time idle, when judged at them
+    if (reg.busy_cores && reg.peak_busy_cores &&
+        *reg.peak_busy_cores >= t.held_cores_ratio * std::max(1.0, *reg.busy_cores)) {
+        // It held more cores at once than it kept busy on average: the idle part of them is
+        // distance from the roof (a team waiting for its slowest thread, a serial section),
+        // not a lower roof.
+        const double held = *reg.peak_busy_cores;
+        judged_cores = held;
+        m.threads = static_cast<int>(std::ceil(held - 1e-9));
+        idle = std::to_string(static_cast<int>(std::lround(100 * (1 - *reg.busy_cores / held)))) +
+               " %";
+        why = "judged against the roof of the " + fixed2(held) +
+              " cores it held at once (its busiest 10 % of the sampler's looks), not the " +
+              fixed2(*reg.busy_cores) +
+              " cores busy on average (CPU time of the whole process / wall time while it was "
+              "open): " +
+              idle +
+              " of those cores' time idle inside it: a team waiting for its slowest thread "
+              "(load imbalance), serial sections, waits, or preemption by other work; at most "
+              "the " +
+              std::to_string(m.threads) + "-thread roof";
+    } else if (reg.busy_cores) {
         const double busy = *reg.busy_cores;
         m.threads = static_cast<int>(std::ceil(std::max(1.0, busy) - 1e-9));
         const std::string cores =
@@ -161,7 +183,14 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
               "-thread roof of the threads that recorded it";
     }
-    Diagnosis d = diagnose_kernel(profile, m, t, reg.busy_cores);
+    Diagnosis d = diagnose_kernel(profile, m, t, judged_cores);
+    // Whatever bounds it, the cores it left idle come first: balanced, the same work takes
+    // that much less time (the table's move follows).
+    if (!idle.empty())
+        d.first_move = "keep the cores it held busy: " + idle +
+                       " of their time idle inside it (balance the team's shares, parallelise "
+                       "serial sections); then " +
+                       d.first_move;
     // First among the findings: they say which roof every fraction is of, and of what work.
     std::vector<Finding> first = {Finding{FindingKind::assumption, why}};
     if (side_by_side) first.push_back(*side_by_side);

@@ -201,6 +201,14 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     decimate(x.execution.time_series, plan.series_points_kept);
     if (inject) {
         x.capture = read_nvtx_capture(capture_dir, res.end_ns);
+        // The sampler's exact CPU time is the process's own only when the program is one
+        // process: then it also tells how many cores each region held at once.
+        if (exact_cpu && x.processes.size() == 1) {
+            std::vector<TimelinePoint> cpu;
+            cpu.reserve(samples.size());
+            for (const auto& s : samples) cpu.push_back({s.t_ns, s.cpu_s});
+            attribute_peak_busy(x.capture, cpu);
+        }
         fs::remove_all(capture_dir);
         for (const auto& w : x.capture.warnings) add_note_once(run.notes, w);
     }

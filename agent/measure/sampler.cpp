@@ -213,8 +213,15 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         seen_[it->second].name = p.name;  // the latest: a forked shell becomes what it execs
     }
     if (probe) return;
-    if (cpu_seconds)
-        if (const auto cpu = cpu_seconds()) s->cpu_s = *cpu;
+    // The sample's time is the CPU read's (the /proc scan before it takes a while, longer
+    // with many threads): regions are judged on CPU time over these instants.
+    if (cpu_seconds) {
+        const std::int64_t t0 = collectors::now_ns();
+        if (const auto cpu = cpu_seconds()) {
+            s->cpu_s = *cpu;
+            s->t_ns = t0 + (collectors::now_ns() - t0) / 2;
+        }
+    }
     s->peaks.clear();  // folded into the accumulator; an hour of samples need not keep them
     samples_.push_back(std::move(*s));
 }

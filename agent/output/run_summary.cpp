@@ -374,10 +374,16 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                     rate = si(w.compulsory_bytes * per_run_instances / open, "B/s");
             }
             const double per_run = static_cast<double>(reg.instances) / n;
+            // Beside the mean, the cores it held at once where it left a good part idle (the
+            // roof it was judged at: region_diagnosis.cpp).
+            std::string busy = reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-";
+            if (reg.busy_cores && reg.peak_busy_cores &&
+                *reg.peak_busy_cores >=
+                    r.thresholds.held_cores_ratio * std::max(1.0, *reg.busy_cores))
+                busy += " (" + fixed(*reg.peak_busy_cores, 2) + " held)";
             t.row({label, count_text(per_run), duration(total),
                    wall.count ? percent(reg.open_s_per_execution() / wall.mean) : "-",
-                   reg.self_s ? duration(*reg.self_s) : "-",
-                   reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-",
+                   reg.self_s ? duration(*reg.self_s) : "-", busy,
                    d.count ? duration(d.median) : "-", d.count ? duration(d.p99) : "-", rate});
         }
         t.render(out);

@@ -298,8 +298,13 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         for (const auto& v : rec.region_diagnoses) {
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;
-            // The roof of the cores in use: the threads that many busy cores need.
-            const int threads = static_cast<int>(std::ceil(std::max(1.0, *g->busy_cores) - 1e-9));
+            // The roof of the cores in use: the threads that many busy cores need, or the
+            // cores it held at once where it left a good part of them idle.
+            double cores = std::max(1.0, *g->busy_cores);
+            if (g->peak_busy_cores &&
+                *g->peak_busy_cores >= rec.thresholds.held_cores_ratio * cores)
+                cores = *g->peak_busy_cores;
+            const int threads = static_cast<int>(std::ceil(cores - 1e-9));
             for (const auto& roof : v.diagnosis.roofs) EXPECT_EQ(roof.threads, threads) << v.path;
             ASSERT_FALSE(v.diagnosis.findings.empty());
             EXPECT_NE(v.diagnosis.findings.front().detail.find("cores busy"), std::string::npos)
@@ -381,6 +386,56 @@ TEST(VerdictsOversubscribed, ItsOwnThreadsPastTheCpusAreItsOwnDoingNotContention
         return;
     }
     GTEST_SKIP() << "other work used the CPUs in every attempt: its own doing cannot be told";
+}
+
+// A team whose first thread has three times the others' share: the others idle two thirds of
+// the range. The cores it held at once are all of them, its mean busy cores well below, and
+// it is judged at the cores it held with the idle ones named first (it read "done" at its
+// mean before).
+TEST(VerdictsImbalance, ATeamWaitingForItsSlowestThreadIsJudgedAtTheCoresItHeld) {
+    const std::string program =
+        std::string(CEILING_VERDICT_PROGRAMS) + "/ceiling_verdict_fma_threads";
+    const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
+    if (cpus < 2) GTEST_SKIP() << "one CPU: no team to leave idle";
+    TempDir dir;
+    std::string seen;
+    for (int attempt = 1; attempt <= 5; ++attempt) {
+        if (!machine_quiet(cpus)) continue;
+        const fs::path out = dir / ("r" + std::to_string(attempt) + ".json");
+        const double busy0 = machine_busy_s(), own0 = own_children_s();
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto r = run_ceiling({"-q", "run", "--profile", profile(), "--output", out.string(),
+                                    "--", program, "1", "uneven"});
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        if ((machine_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
+            continue;  // other work took the cores: what it held is theirs to tell
+        const RunRecord rec = parse_run_record(slurp(out));
+        const RecordedRegion* fma = rec.region("fma");
+        ASSERT_TRUE(fma);
+        ASSERT_TRUE(fma->busy_cores);
+        if (!fma->peak_busy_cores) {
+            seen +=
+                "\n  run " + std::to_string(attempt) + ": no peak (exact CPU time unavailable?)";
+            continue;
+        }
+        seen += "\n  run " + std::to_string(attempt) + ": busy " +
+                std::to_string(*fma->busy_cores) + ", held " +
+                std::to_string(*fma->peak_busy_cores);
+        // 2 CPUs: (3 + 1) / 3 = 1.33 busy on average, 2 held.
+        const double expected_busy = (cpus + 2) / 3;
+        if (*fma->peak_busy_cores < 0.9 * cpus) continue;  // the host took a core meanwhile
+        EXPECT_NEAR(*fma->busy_cores, expected_busy, 0.2 * expected_busy) << seen;
+        const Diagnosis* d = nullptr;
+        for (const auto& v : rec.region_diagnoses)
+            if (v.path == "fma") d = &v.diagnosis;
+        ASSERT_TRUE(d);
+        EXPECT_EQ(d->roofs.front().threads, static_cast<int>(cpus));
+        EXPECT_EQ(d->first_move.rfind("keep the cores it held busy", 0), 0u) << d->first_move;
+        return;
+    }
+    GTEST_SKIP() << "the host did not give the team every core in any attempt:" << seen;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, Verdicts, ::testing::ValuesIn(cases),

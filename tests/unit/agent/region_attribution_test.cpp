@@ -287,6 +287,31 @@ TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
               std::string::npos);
 }
 
+// A team of two whose second thread idles after a third of the region (load imbalance): 1.33
+// cores busy on average, both held at once. Judged against the 1.33 cores it was "done" at
+// 99 %; against the two it held, at 67 %, the idle third named first. A single thread with
+// a helper's blip (peak 1.1) stays at its busy cores.
+TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
+    auto team = timed_region("team", fp32(1.33 * 35.9e9, 1e6), 1.0);
+    team.busy_cores = 1.33;
+    team.peak_busy_cores = 2.0;
+    auto single = timed_region("single", fp32(35.9e9, 1e6), 1.0);
+    single.busy_cores = 1.0;
+    single.peak_busy_cores = 1.1;
+    RunRecord rec = record_of({team, single}, 5.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "team");
+    EXPECT_EQ(d.roofs.front().threads, 2);
+    EXPECT_NEAR(*d.roofs.front().fraction, 1.33 / 2, 1e-9);
+    EXPECT_NE(d.findings.front().detail.find("the 2.00 cores it held at once"), std::string::npos)
+        << d.findings.front().detail;
+    EXPECT_EQ(d.first_move.rfind("keep the cores it held busy: 34 %", 0), 0u) << d.first_move;
+    const Diagnosis& s = verdict(rec, "single");
+    EXPECT_EQ(s.roofs.front().threads, 1);
+    EXPECT_NEAR(*s.roofs.front().fraction, 1.0, 1e-9);
+    EXPECT_EQ(s.first_move.find("keep the cores"), std::string::npos);
+}
+
 // Two threads, each pushing its own range around one thread's 35 GFLOP/s of FMA: each
 // instance alone is half the roof of the two cores busy, their sum is at it.
 TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {

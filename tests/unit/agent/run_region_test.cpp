@@ -235,6 +235,39 @@ TEST(Capture, GarbageFilesAreSkippedWithAWarning) {
     EXPECT_EQ(c.warnings.size(), 1u);
 }
 
+// The cores a region held at once: the busiest 10 % of the sampler's looks inside each
+// instance (time-weighted), so an OpenMP team whose second thread idles after a third of the
+// region reads 2, not its mean 1.33; one look out of ten does not move a single thread.
+TEST(Capture, PeakBusyCoresAreTheBusiestTenthOfTheLooksInside) {
+    constexpr std::int64_t ms = 1'000'000;
+    std::vector<TimelinePoint> cpu;
+    double v = 0;
+    for (int i = 0; i <= 30; ++i) {  // a point every 10 ms: 2 cores busy, then 1
+        cpu.push_back({i * 10 * ms, v});
+        v += (i < 10 ? 2.0 : 1.0) * 0.010;
+    }
+    NvtxCapture cap;
+    RegionInstance team, alone, short_one;
+    team.start_ns = 0;
+    team.end_ns = 300 * ms;  // 30 looks: 10 at 2, 20 at 1
+    alone.start_ns = 95 * ms;
+    alone.end_ns = 300 * ms;  // the looks from 100 ms on: 1 core
+    short_one.start_ns = 5 * ms;
+    short_one.end_ns = 28 * ms;  // one whole look inside
+    cap.instances = {team, alone, short_one};
+    attribute_peak_busy(cap, cpu);
+    ASSERT_TRUE(cap.instances[0].peak_busy_cores);
+    EXPECT_NEAR(*cap.instances[0].peak_busy_cores, 2.0, 1e-9);
+    ASSERT_TRUE(cap.instances[1].peak_busy_cores);
+    EXPECT_NEAR(*cap.instances[1].peak_busy_cores, 1.0, 1e-9);
+    EXPECT_FALSE(cap.instances[2].peak_busy_cores) << "fewer than three looks: unknown";
+    // One busy look of twenty does not reach a tenth of the time.
+    cpu[20].value += 0.005;
+    for (std::size_t i = 21; i < cpu.size(); ++i) cpu[i].value += 0.005;
+    attribute_peak_busy(cap, cpu);
+    EXPECT_NEAR(*cap.instances[1].peak_busy_cores, 1.0, 1e-9);
+}
+
 TEST(Launch, ResolvesLikeAShell) {
     CaptureDir d;
     const auto exe = d.path() / "tool";

@@ -236,7 +236,9 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
                           ? r.meaning
                           : r.meaning_otherwise;
         }
-        if (r.own_doing && own_doing(*r.own_doing, p, t)) meaning = r.meaning_own;
+        // Only where the rule says something at all: its own qualifier may keep it silent.
+        if (r.own_doing && !meaning.empty() && own_doing(*r.own_doing, p, t))
+            meaning = r.meaning_own;
         s.fired = s.value && !meaning.empty() && compares(r.comparison, *s.value, s.threshold);
         s.meaning = std::string(meaning.empty() ? r.meaning : meaning);
         out.push_back(std::move(s));

@@ -122,6 +122,9 @@ TEST(Contention, ASleeperOrABusyHostAloneIsNot) {
     EXPECT_FALSE(signal(s, "involuntary_switches_per_cpu_s").fired);
     EXPECT_TRUE(signal(s, "run_queue_per_cpu").fired);
     EXPECT_FALSE(contention_finding(p, s, t));
+    // Nearly all of that run queue its own (others idle): still silent, most switches naps.
+    p.own_runnable_thread_s = 59;
+    EXPECT_FALSE(signal(system_evidence(p, t), "involuntary_switches_per_cpu_s").fired);
     EXPECT_FALSE(
         contention_finding(ProcessAccounting{}, system_evidence(ProcessAccounting{}, t), t))
         << "nothing measured: no contention claimed";

@@ -366,19 +366,24 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         } else if (!on_gpu && bw.achieved_per_s) {
             if (const auto k =
                     tightest_stream_roof(profile, bw.level, *bw.achieved_per_s, cpu_roofline);
-                k && k->second < *bw.roof_per_s) {
+                // Lower than the level's own roof, or above it where the work outran it (an
+                // in-place stream past every stream of new data: update's, roofline.cpp).
+                k && k->first != bw.kernel &&
+                (k->second < *bw.roof_per_s || *bw.achieved_per_s > *bw.roof_per_s)) {
                 bw.kernel = k->first;
                 bw.roof_per_s = k->second;
                 add_finding(
                     d, FindingKind::assumption,
                     bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
                         g3(*bw.roof_per_s) +
-                        " bytes/s), the lowest of the level's that the work does not exceed (its "
-                        "fastest, " +
+                        " bytes/s), the lowest of the level's that the work does not exceed (the "
+                        "level's own, " +
                         level->bandwidth.kernel + ", reaches " + g3(level->bandwidth.bytes_per_s) +
-                        "): the work's mix of loads and stores is not declared (written=), and "
-                        "a stream with stores reaches less than one without or one in place "
-                        "(each store reads its line first, write-allocate)");
+                        ")" +
+                        (mix_known ? std::string()
+                                   : ": the work's mix of loads and stores is not declared "
+                                     "(written=), and a stream's roof depends on it (each store "
+                                     "reads its line first, write-allocate, unless in place)"));
             }
         }
         bw.source = bytes ? bytes_source : std::nullopt;

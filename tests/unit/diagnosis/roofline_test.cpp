@@ -202,15 +202,31 @@ TEST_F(RooflineTest, BusyCoresScaleTheOneThreadRoofWithinTheirThreadsRoof) {
     EXPECT_EQ(three.compute->basis, RoofBasis::scaled);
     EXPECT_EQ(three.compute->measured_threads, 4) << "the 4-thread roof's per-core share";
     EXPECT_EQ(three.level("DRAM")->bandwidth.measured_threads, 1);
-    // Named after the kernel whose roof it scaled (seen: an L2 roof of update's named read's,
+    // Named after the kernel whose roof it scaled (seen: an L2 roof of one kernel named after
     // the fastest kernel at 2 threads).
     MachineProfile other = profile;
     for (auto& b : other.bandwidth_roofs)
-        if (b.level == "DRAM" && b.threads == 1) b.kernel = "update";
+        if (b.level == "DRAM" && b.threads == 1) b.kernel = "copy";
     EXPECT_EQ(make_busy_roofline(other, Precision::fp32, Engine::vector, 3.5)
                   .level("DRAM")
                   ->bandwidth.kernel,
-              "update");
+              "copy");
+    // An in-place stream's roof (update) is a level's own only where nothing else was
+    // measured there: it judges in-place work, by name (diagnosis.cpp).
+    BandwidthRoof in_place;
+    in_place.level = "DRAM";
+    in_place.kernel = "update";
+    in_place.threads = 4;
+    in_place.bytes_per_s.median = 300e9;
+    other.bandwidth_roofs.push_back(in_place);
+    EXPECT_NE(
+        make_roofline(other, Precision::fp32, Engine::vector, 4).level("DRAM")->bandwidth.kernel,
+        "update");
+    EXPECT_EQ(
+        make_roofline(with_bandwidth_kernel(other, "update"), Precision::fp32, Engine::vector, 4)
+            .level("DRAM")
+            ->bandwidth.bytes_per_s,
+        300e9);
     // More busy cores than CPUs (4 here): the roof of all of them, as measured.
     const Roofline all = make_busy_roofline(profile, Precision::fp32, Engine::vector, 5.0);
     EXPECT_EQ(all.compute->basis, RoofBasis::measured);

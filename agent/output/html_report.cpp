@@ -43,7 +43,7 @@ void region_table(const RunRecord& r, std::ostringstream& h) {
           << "</td><td class=\"n\">" << duration(total) << "</td><td class=\"n\">"
           << percent(reg.open_s_per_execution() / wall) << "</td><td class=\"n\">"
           << (reg.self_s ? duration(*reg.self_s) : "-") << "</td><td class=\"n\">"
-          << (reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-") << "</td><td class=\"n\">"
+          << xml_escape(busy_cores_text(r, reg)) << "</td><td class=\"n\">"
           << (d.count ? duration(d.median) : "-") << "</td><td class=\"n\">"
           << (d.count ? duration(d.p99) : "-") << "</td><td class=\"n\">" << xml_escape(work)
           << "</td></tr>\n";

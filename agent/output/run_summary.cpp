@@ -374,16 +374,9 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                     rate = si(w.compulsory_bytes * per_run_instances / open, "B/s");
             }
             const double per_run = static_cast<double>(reg.instances) / n;
-            // Beside the mean, the cores it held at once where it left a good part idle (the
-            // roof it was judged at: region_diagnosis.cpp).
-            std::string busy = reg.busy_cores ? fixed(*reg.busy_cores, 2) : "-";
-            if (reg.busy_cores && reg.peak_busy_cores &&
-                *reg.peak_busy_cores >=
-                    r.thresholds.held_cores_ratio * std::max(1.0, *reg.busy_cores))
-                busy += " (" + fixed(*reg.peak_busy_cores, 2) + " held)";
             t.row({label, count_text(per_run), duration(total),
                    wall.count ? percent(reg.open_s_per_execution() / wall.mean) : "-",
-                   reg.self_s ? duration(*reg.self_s) : "-", busy,
+                   reg.self_s ? duration(*reg.self_s) : "-", busy_cores_text(r, reg),
                    d.count ? duration(d.median) : "-", d.count ? duration(d.p99) : "-", rate});
         }
         t.render(out);
@@ -401,6 +394,15 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     render_budgets(r, out);
     for (const auto& note : r.notes)
         if (!note.starts_with(no_cuda_driver_note)) out << "note: " << note << "\n";
+}
+
+std::string busy_cores_text(const RunRecord& record, const RecordedRegion& reg) {
+    if (!reg.busy_cores) return "-";
+    std::string text = fixed(*reg.busy_cores, 2);
+    if (reg.peak_busy_cores &&
+        *reg.peak_busy_cores >= record.thresholds.held_cores_ratio * std::max(1.0, *reg.busy_cores))
+        text += " (" + fixed(*reg.peak_busy_cores, 2) + " held)";
+    return text;
 }
 
 void render_rank_summary(const std::vector<RunRecord>& records, const std::vector<std::string>& names,

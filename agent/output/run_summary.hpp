@@ -29,6 +29,10 @@ std::optional<double> counter_total(const RunRecord& record, const std::string& 
 // The depth of a region in its record's nesting (0 at top level).
 int region_depth(const RunRecord& record, const RecordedRegion& region);
 
+// A region's busy cores for its table's cell: the mean, and beside it the cores it held at
+// once where it was judged at them ("1.34 (1.98 held)", region_diagnosis.cpp); "-" unknown.
+std::string busy_cores_text(const RunRecord& record, const RecordedRegion& region);
+
 // The record's regions depth first: each region right after its parent, siblings in the
 // record's order (a region whose parent is not in the record is a root), with its depth.
 struct RegionRow {

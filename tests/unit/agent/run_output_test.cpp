@@ -183,6 +183,20 @@ TEST(RunSummary, ShowsRegionsAndRanks) {
     EXPECT_EQ(command_line({"prog", "a b", "it's"}), "prog 'a b' 'it'\\''s'");
 }
 
+// The busy-cores cell shows the cores a region held beside its mean only where it was judged
+// at them (held_cores_ratio x the mean, at least one core).
+TEST(RunSummary, BusyCoresShowTheCoresHeldWhereTheyJudgedIt) {
+    RunRecord rec;
+    RecordedRegion team;
+    team.busy_cores = 1.34;
+    team.peak_busy_cores = 1.98;
+    EXPECT_EQ(busy_cores_text(rec, team), "1.34 (1.98 held)");
+    team.peak_busy_cores = 1.45;  // below 1.15 x 1.34
+    EXPECT_EQ(busy_cores_text(rec, team), "1.34");
+    team.busy_cores.reset();
+    EXPECT_EQ(busy_cores_text(rec, team), "-");
+}
+
 TEST(TimeSeries, RatesUseAWindowAndDecimationKeepsTheShape) {
     std::vector<measure::TreeSample> s;
     for (int i = 0; i <= 10; ++i) {

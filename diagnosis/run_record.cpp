@@ -32,6 +32,13 @@ double RecordedRegion::open_s_per_execution() const {
     return mean(total_s_per_execution) / std::max(1.0, concurrency.value_or(1.0));
 }
 
+std::optional<double> RecordedRegion::held_cores(const Thresholds& t) const {
+    if (!busy_cores || !peak_busy_cores ||
+        *peak_busy_cores < t.held_cores_ratio * std::max(1.0, *busy_cores))
+        return std::nullopt;
+    return peak_busy_cores;
+}
+
 const RecordedRegion* RunRecord::region(const std::string& path) const {
     for (const auto& r : regions)
         if (r.path == path) return &r;

@@ -134,6 +134,9 @@ struct RecordedRegion {
     // side in one process counted once (concurrency). Instances in several processes still
     // add up.
     double open_s_per_execution() const;
+    // The cores it held at once, where that is `held_cores_ratio` x its busy cores (at least
+    // one) or more: the cores it is judged at, the rest of their time idle in it. Else none.
+    std::optional<double> held_cores(const Thresholds& t) const;
 };
 
 // The diagnosis of one region or kernel whose work is known (declared or analytic).

@@ -144,12 +144,11 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     std::string why;
     std::optional<double> judged_cores = reg.busy_cores;
     std::string idle;  // the share of the held cores' time idle, when judged at them
-    if (reg.busy_cores && reg.peak_busy_cores &&
-        *reg.peak_busy_cores >= t.held_cores_ratio * std::max(1.0, *reg.busy_cores)) {
+    if (const auto held_at_once = reg.held_cores(t)) {
         // It held more cores at once than it kept busy on average: the idle part of them is
         // distance from the roof (a team waiting for its slowest thread, a serial section),
         // not a lower roof.
-        const double held = *reg.peak_busy_cores;
+        const double held = *held_at_once;
         judged_cores = held;
         m.threads = static_cast<int>(std::ceil(held - 1e-9));
         idle = std::to_string(static_cast<int>(std::lround(100 * (1 - *reg.busy_cores / held)))) +

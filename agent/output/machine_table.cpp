@@ -6,6 +6,7 @@
 #include "agent/output/format.hpp"
 #include "agent/output/gpu_machine_table.hpp"
 #include "agent/output/table.hpp"
+#include "kernels/roofs/bandwidth.hpp"
 
 namespace ceiling::output {
 namespace {
@@ -144,7 +145,9 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
         out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
                "counted)\n";
         // One row per level and thread count, one column per kernel.
-        const std::vector<std::string> kernels = {"read", "write", "copy", "triad", "update"};
+        // A column per sweep kernel, in the kernels' own order.
+        std::vector<std::string> kernels;
+        for (const auto& k : kernels::bandwidth_kernels) kernels.emplace_back(k.name);
         std::vector<std::pair<std::string, int>> keys;
         std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
         for (const auto& r : p.bandwidth_roofs) {

@@ -399,9 +399,8 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
 std::string busy_cores_text(const RunRecord& record, const RecordedRegion& reg) {
     if (!reg.busy_cores) return "-";
     std::string text = fixed(*reg.busy_cores, 2);
-    if (reg.peak_busy_cores &&
-        *reg.peak_busy_cores >= record.thresholds.held_cores_ratio * std::max(1.0, *reg.busy_cores))
-        text += " (" + fixed(*reg.peak_busy_cores, 2) + " held)";
+    if (const auto held = reg.held_cores(record.thresholds))
+        text += " (" + fixed(*held, 2) + " held)";
     return text;
 }
 

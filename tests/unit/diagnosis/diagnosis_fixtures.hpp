@@ -24,6 +24,16 @@ inline MachineProfile synthetic_profile() {
     return parse_machine_profile(read_test_file("profile_synthetic.json"));
 }
 
+// A DRAM roof of one sweep kernel at `threads`, its median `bytes_per_s`.
+inline BandwidthRoof dram_roof(const std::string& kernel, int threads, double bytes_per_s) {
+    BandwidthRoof r;
+    r.level = "DRAM";
+    r.kernel = kernel;
+    r.threads = threads;
+    r.bytes_per_s.median = bytes_per_s;
+    return r;
+}
+
 // A summary of `count` identical samples: the median is exactly `seconds`, no spread.
 inline Summary steady(double seconds, std::size_t count = 5) {
     return summarize(std::vector<double>(count, seconds));

@@ -13,6 +13,7 @@
 namespace ceiling {
 namespace {
 
+using testing::dram_roof;
 using testing::timed_work;
 
 Work work(double ops, double bytes, double ws, Precision p = Precision::fp32,
@@ -97,12 +98,7 @@ TEST_F(DiagnoseKernel, DramRoofIsTheLowestKernelRoofTheWorkDoesNotExceed) {
 
     // A store-only kernel's roof (its explicit stores are half of what the bus moves) never
     // judges work, which reads its inputs.
-    BandwidthRoof write;
-    write.level = "DRAM";
-    write.kernel = "write";
-    write.threads = 4;
-    write.bytes_per_s.median = 50e9;
-    profile.bandwidth_roofs.push_back(write);
+    profile.bandwidth_roofs.push_back(dram_roof("write", 4, 50e9));
     EXPECT_EQ(roof(judged(40), RoofKind::bandwidth).kernel, "triad");
 }
 
@@ -158,14 +154,8 @@ TEST_F(DiagnoseKernel, AWorkWithKnownStoresIsJudgedAgainstTheStreamOfItsMix) {
     // An update in place (a ReLU on its own array: half its bytes stored) has no read for
     // ownership: past copy's roof, which holds one, it is judged against update's (1.75 x
     // copy's on one thread of a Zen 4 VM; before the update kernel it was above every roof).
-    for (const auto& [kernel, gb] : {std::pair{"copy", 90.0}, std::pair{"update", 170.0}}) {
-        BandwidthRoof r;
-        r.level = "DRAM";
-        r.kernel = kernel;
-        r.threads = 4;
-        r.bytes_per_s.median = gb * 1e9;
-        profile.bandwidth_roofs.push_back(r);
-    }
+    profile.bandwidth_roofs.push_back(dram_roof("copy", 4, 90e9));
+    profile.bandwidth_roofs.push_back(dram_roof("update", 4, 170e9));
     const Diagnosis relu = judged(160, 1e10 / 2);
     EXPECT_EQ(roof(relu, RoofKind::bandwidth).kernel, "update");
     EXPECT_NEAR(*roof(relu, RoofKind::bandwidth).fraction, 160.0 / 170, 1e-9);

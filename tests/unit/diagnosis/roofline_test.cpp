@@ -213,12 +213,7 @@ TEST_F(RooflineTest, BusyCoresScaleTheOneThreadRoofWithinTheirThreadsRoof) {
               "copy");
     // An in-place stream's roof (update) is a level's own only where nothing else was
     // measured there: it judges in-place work, by name (diagnosis.cpp).
-    BandwidthRoof in_place;
-    in_place.level = "DRAM";
-    in_place.kernel = "update";
-    in_place.threads = 4;
-    in_place.bytes_per_s.median = 300e9;
-    other.bandwidth_roofs.push_back(in_place);
+    other.bandwidth_roofs.push_back(testing::dram_roof("update", 4, 300e9));
     EXPECT_NE(
         make_roofline(other, Precision::fp32, Engine::vector, 4).level("DRAM")->bandwidth.kernel,
         "update");

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -373,9 +374,16 @@ TEST(VerdictsOversubscribed, ItsOwnThreadsPastTheCpusAreItsOwnDoingNotContention
             continue;  // other work ran beside it: contention would be right
         const RunRecord rec = parse_run_record(slurp(out));
         ASSERT_TRUE(rec.diagnosis);
-        const auto queue =
-            std::find_if(rec.diagnosis->system.begin(), rec.diagnosis->system.end(),
-                         [](const SystemSignal& s) { return s.name == "run_queue_per_cpu"; });
+        const auto signal = [&](std::string_view name) {
+            return std::find_if(rec.diagnosis->system.begin(), rec.diagnosis->system.end(),
+                                [&](const SystemSignal& s) { return s.name == name; });
+        };
+        // Other guests took the CPUs (steal, invisible in this guest's busy time: CI's shared
+        // host once gave 11 %): contention is then right, and this attempt tells nothing.
+        if (const auto steal = signal("steal_share");
+            steal != rec.diagnosis->system.end() && steal->fired)
+            continue;
+        const auto queue = signal("run_queue_per_cpu");
         ASSERT_NE(queue, rec.diagnosis->system.end());
         ASSERT_TRUE(queue->value);
         EXPECT_GE(*queue->value, 2.0) << "4 runnable threads per CPU";
@@ -385,7 +393,7 @@ TEST(VerdictsOversubscribed, ItsOwnThreadsPastTheCpusAreItsOwnDoingNotContention
             EXPECT_NE(f.kind, FindingKind::contention) << f.detail;
         return;
     }
-    GTEST_SKIP() << "other work used the CPUs in every attempt: its own doing cannot be told";
+    GTEST_SKIP() << "other work (or other guests: steal) used the CPUs in every attempt: its own doing cannot be told";
 }
 
 // A team whose first thread has three times the others' share: the others idle two thirds of

@@ -7,15 +7,17 @@
 // No recompilation, no change to the program's behaviour beyond CUPTI's overhead; a failure
 // here is written to the file as an error line and never stops the program.
 
-#include <fcntl.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include <cxxabi.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent/inject/cuda_activity_file.hpp"
 #include "collectors/cupti/cupti_runtime.hpp"
@@ -35,9 +37,20 @@ std::int64_t monotonic_ns() {
 struct MetricsContext {
     std::unique_ptr<g::KernelMetricsSession> session;
     std::uint32_t id = 0;
-    std::size_t launches = 0;  // since the batch started (may count a launch twice)
+    std::size_t launches = 0;  // since the batch started
     std::size_t written = 0;   // kernels written so far
+    std::vector<std::string>
+        launched;  // the batch's kernels and memsets ("" for a graph), in order
 };
+
+// "_ZN...kernelEPfi" -> "ns::kernel(float*, int)", as ncu and the activity records show it.
+std::string demangled(const char* symbol) {
+    if (!symbol) return "";
+    int status = 0;
+    std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(symbol, nullptr, nullptr, &status),
+                                             std::free);
+    return status == 0 && d ? std::string(d.get()) : std::string(symbol);
+}
 
 struct State {
     std::mutex mutex;
@@ -71,12 +84,32 @@ void write_error_locked(State& s, const std::string& what, const ceiling::collec
 void drain_locked(State& s, MetricsContext& c) {
     if (!c.session || !c.session->running()) return;
     try {
-        for (const auto& r : c.session->stop())
-            write_line_locked(s, inject::metrics_line(c.id, c.written++, r.name, r.values));
+        const auto ranges = c.session->stop();
+        // One range per kernel launch, in launch order (auto range), and for a memset only
+        // sometimes: named after the calls when their count is the ranges' with every memset
+        // or with none; a graph's kernels, or any other count, keep the index.
+        std::vector<std::string> kernels;
+        for (auto& n : c.launched)
+            if (!n.starts_with("[memset]")) kernels.push_back(n);
+        if (ranges.size() != c.launched.size() && ranges.size() == kernels.size())
+            c.launched.swap(kernels);
+        const bool named = ranges.size() == c.launched.size();
+        if (!named)
+            write_line_locked(s, inject::error_line("kernel metrics",
+                                                    std::to_string(ranges.size()) + " ranges for " +
+                                                        std::to_string(c.launched.size()) +
+                                                        " launches seen: ranges named by index",
+                                                    ""));
+        for (std::size_t i = 0; i < ranges.size(); ++i) {
+            const auto& r = ranges[i];
+            const std::string& name = named && !c.launched[i].empty() ? c.launched[i] : r.name;
+            write_line_locked(s, inject::metrics_line(c.id, c.written++, name, r.values));
+        }
     } catch (const ceiling::collectors::CollectorError& e) {
         write_error_locked(s, "kernel metrics", e.capability);
     }
     c.launches = 0;
+    c.launched.clear();
 }
 
 void on_context_created(void* context, std::uint32_t) {
@@ -97,7 +130,7 @@ void on_context_created(void* context, std::uint32_t) {
     }
 }
 
-void before_launch(void* context) {
+void before_launch(void* context, const char* symbol, const char* api) {
     auto& s = state();
     std::lock_guard lock(s.mutex);
     const auto it = s.contexts.find(context);
@@ -112,8 +145,13 @@ void before_launch(void* context) {
         } catch (const ceiling::collectors::CollectorError& e) {
             write_error_locked(s, "kernel metrics", e.capability);
             c.session.reset();
+            return;
         }
     }
+    const std::string call = api ? api : "";
+    c.launched.push_back(symbol                         ? demangled(symbol)
+                         : call.starts_with("cuMemset") ? "[memset] " + call
+                                                        : "");
 }
 
 void on_context_destroying(void* context) {

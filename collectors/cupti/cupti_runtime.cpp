@@ -456,12 +456,11 @@ HookState& hook_state() {
     return *s;
 }
 
-constexpr std::array<CUpti_CallbackId, 8> driver_launches = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,       CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
-    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,        CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
-};
+// The driver calls whose work is a range of the range profiler (auto range, kernel replay):
+// kernel and graph launches, and memsets, which run as kernels (seen on an H200, 2026-12-04:
+// one range per cudaMemset that ncu does not list).
+constexpr std::array<std::string_view, 4> range_call_prefixes = {
+    "cuLaunchKernel", "cuLaunchCooperativeKernel", "cuGraphLaunch", "cuMemsetD"};
 
 void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId id, const void* data) {
     auto& h = hook_state().hooks;
@@ -476,7 +475,8 @@ void CUPTIAPI on_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId i
         }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         const auto* c = static_cast<const CUpti_CallbackData*>(data);
-        if (c->callbackSite == CUPTI_API_ENTER && h.before_launch) h.before_launch(c->context);
+        if (c->callbackSite == CUPTI_API_ENTER && h.before_launch)
+            h.before_launch(c->context, c->symbolName, c->functionName);
     }
 }
 
@@ -504,7 +504,16 @@ void install_process_hooks(ProcessHooks hooks) {
     check(cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
           "cuptiEnableCallback");
     if (s.hooks.before_launch)
-        for (auto id : driver_launches) cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+        for (std::uint32_t id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id) {
+            const char* name = nullptr;
+            if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, id, &name) != CUPTI_SUCCESS ||
+                !name)
+                continue;
+            if (std::any_of(
+                    range_call_prefixes.begin(), range_call_prefixes.end(),
+                    [&](std::string_view p) { return std::string_view(name).starts_with(p); }))
+                cuptiEnableCallback(1, s.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, id);
+        }
 }
 
 void remove_process_hooks() {

@@ -84,9 +84,11 @@ struct ProcessHooks {
     // A context was created (device ordinal) / is about to be destroyed.
     std::function<void(void* context, std::uint32_t device)> context_created;
     std::function<void(void* context)> context_destroying;
-    // On entry to a kernel or graph launch call (driver and runtime API both report one
-    // launch, so a launch may be counted twice: use it for "at most N kernels" bounds).
-    std::function<void(void* context)> before_launch;
+    // On entry to a driver call that runs work the range profiler counts as a range: a
+    // kernel launch (symbol: the kernel's mangled name), a graph launch (symbol null) or a
+    // memset (which runs as a kernel); api: the driver call's name. The range profiler names
+    // its ranges by index only, so these calls name them, in order.
+    std::function<void(void* context, const char* symbol, const char* api)> before_launch;
 };
 
 // Subscribes to CUPTI callbacks (one subscriber per process): context creation and

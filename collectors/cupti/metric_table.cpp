@@ -19,13 +19,14 @@ constexpr std::array<MetricTerm, 3> fp16_terms = {{{CEILING_SASS("hadd"), 1}, {C
                                                    {CEILING_SASS("hfma"), 2}}};
 #undef CEILING_SASS
 
-// Tensor-pipe operations by input and accumulator type (Ampere and later). On Hopper
-// Nsight Compute 2024.3+ reports these aggregates; some versions only offer the
-// _sparsity_off/_sparsity_on parts. scripts/gpu-check compares them with the analytic
-// 2*M*N*K of the GEMM kernels, which is what settles the coefficient on a device.
+// Tensor-pipe operations by input type, over mma.sync (HMMA) and wgmma (HGMMA) alike.
+// Settled on an H200 (2026-12-04): for cuBLAS's bf16 8192^3 GEMM, ncu's
+// sm__ops_path_tensor_src_bf16_dst_fp32 read 1.117e12 against the analytic 2*M*N*K of
+// 1.100e12, the 1.6 % being its 320-wide tiles overrunning 8192 (coefficient 1).
 constexpr std::array<MetricTerm, 1> tensor_bf16_terms = {{{"sm__ops_path_tensor_src_bf16_dst_fp32.sum", 1}}};
-constexpr std::array<MetricTerm, 2> tensor_fp16_terms = {{{"sm__ops_path_tensor_src_fp16_dst_fp32.sum", 1},
-                                                          {"sm__ops_path_tensor_src_fp16_dst_fp16.sum", 1}}};
+// fp16: one aggregate over both accumulator types (the _dst_ split exists only per
+// instruction, hmma/hgmma, in gh100's list: `ncu --query-metrics --chip gh100`, 2026-12-04).
+constexpr std::array<MetricTerm, 1> tensor_fp16_terms = {{{"sm__ops_path_tensor_src_fp16.sum", 1}}};
 constexpr std::array<MetricTerm, 1> tensor_tf32_terms = {{{"sm__ops_path_tensor_src_tf32_dst_fp32.sum", 1}}};
 constexpr std::array<MetricTerm, 1> tensor_int8_terms = {{{"sm__ops_path_tensor_src_int8.sum", 1}}};
 

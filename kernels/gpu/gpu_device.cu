@@ -123,7 +123,18 @@ void fill_int8(std::int8_t* dst, std::size_t count, std::uint64_t seed) {
     fill_int8_kernel<<<fill_blocks, fill_threads>>>(dst, count, seed);
     CEILING_CUDA_LAUNCHED();
 }
-void poison(void* dst, std::size_t bytes) { CEILING_CUDA(cudaMemset(dst, 0xff, bytes)); }  // 0xffffffff is a NaN
+// 0xff bytes: 0xffffffff is a NaN. A kernel, not cudaMemset: the range profiler gives a
+// memset a range of its own only sometimes (an H200, 2026-12-04: one of eleven had none), so
+// kernels alone keep the ranges nameable (agent/inject/cuda_inject.cpp).
+__global__ void poison_kernel(unsigned char* dst, std::size_t bytes) {
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < bytes;
+         i += std::size_t{gridDim.x} * blockDim.x)
+        dst[i] = 0xff;
+}
+void poison(void* dst, std::size_t bytes) {
+    poison_kernel<<<fill_blocks, fill_threads>>>(static_cast<unsigned char*>(dst), bytes);
+    CEILING_CUDA_LAUNCHED();
+}
 
 void require(const Verification& v, const std::string& what) {
     if (!v.ok)

@@ -10,6 +10,7 @@
 
 #include "kernels/gpu/cublas_loader.hpp"
 #include "kernels/gpu/gpu_common.cuh"
+#include "kernels/gpu/gpu_wgmma.hpp"
 #include "kernels/gpu/reference_cpu.hpp"
 
 namespace ceiling::kernels::gpu {
@@ -463,25 +464,45 @@ namespace {
 
 using RoofRunner = GpuRoofResult (*)(const GpuRoofSpec&, int, const TimingPlan&);
 constexpr std::pair<std::string_view, RoofRunner> runners[] = {
-    {"fp32_fma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return fma_roof<float>(d, p); }},
-    {"fp64_fma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return fma_roof<double>(d, p); }},
-    {"bf16_mma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::bf16>(d, p); }},
-    {"fp16_mma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::fp16>(d, p); }},
-    {"tf32_mma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::tf32>(d, p); }},
-    {"bf16_cublas", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
-    {"fp16_cublas", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
-    {"tf32_cublas", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
-    {"hbm_read", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("read", d, p); }},
-    {"hbm_write", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("write", d, p); }},
-    {"hbm_copy", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("copy", d, p); }},
-    {"hbm_copy_memcpy", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("copy_memcpy", d, p); }},
-    {"l2_read", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("l2_read", d, p); }},
-    {"pcie_h2d_pinned", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
-    {"pcie_d2h_pinned", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
-    {"pcie_h2d_pageable", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
-    {"pcie_d2h_pageable", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
-    {"launch", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return latency_roof(r.level, p); }},
-    {"launch_sync", [](const GpuRoofSpec& r, int, const TimingPlan& p) { return latency_roof(r.level, p); }},
+    {"fp32_fma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return fma_roof<float>(d, p); }},
+    {"fp64_fma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return fma_roof<double>(d, p); }},
+    {"bf16_mma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::bf16>(d, p); }},
+    {"bf16_wgmma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return wgmma_roof(d, p); }},
+    {"fp16_mma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::fp16>(d, p); }},
+    {"tf32_mma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::tf32>(d, p); }},
+    {"bf16_cublas",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
+    {"fp16_cublas",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
+    {"tf32_cublas",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return cublas_roof(r.precision, p); }},
+    {"hbm_read",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("read", d, p); }},
+    {"hbm_write",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("write", d, p); }},
+    {"hbm_copy",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return bandwidth_roof("copy", d, p); }},
+    {"hbm_copy_memcpy", [](const GpuRoofSpec&, int d,
+                           const TimingPlan& p) { return bandwidth_roof("copy_memcpy", d, p); }},
+    {"l2_read", [](const GpuRoofSpec&, int d,
+                   const TimingPlan& p) { return bandwidth_roof("l2_read", d, p); }},
+    {"pcie_h2d_pinned",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
+    {"pcie_d2h_pinned",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
+    {"pcie_h2d_pageable",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
+    {"pcie_d2h_pageable",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return pcie_roof(r.pattern, p); }},
+    {"launch",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return latency_roof(r.level, p); }},
+    {"launch_sync",
+     [](const GpuRoofSpec& r, int, const TimingPlan& p) { return latency_roof(r.level, p); }},
 };
 
 }  // namespace

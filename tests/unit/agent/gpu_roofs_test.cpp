@@ -35,6 +35,8 @@ constexpr Floor floors[] = {
     {"fp64_fma", 0.5, "independent DFMA chains on every SM"},
     // mma.sync (HMMA) issues at about half of Hopper's wgmma rate, the table's figure.
     {"bf16_mma", 0.25, "mma.sync, not wgmma"},
+    // wgmma from registers and shared memory: 90 % of the peak-clock figure on an H200.
+    {"bf16_wgmma", 0.6, "wgmma m64n256k16 on every SM"},
     {"fp16_mma", 0.25, "mma.sync, not wgmma"},
     {"tf32_mma", 0.25, "mma.sync, not wgmma"},
     {"bf16_cublas", 0.4, "cuBLAS at 8192^3"},

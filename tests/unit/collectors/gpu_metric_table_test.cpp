@@ -67,10 +67,11 @@ TEST(GpuMetricTable, TensorOpsAndTotal) {
                       {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", 0}};
     EXPECT_DOUBLE_EQ(*evaluate(*find_derived_metric("tensor_bf16_op"), v), 1'099'511'627'776.0);
     EXPECT_DOUBLE_EQ(*total_operations(v), 1'099'511'627'776.0 + 67'108'864.0);
-    // fp16 needs both accumulator paths; one alone is not the whole count.
-    v["sm__ops_path_tensor_src_fp16_dst_fp32.sum"] = 5;
+    // fp16 is one aggregate over both accumulator types (Hopper offers no _dst_ split of it);
+    // a per-instruction part alone is not the count.
+    v["sm__ops_path_tensor_op_hmma_src_fp16_dst_fp32.sum"] = 5;
     EXPECT_FALSE(evaluate(*find_derived_metric("tensor_fp16_op"), v));
-    v["sm__ops_path_tensor_src_fp16_dst_fp16.sum"] = 7;
+    v["sm__ops_path_tensor_src_fp16.sum"] = 12;
     EXPECT_DOUBLE_EQ(*evaluate(*find_derived_metric("tensor_fp16_op"), v), 12.0);
     EXPECT_FALSE(total_operations({{"dram__bytes_read.sum", 1}}));
 }

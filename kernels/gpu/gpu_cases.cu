@@ -567,6 +567,9 @@ GpuCaseRun run_gpu_case(const GpuCase& c, int device, const TimingPlan& plan) {
 
 Verification run_gpu_case_once(const GpuCase& c, int device) {
     auto p = prepare_case(c, device);
+    // Counted once (ncu and ceiling's counters, scripts/gpu-check): from a clean L2, so the
+    // DRAM reads counted are the case's own, not its inputs' last megabytes left by the fills.
+    flush_l2(device);
     p->launch();
     return p->verify();
 }

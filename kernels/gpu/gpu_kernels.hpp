@@ -119,5 +119,8 @@ Verification run_gpu_case_once(const GpuCase& c, int device);
 // An empty kernel named ceiling_marker_kernel, launched with `id` as its argument: profiling
 // drivers launch it between cases so a trace can be split per case.
 void launch_marker(int device, int id);
+// Writes back and evicts what the L2 holds (a read of twice its size), so the next kernel's
+// DRAM traffic is its own: not the fills' dirty lines, not their data as hits.
+void flush_l2(int device);
 
 }  // namespace ceiling::kernels::gpu

@@ -211,16 +211,19 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     Diagnosis d;
     d.subject = m.name;
     const bool analytic = m.work.has_value();
-    const Precision precision = analytic ? m.work->precision : Precision::fp32;
-    const Engine engine = analytic ? m.work->engine : Engine::vector;
-    if (!analytic) {
+    // The work's kind: declared with analytic work, else from the counters that counted it.
+    const std::optional<CountedKind> kind =
+        analytic ? CountedKind{m.work->device, m.work->precision, m.work->engine} : m.measured_kind;
+    const Precision precision = kind ? kind->precision : Precision::fp32;
+    const Engine engine = kind ? kind->engine : Engine::vector;
+    if (!kind) {
         add_finding(
             d, FindingKind::assumption,
             "no analytic work: precision and engine unknown, compared with the fp32 vector roof");
     }
     // GPU work is judged against the GPU's roofs (the first device of the profile; suites
     // and runs measure device 0), never the host's.
-    const bool on_gpu = analytic && m.work->device == Device::gpu;
+    const bool on_gpu = kind && kind->device == Device::gpu;
     if (on_gpu && profile.gpus.empty())
         add_finding(d, FindingKind::no_roof,
                     "GPU work, but the machine profile has no GPU section: run `ceiling machine` "

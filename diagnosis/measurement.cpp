@@ -46,6 +46,15 @@ void from_json(const nlohmann::json& j, CounterValue& c) {
     j.at("low_confidence").get_to(c.low_confidence);
 }
 
+void to_json(nlohmann::json& j, const CountedKind& k) {
+    j = {{"device", k.device}, {"precision", k.precision}, {"engine", k.engine}};
+}
+void from_json(const nlohmann::json& j, CountedKind& k) {
+    j.at("device").get_to(k.device);
+    j.at("precision").get_to(k.precision);
+    j.at("engine").get_to(k.engine);
+}
+
 void to_json(nlohmann::json& j, const Measurement& m) {
     j = {{"name", m.name},
          {"threads", m.threads},
@@ -56,6 +65,7 @@ void to_json(nlohmann::json& j, const Measurement& m) {
          {"measured_bytes", m.measured_bytes},
          {"measured_ops_source", m.measured_ops_source},
          {"measured_bytes_source", m.measured_bytes_source},
+         {"measured_kind", m.measured_kind},
          {"counters", m.counters}};
 }
 void from_json(const nlohmann::json& j, Measurement& m) {
@@ -68,6 +78,7 @@ void from_json(const nlohmann::json& j, Measurement& m) {
     get_optional(j, "measured_bytes", m.measured_bytes);
     get_optional(j, "measured_ops_source", m.measured_ops_source);
     get_optional(j, "measured_bytes_source", m.measured_bytes_source);
+    get_optional(j, "measured_kind", m.measured_kind);  // absent in older records
     j.at("counters").get_to(m.counters);
 }
 

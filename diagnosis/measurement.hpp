@@ -41,6 +41,14 @@ struct CounterValue {
     bool low_confidence = false;  // ran too little of the time, or failed self-validation
 };
 
+// What counted operations were, where no analytic work says it: the device that ran them
+// and the precision and engine that dominated the count (GPU counters per kernel).
+struct CountedKind {
+    Device device = Device::cpu;
+    Precision precision = Precision::fp32;
+    Engine engine = Engine::vector;
+};
+
 struct Measurement {
     std::string name;                // e.g. "gemm/optimized/2048" or an NVTX region path
     int threads = 1;
@@ -52,6 +60,7 @@ struct Measurement {
     std::optional<double> measured_bytes;
     std::optional<Source> measured_ops_source;
     std::optional<Source> measured_bytes_source;
+    std::optional<CountedKind> measured_kind;  // with measured_ops when a counter knows it
     std::vector<CounterValue> counters;  // totals over all executions
 };
 
@@ -61,6 +70,8 @@ void to_json(nlohmann::json& j, const Work& w);
 void from_json(const nlohmann::json& j, Work& w);
 void to_json(nlohmann::json& j, const CounterValue& c);
 void from_json(const nlohmann::json& j, CounterValue& c);
+void to_json(nlohmann::json& j, const CountedKind& k);
+void from_json(const nlohmann::json& j, CountedKind& k);
 void to_json(nlohmann::json& j, const Measurement& m);
 void from_json(const nlohmann::json& j, Measurement& m);
 

@@ -24,7 +24,7 @@ int ProcessEnd::shell_status() const {
 std::vector<const Execution*> RunRecord::timed_executions() const {
     std::vector<const Execution*> out;
     for (const auto& e : executions)
-        if (!e.warmup) out.push_back(&e);
+        if (!e.warmup && !e.counting) out.push_back(&e);
     return out;
 }
 
@@ -97,6 +97,7 @@ void to_json(nlohmann::json& j, const Execution& e) {
     j = {{"index", e.index},      {"warmup", e.warmup},     {"pid", e.pid},
          {"wall_s", e.wall_s},    {"end", e.end},           {"counters", e.counters},
          {"time_series", e.time_series}};
+    if (e.counting) j["counting"] = true;  // absent otherwise, as in older records
 }
 void from_json(const nlohmann::json& j, Execution& e) {
     j.at("index").get_to(e.index);
@@ -106,6 +107,7 @@ void from_json(const nlohmann::json& j, Execution& e) {
     j.at("end").get_to(e.end);
     j.at("counters").get_to(e.counters);
     j.at("time_series").get_to(e.time_series);
+    e.counting = j.value("counting", false);
 }
 
 void to_json(nlohmann::json& j, const RecordedRegion& r) {

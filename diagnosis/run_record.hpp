@@ -68,6 +68,9 @@ struct Series {
 struct Execution {
     int index = 0;        // 0-based, warm-ups included, in launch order
     bool warmup = false;  // warm-ups are kept for the record but never in statistics
+    // The GPU counting execution (`run --gpu-counters`): its kernels were replayed once per
+    // counter pass, so its times are not real; it gives kernels their counted work only.
+    bool counting = false;
     std::optional<int> pid;
     double wall_s = 0;    // launch to reaping, ceiling's monotonic clock
     ProcessEnd end;

@@ -41,6 +41,7 @@ namespace {
 struct RunArgs {
     int repeat = 1;
     int warmup = 0;
+    bool gpu_counters = false;
     std::string interval = "10ms";
     std::string latency_budget;
     std::string memory_budget;
@@ -175,6 +176,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     plan.executable = program.path;
     plan.repeat = a.repeat;
     plan.warmup = a.warmup;
+    plan.gpu_counters = a.gpu_counters;
     plan.interval_s = interval_s;
     plan.model = model;
     if (a.torch) {
@@ -187,10 +189,13 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     // Progress between executions when there are several (the program's own output is its
     // own business; one line, rewritten in place, on a terminal only).
     std::optional<output::Progress> progress;
-    if (a.warmup + a.repeat > 1 && output::progress_wanted(global.quiet)) {
-        progress.emplace("ceiling run", a.warmup + a.repeat, true);
+    const int executions = a.warmup + a.repeat + (a.gpu_counters ? 1 : 0);
+    if (executions > 1 && output::progress_wanted(global.quiet)) {
+        progress.emplace("ceiling run", executions, true);
         plan.on_execution = [&](int i) {
-            progress->step(i <= a.warmup ? "warm-up" : "execution " + std::to_string(i - a.warmup));
+            progress->step(i <= a.warmup              ? "warm-up"
+                           : i <= a.warmup + a.repeat ? "execution " + std::to_string(i - a.warmup)
+                                                      : "GPU counting");
         };
     }
     measure::ProgramRun run;
@@ -290,6 +295,10 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
     app->add_flag("--torch", args->torch,
                   "A Python program using PyTorch: every ATen op a region with its declared work,\n"
                   "nested under its nn.Module; the outermost module calls are the model");
+    app->add_flag("--gpu-counters", args->gpu_counters,
+                  "One more execution after the timed ones with per-kernel GPU counters (CUPTI "
+                  "kernel replay: slow, its times unused): kernels without declared work are "
+                  "judged from their counted operations and DRAM bytes");
     app->add_flag("--no-roof-check", args->no_roof_check,
                   "Skip measuring again, after a run, the DRAM and compute roofs its verdicts depend on\n"
                   "(a fraction of a second each; on a shared host it says how far those may be off)");

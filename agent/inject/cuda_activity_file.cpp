@@ -1,11 +1,14 @@
 #include "agent/inject/cuda_activity_file.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
 
+#include <cxxabi.h>
 #include <nlohmann/json.hpp>
 
 namespace ceiling::inject {
@@ -169,6 +172,13 @@ std::string error_line(const std::string& what, const std::string& reason, const
 }
 
 std::string end_line(std::int64_t t_ns) { return dump({{"type", "end"}, {"t_ns", t_ns}}); }
+
+std::string demangled(const std::string& symbol) {
+    int status = 0;
+    std::unique_ptr<char, decltype(&std::free)> d(
+        abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), &std::free);
+    return status == 0 && d ? std::string(d.get()) : symbol;
+}
 
 CudaActivityFile read_cuda_activity_file(const std::filesystem::path& path) {
     // The program writes this directory: a FIFO would block the open and a link to a device

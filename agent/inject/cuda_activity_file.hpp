@@ -54,6 +54,10 @@ std::string metrics_line(std::uint32_t context, std::size_t index, const std::st
 std::string error_line(const std::string& what, const std::string& reason, const std::string& fix);
 std::string end_line(std::int64_t t_ns);
 
+// "_ZN...kernelEPfi" -> "ns::kernel(float*, int)", as ncu shows it; the name itself when it
+// is not a mangled one. The kernel records and the metrics lines name kernels alike with it.
+std::string demangled(const std::string& symbol);
+
 struct KernelMetrics {
     std::uint32_t context = 0;
     std::size_t index = 0;

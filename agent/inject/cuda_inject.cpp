@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include <cxxabi.h>
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,15 +41,6 @@ struct MetricsContext {
     std::vector<std::string>
         launched;  // the batch's kernels and memsets ("" for a graph), in order
 };
-
-// "_ZN...kernelEPfi" -> "ns::kernel(float*, int)", as ncu and the activity records show it.
-std::string demangled(const char* symbol) {
-    if (!symbol) return "";
-    int status = 0;
-    std::unique_ptr<char, void (*)(void*)> d(abi::__cxa_demangle(symbol, nullptr, nullptr, &status),
-                                             std::free);
-    return status == 0 && d ? std::string(d.get()) : std::string(symbol);
-}
 
 struct State {
     std::mutex mutex;
@@ -149,7 +139,7 @@ void before_launch(void* context, const char* symbol, const char* api) {
         }
     }
     const std::string call = api ? api : "";
-    c.launched.push_back(symbol                         ? demangled(symbol)
+    c.launched.push_back(symbol                         ? inject::demangled(symbol)
                          : call.starts_with("cuMemset") ? "[memset] " + call
                                                         : "");
 }

@@ -23,6 +23,22 @@ struct Acc {
     std::int64_t first_start = 0;
 };
 
+// Counted work of one region's kernels in the counting execution.
+struct Counted {
+    double ops = 0, bytes = 0;
+    std::size_t with_ops = 0, with_bytes = 0, kernels = 0;
+    std::optional<KernelCount> first;
+    bool mixed = false;  // kernels of one region counted as different kinds
+};
+
+using Key = std::tuple<std::string, GpuOpKind, std::string, std::uint32_t>;
+
+// Launching range, operation, name, device.
+Key key_of(const GpuOperation& op, const NvtxCapture& capture) {
+    return {op.range ? capture.instances[*op.range].path.str() : std::string(), op.kind, op.name,
+            op.device};
+}
+
 class Notes {
   public:
     void add(std::string note) {
@@ -37,9 +53,27 @@ class Notes {
 GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
                                  const std::optional<std::regex>& model,
                                  const std::set<std::string>& range_paths,
-                                 std::size_t durations_limit) {
-    // Key: launching range, operation, name, device.
-    std::map<std::tuple<std::string, GpuOpKind, std::string, std::uint32_t>, Acc> by_key;
+                                 std::size_t durations_limit,
+                                 std::optional<GpuExecution> counting) {
+    std::map<Key, Acc> by_key;
+    std::map<Key, Counted> counted;
+    if (counting)
+        for (const auto& op : *counting->ops) {
+            if (!op.counted) continue;
+            Counted& c = counted[key_of(op, *counting->capture)];
+            ++c.kernels;
+            if (op.counted->ops) {
+                c.ops += *op.counted->ops;
+                ++c.with_ops;
+            }
+            if (op.counted->dram_bytes) {
+                c.bytes += *op.counted->dram_bytes;
+                ++c.with_bytes;
+            }
+            if (!c.first) c.first = op.counted;
+            c.mixed = c.mixed || op.counted->precision != c.first->precision ||
+                      op.counted->engine != c.first->engine;
+        }
     Notes notes;
     const std::size_t n = executions.size();
     for (std::size_t x = 0; x < n; ++x) {
@@ -53,7 +87,7 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
         for (const auto& op : ops) {
             const RegionInstance* range = op.range ? &capture.instances[*op.range] : nullptr;
             const std::string parent = range ? range->path.str() : std::string();
-            auto [it, inserted] = by_key.try_emplace({parent, op.kind, op.name, op.device});
+            auto [it, inserted] = by_key.try_emplace(key_of(op, capture));
             Acc& a = it->second;
             if (inserted) {
                 a.region.kind = RegionKind::kernel;
@@ -99,14 +133,14 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
 
     std::map<std::string, std::set<std::uint32_t>> devices_of;  // one region per device
     for (const auto& [key, a] : by_key) devices_of[a.region.path].insert(a.device);
-    std::vector<Acc*> order;
-    for (auto& [key, a] : by_key) order.push_back(&a);
-    std::sort(order.begin(), order.end(), [](const Acc* a, const Acc* b) {
-        return std::tie(a->first_execution, a->first_start) <
-               std::tie(b->first_execution, b->first_start);
+    std::vector<std::pair<const Key*, Acc*>> order;
+    for (auto& [key, a] : by_key) order.emplace_back(&key, &a);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.second->first_execution, a.second->first_start) <
+               std::tie(b.second->first_execution, b.second->first_start);
     });
     GpuRegions out;
-    for (Acc* a : order) {
+    for (auto [key, a] : order) {
         RecordedRegion r = std::move(a->region);
         if (devices_of[r.path].size() > 1) r.path += " [gpu" + std::to_string(a->device) + "]";
         if (range_paths.count(r.path)) r.path += " [gpu]";
@@ -124,6 +158,23 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
             w.compulsory_bytes = a->work_bytes / k;
             w.working_set_bytes = a->working_set;
             r.measurement.work = w;
+        } else if (const auto c = counted.find(*key); c != counted.end()) {
+            // Counted in the counting execution: every kernel counted alike, or no verdict.
+            const Counted& n = c->second;
+            if (n.mixed) {
+                notes.add("kernels of '" + r.path +
+                          "' were counted as different kinds of work (precision or engine): "
+                          "not judged from their counts");
+            } else {
+                if (n.with_ops == n.kernels) r.measurement.measured_ops = n.ops / n.with_ops;
+                if (n.with_bytes == n.kernels)
+                    r.measurement.measured_bytes = n.bytes / n.with_bytes;
+                if (r.measurement.measured_ops) r.measurement.measured_ops_source = Source::cupti;
+                if (r.measurement.measured_bytes)
+                    r.measurement.measured_bytes_source = Source::cupti;
+                r.measurement.measured_kind =
+                    CountedKind{Device::gpu, n.first->precision, n.first->engine};
+            }
         }
         // Bytes moved, as a total (not measured_bytes: the profile has no roof for copies,
         // and a measured amount would be judged against the host's).

@@ -5,11 +5,11 @@
 #include <limits>
 #include <memory>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
-#include <cxxabi.h>
-
 #include "collectors/cupti/gpu_probe.hpp"
+#include "collectors/cupti/metric_table.hpp"
 
 namespace ceiling::measure {
 namespace {
@@ -20,13 +20,6 @@ namespace g = collectors::gpu;
 // Host waits get a track of their own in the execution's process; CUPTI's synchronisation
 // records do not say which thread waited.
 constexpr int host_wait_tid = 1'900'000'000;
-
-std::string demangled(const std::string& name) {
-    int status = 0;
-    std::unique_ptr<char, decltype(&std::free)> d(
-        abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status), &std::free);
-    return status == 0 && d ? std::string(d.get()) : name;
-}
 
 // The push/pop ranges of each thread with each one's enclosing instance, so "the innermost
 // range open on this thread at t" costs a binary search and a walk up the nesting (a range
@@ -141,8 +134,7 @@ GpuRun read_gpu_run(const fs::path& dir, std::optional<g::Interval> window) {
                               "after its last completed buffer is missing");
         g::ActivityLog copy = f.log;
         all.append(std::move(copy));
-        r.processes.push_back({f.pid, std::move(f.log)});
-        r.metrics.insert(r.metrics.end(), f.metrics.begin(), f.metrics.end());
+        r.processes.push_back({f.pid, std::move(f.log), std::move(f.metrics)});
     }
     g::TimelineOptions o;
     o.window = window;
@@ -205,6 +197,7 @@ std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapt
             op.start_ns = r.start_ns;
             op.end_ns = r.end_ns;
             op.bytes = bytes;
+            op.correlation = r.correlation;
             op.args = std::move(args);
             if (const auto it = calls.find(r.correlation); it != calls.end()) {
                 const g::LaunchCall& call = *it->second;
@@ -215,7 +208,7 @@ std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapt
             ops.push_back(std::move(op));
         };
         for (const auto& k : p.log.kernels)
-            add(GpuOpKind::kernel, demangled(k.name), k, 0,
+            add(GpuOpKind::kernel, inject::demangled(k.name), k, 0,
                 {{"grid", k.grid},
                  {"block", k.block},
                  {"registers", k.registers_per_thread},
@@ -233,6 +226,67 @@ std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapt
         std::move(ops.begin(), ops.end(), std::back_inserter(all));
     }
     return all;
+}
+
+std::vector<std::string> attach_kernel_counts(const GpuRun& gpu, std::vector<GpuOperation>& ops) {
+    std::vector<std::string> notes;
+    for (const auto& p : gpu.processes) {
+        if (p.metrics.empty()) continue;
+        // The range profiler's ranges are the process's kernels in launch order per context:
+        // its kernel records ordered by (context, correlation id), the metrics lines by
+        // (context, index). Paired only when the counts agree and every name matches.
+        std::vector<GpuOperation*> kernels;
+        for (auto& op : ops)
+            if (op.pid == p.pid && op.kind == GpuOpKind::kernel) kernels.push_back(&op);
+        std::sort(kernels.begin(), kernels.end(), [](const GpuOperation* a, const GpuOperation* b) {
+            return std::tie(a->context, a->correlation) < std::tie(b->context, b->correlation);
+        });
+        std::vector<const inject::KernelMetrics*> counts;
+        for (const auto& m : p.metrics) counts.push_back(&m);
+        std::sort(counts.begin(), counts.end(), [](const auto* a, const auto* b) {
+            return std::tie(a->context, a->index) < std::tie(b->context, b->index);
+        });
+        const std::string who = "GPU counters (process " + std::to_string(p.pid) + "): ";
+        if (counts.size() != kernels.size()) {
+            notes.push_back(who + std::to_string(counts.size()) + " counted ranges for " +
+                            std::to_string(kernels.size()) +
+                            " kernels: not paired, the kernels' work stays uncounted");
+            continue;
+        }
+        const auto mismatch =
+            std::mismatch(kernels.begin(), kernels.end(), counts.begin(),
+                          [](const GpuOperation* k, const inject::KernelMetrics* m) {
+                              return k->name == m->name;
+                          });
+        if (mismatch.first != kernels.end()) {
+            notes.push_back(who + "counted range " + std::to_string((*mismatch.second)->index) +
+                            " is named '" + (*mismatch.second)->name + "', its kernel '" +
+                            (*mismatch.first)->name +
+                            "': not paired, the kernels' work stays uncounted");
+            continue;
+        }
+        for (std::size_t i = 0; i < kernels.size(); ++i) {
+            const auto derived = g::evaluate_all(counts[i]->values);
+            KernelCount c;
+            // The kind of the largest operation count names the roof (a GEMM's tensor
+            // operations, not its epilogue's FFMA).
+            double largest = 0;  // a kernel with no operation counted keeps fp32 vector
+            for (const auto& m : g::derived_metrics()) {
+                const auto it = derived.find(std::string(m.name));
+                if (it == derived.end() || (m.unit != "flop" && m.unit != "op")) continue;
+                c.ops = c.ops.value_or(0) + it->second;
+                if (it->second > largest) {
+                    largest = it->second;
+                    c.precision = parse_precision(m.precision).value_or(Precision::fp32);
+                    c.engine = parse_engine(m.engine).value_or(Engine::vector);
+                }
+            }
+            if (const auto it = derived.find("dram_bytes"); it != derived.end())
+                c.dram_bytes = it->second;
+            kernels[i]->counted = c;
+        }
+    }
+    return notes;
 }
 
 void add_gpu_tracks(output::ChromeTrace& trace, const GpuRun& gpu,

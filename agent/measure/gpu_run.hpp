@@ -50,12 +50,12 @@ CudaInjection cuda_injection_environment(
 struct GpuProcess {
     int pid = 0;
     collectors::gpu::ActivityLog log;
+    std::vector<inject::KernelMetrics> metrics;  // per kernel, when counters were on
 };
 
 struct GpuRun {
     std::vector<GpuProcess> processes;      // by load time
     collectors::gpu::GpuTimeline timeline;  // over every process
-    std::vector<inject::KernelMetrics> metrics;
     std::vector<std::string> notes;  // errors the library reported, dropped records, crashes
 
     // No device activity and no host waits in any process.
@@ -77,6 +77,16 @@ std::vector<CounterValue> gpu_counters(const GpuRun& gpu);
 
 enum class GpuOpKind { kernel, copy, memset };
 
+// What the GPU counters counted for one kernel (cuda_injection_environment with metrics):
+// its operations (all kinds) and the kind of the largest count, and its DRAM bytes read and
+// written. Each absent when no counter of it was offered.
+struct KernelCount {
+    std::optional<double> ops;
+    Precision precision = Precision::fp32;
+    Engine engine = Engine::vector;
+    std::optional<double> dram_bytes;
+};
+
 // One kernel, copy or memset of an execution, with the host side that launched it.
 struct GpuOperation {
     GpuOpKind kind = GpuOpKind::kernel;
@@ -88,7 +98,9 @@ struct GpuOperation {
     std::int64_t start_ns = 0;
     std::int64_t end_ns = 0;
     std::uint64_t bytes = 0;  // copies and memsets
+    std::uint32_t correlation = 0;  // CUPTI's id of the launch, per process
     nlohmann::json args;      // facts for the trace: grid, block, registers; memory kinds
+    std::optional<KernelCount> counted;  // kernels of a counting execution
     // The launching API call's process and thread; absent when it was not recorded.
     std::optional<std::pair<int, int>> launched_by;
     // The innermost push/pop NVTX range open on that thread when the call was made: its
@@ -98,6 +110,10 @@ struct GpuOperation {
 
 // Every operation of the run, in start order per process, placed under the capture's ranges.
 std::vector<GpuOperation> place_gpu_operations(const GpuRun& gpu, const NvtxCapture& capture);
+
+// Gives each kernel of `ops` its counts from the run's metrics lines (a counting execution).
+// Returns notes for the processes whose counts could not be paired with their kernels.
+std::vector<std::string> attach_kernel_counts(const GpuRun& gpu, std::vector<GpuOperation>& ops);
 
 // The GPU tracks of one execution in the run's trace: a process per device (pid `pid_base` +
 // device, named "GPU <device> (<label>)", sorted from `sort_index` on), a track per

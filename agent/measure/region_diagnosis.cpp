@@ -122,7 +122,9 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         return std::nullopt;
     }
     if (given.duration_s.count == 0) return std::nullopt;
-    const bool host = !(given.work && given.work->device == Device::gpu);
+    const bool host =
+        !(given.work ? given.work->device == Device::gpu
+                     : given.measured_kind && given.measured_kind->device == Device::gpu);
     if (reg.kind != RegionKind::range || !host) return diagnose_kernel(profile, given, t);
 
     Measurement m = given;

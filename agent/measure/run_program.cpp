@@ -131,13 +131,16 @@ Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std:
 }
 
 // One execution: launch, count, sample, read the capture.
+// gpu_count: the GPU counting execution (kernel replay, per-kernel counters; not timed).
 ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index,
                        const std::optional<fs::path>& inject, bool cuda,
                        const fs::path& capture_base, ProgramRun& run,
-                       std::optional<std::string>& gpu_absent, const RegionCounting& counting) {
+                       std::optional<std::string>& gpu_absent, const RegionCounting& counting,
+                       bool gpu_count = false) {
     ExecutionData x;
     x.execution.index = index;
     x.execution.warmup = index < plan.warmup;
+    x.execution.counting = gpu_count;
     fs::path capture_dir, cuda_dir;
     spec.set_env.clear();
     if (inject) {
@@ -149,7 +152,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     if (cuda) {
         cuda_dir = capture_base / ("cuda-" + std::to_string(index));
         fs::create_directories(cuda_dir);
-        for (const auto& kv : cuda_injection_environment(cuda_dir, false).variables)
+        for (const auto& kv : cuda_injection_environment(cuda_dir, gpu_count).variables)
             spec.set_env.push_back(kv);
     }
     std::unique_ptr<Sampler> sampler;
@@ -219,6 +222,15 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     if (cuda) {
         read_gpu_side(x, cuda_dir, run, gpu_absent);
         fs::remove_all(cuda_dir);
+        if (gpu_count) {
+            for (auto& n : attach_kernel_counts(x.gpu, x.gpu_ops)) add_note_once(run.notes, n);
+            const bool none = std::none_of(x.gpu_ops.begin(), x.gpu_ops.end(),
+                                           [](const GpuOperation& op) { return op.counted; });
+            if (none && !x.gpu_ops.empty())
+                add_note_once(
+                    run.notes,
+                    "--gpu-counters: no kernel was counted (the GPU notes above say why)");
+        }
     }
     return x;
 }
@@ -273,6 +285,26 @@ ProgramRun run_program(const RunPlan& plan) {
             // A failing program is not run again: its record says how it ended.
             if (!run.executions.back().execution.end.succeeded()) break;
         }
+        // One more execution, after the timed ones, whose kernels the GPU counters count.
+        const bool all_ran = static_cast<int>(run.executions.size()) == total &&
+                             run.executions.back().execution.end.succeeded();
+        const bool kernels_ran =
+            std::any_of(run.executions.begin(), run.executions.end(), [](const ExecutionData& x) {
+                return std::any_of(x.gpu_ops.begin(), x.gpu_ops.end(), [](const GpuOperation& op) {
+                    return op.kind == GpuOpKind::kernel;
+                });
+            });
+        if (plan.gpu_counters && !cuda.unavailable.empty()) {
+            add_note_once(run.notes, "--gpu-counters: no GPU kernel counted: " + cuda.unavailable);
+        } else if (plan.gpu_counters && !kernels_ran) {
+            add_note_once(run.notes,
+                          "--gpu-counters: no GPU kernel ran in the timed executions: "
+                          "nothing to count, the program was not run again");
+        } else if (plan.gpu_counters && all_ran && !forwarding.received()) {
+            run.executions.push_back(run_once(plan, spec, total, inject, true, capture_base.dir,
+                                              run, gpu_absent, counting, true));
+            if (plan.on_execution) plan.on_execution(total + 1);
+        }
         if (const auto sig = forwarding.received()) {
             run.partial = true;
             run.interrupted_by = *sig;
@@ -287,7 +319,15 @@ ProgramRun run_program(const RunPlan& plan) {
         run.end.message = "not started: " + run.partial_reason;
         return run;
     }
-    run.end = run.executions.back().execution.end;
+    // How the program ended in its last timed execution (the counting one is not its run).
+    const auto last = std::find_if(run.executions.rbegin(), run.executions.rend(),
+                                   [](const ExecutionData& x) { return !x.execution.counting; });
+    run.end = last->execution.end;
+    if (run.executions.back().execution.counting &&
+        !run.executions.back().execution.end.succeeded())
+        add_note_once(run.notes, "--gpu-counters: the counting execution " +
+                                     run.executions.back().execution.end.message +
+                                     "; its counts are what it reached");
     if (!run.partial && static_cast<int>(run.executions.size()) < total) {
         run.partial = true;
         run.partial_reason = "stopped after execution " + std::to_string(run.executions.size()) +
@@ -303,9 +343,11 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
     record.end = run.end;
     std::vector<const ExecutionData*> timed;
     std::vector<const NvtxCapture*> captures;
+    std::optional<GpuExecution> counted;
     for (const auto& x : run.executions) {
         record.executions.push_back(x.execution);
-        if (x.execution.warmup) continue;
+        if (x.execution.counting) counted = GpuExecution{&x.gpu_ops, &x.capture};
+        if (x.execution.warmup || x.execution.counting) continue;
         timed.push_back(&x);
         captures.push_back(&x.capture);
     }
@@ -315,7 +357,8 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
     std::vector<GpuExecution> gpu;
     for (const auto& r : record.regions) range_paths.insert(r.path);
     for (const auto* x : timed) gpu.push_back({&x->gpu_ops, &x->capture});
-    auto gpu_regions = aggregate_gpu_regions(gpu, plan.model, range_paths, plan.durations_kept);
+    auto gpu_regions =
+        aggregate_gpu_regions(gpu, plan.model, range_paths, plan.durations_kept, counted);
     for (auto& n : gpu_regions.notes) record.notes.push_back(std::move(n));
     if (!record.regions.empty()) {
         for (const auto* c : captures) {

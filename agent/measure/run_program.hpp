@@ -32,6 +32,9 @@ struct RunPlan {
     // cover every instance.
     std::size_t durations_kept = 10000;
     std::size_t series_points_kept = 20000;
+    // One more execution after the timed ones with per-kernel GPU counters (kernel replay),
+    // so kernels that declare no work are judged from their counted operations and bytes.
+    bool gpu_counters = false;
     // Called after each execution (warm-ups included) with its 1-based index: progress.
     std::function<void(int)> on_execution;
 };

@@ -32,9 +32,12 @@ std::string quoted(const std::string& arg) {
 
 std::string runs_phrase(const RunRecord& r) {
     const auto timed = r.timed_executions().size();
-    const auto warm = r.executions.size() - timed;
+    const auto counting = static_cast<std::size_t>(std::count_if(
+        r.executions.begin(), r.executions.end(), [](const Execution& e) { return e.counting; }));
+    const auto warm = r.executions.size() - timed - counting;
     std::string s = std::to_string(timed) + (timed == 1 ? " run" : " runs");
     if (warm) s += " after " + std::to_string(warm) + " warm-up" + (warm == 1 ? "" : "s");
+    if (counting) s += ", then 1 counting the GPU kernels (not timed)";
     return s;
 }
 

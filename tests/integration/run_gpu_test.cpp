@@ -105,7 +105,39 @@ TEST(RunGpu, RecordedActivityBecomesNestedJudgedRegionsSharesAndTracks) {
     EXPECT_TRUE(kernel_with_path);
     EXPECT_TRUE(waits);
 }
+
+// --gpu-counters runs the program once more for the counters, kept out of the timing; the
+// stand-in writes no metrics lines (no counters without a GPU), so no kernel is counted and
+// the record says so rather than judging from zeros.
+TEST(RunGpu, TheCountingExecutionIsExtraUntimedAndSaysWhatItCounted) {
+    TempDir dir;
+    const auto r = ceiling_run(dir.path() / "r.json", {"-q", "--repeat", "2", "--gpu-counters"},
+                               {CEILING_FAKE_CUDA_TARGET});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir.path() / "r.json");
+    if (const auto why = note_starting(rec, "GPU activity not recorded")) GTEST_SKIP() << *why;
+    ASSERT_EQ(rec.executions.size(), 3u);
+    EXPECT_TRUE(rec.executions.back().counting);
+    EXPECT_EQ(rec.timed_executions().size(), 2u);
+    const RecordedRegion* k =
+        rec.region("step/gemm 1024/gemm(float const*, float const*, float*, int)");
+    ASSERT_TRUE(k);
+    EXPECT_EQ(k->instances, 2u);  // the timed executions' kernels only
+    EXPECT_FALSE(k->measurement.measured_ops);
+    EXPECT_TRUE(note_starting(rec, "--gpu-counters: no kernel was counted"));
+}
 #endif
+
+TEST(RunGpu, GpuCountersOnAProgramWithoutKernelsRunItNoMoreThanAsked) {
+    TempDir dir;
+    const auto r =
+        ceiling_run(dir.path() / "r.json", {"-q", "--gpu-counters"}, {run_target, "exit", "3"});
+    ASSERT_EQ(r.exit_code, 3) << r.err;  // the program's status, as without the flag
+    const RunRecord rec = read_record(dir.path() / "r.json");
+    ASSERT_EQ(rec.executions.size(), 1u);
+    EXPECT_FALSE(rec.executions[0].counting);
+    EXPECT_TRUE(note_starting(rec, "--gpu-counters: no GPU kernel"));
+}
 
 TEST(RunGpu, AProgramWithoutGpuActivitySaysWhy) {
     TempDir dir;

@@ -228,6 +228,98 @@ TEST(GpuRegions, ARangeThatLaunchedSeveralKernelsGivesNoneOfThemItsWork) {
     EXPECT_NE(out.notes[0].find("launched 2 kernels"), std::string::npos) << out.notes[0];
 }
 
+// `run --gpu-counters`: the counting execution's metrics lines (one per kernel, in launch
+// order per context, named by the launch) are paired with its kernel records, and a kernel
+// that declares no work is judged from its counts: its counted kind picks the GPU roof.
+inject::KernelMetrics counted(std::size_t index, std::string name, double ffma, double tensor_bf16,
+                              double dram) {
+    inject::KernelMetrics m;
+    m.context = 1;
+    m.index = index;
+    m.name = std::move(name);
+    m.values = {{"smsp__sass_thread_inst_executed_op_fadd_pred_on.sum", 0},
+                {"smsp__sass_thread_inst_executed_op_fmul_pred_on.sum", 0},
+                {"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum", ffma},
+                {"sm__ops_path_tensor_src_bf16_dst_fp32.sum", tensor_bf16},
+                {"dram__bytes_read.sum", 0.75 * dram},
+                {"dram__bytes_write.sum", 0.25 * dram}};
+    return m;
+}
+
+TEST(GpuRegions, UndeclaredKernelsAreJudgedFromTheirCountsInTheCountingExecution) {
+    measure::NvtxCapture c;
+    c.instances = {range("step", "", 1, 1, 0, 100 * ms)};
+    measure::GpuProcess p{1, {}};
+    p.log.launches = {{1, 1, 1, 1 * ms, 1 * ms + 100}, {2, 1, 1, 5 * ms, 5 * ms + 100}};
+    p.log.kernels = {kernel("_Z4gemvPKfS0_Pfi", 1, 1 * ms), kernel("nvjet_bf16_gemm", 2, 5 * ms)};
+    measure::GpuRun run;
+    run.processes = {p};
+    auto timed = measure::place_gpu_operations(run, c);
+    // The counting execution: the same kernels, counted (a GEMV's FFMA, a GEMM's tensor ops
+    // beside a small fp32 epilogue).
+    run.processes[0].metrics = {
+        counted(0, "gemv(float const*, float const*, float*, int)", 1e8, 0, 4e8),
+        counted(1, "nvjet_bf16_gemm", 1e6, 1e12, 5e8)};
+    auto counting = measure::place_gpu_operations(run, c);
+    EXPECT_TRUE(measure::attach_kernel_counts(run, counting).empty());
+    const auto out = measure::aggregate_gpu_regions({{&timed, &c}}, std::nullopt, {"step"}, 10000,
+                                                    measure::GpuExecution{&counting, &c});
+    const auto* gemv = find(out.regions, "step/gemv(float const*, float const*, float*, int)");
+    const auto* gemm = find(out.regions, "step/nvjet_bf16_gemm");
+    ASSERT_TRUE(gemv && gemm);
+    EXPECT_FALSE(gemv->measurement.work);                    // counted, not declared
+    EXPECT_DOUBLE_EQ(*gemv->measurement.measured_ops, 2e8);  // 2 x FFMA
+    EXPECT_DOUBLE_EQ(*gemv->measurement.measured_bytes, 4e8);
+    EXPECT_EQ(gemv->measurement.measured_ops_source, Source::cupti);
+    ASSERT_TRUE(gemv->measurement.measured_kind);
+    EXPECT_EQ(gemv->measurement.measured_kind->device, Device::gpu);
+    EXPECT_EQ(gemv->measurement.measured_kind->precision, Precision::fp32);
+    ASSERT_TRUE(gemm->measurement.measured_kind);
+    EXPECT_EQ(gemm->measurement.measured_kind->precision, Precision::bf16);  // the largest count
+    EXPECT_EQ(gemm->measurement.measured_kind->engine, Engine::matrix);
+    EXPECT_DOUBLE_EQ(*gemm->measurement.measured_ops, 1e12 + 2e6);
+
+    // Judged against the GPU's roofs: the GEMV's 2e8 operations and 4e8 bytes in 2 ms.
+    RunRecord record;
+    record.regions = out.regions;
+    record.machine_profile = profile_with_gpu();
+    measure::judge_record(record);
+    const Diagnosis* d = nullptr;
+    for (const auto& v : record.region_diagnoses)
+        if (v.path == gemv->path) d = &v.diagnosis;
+    ASSERT_TRUE(d);
+    ASSERT_EQ(d->roofs.size(), 2u);
+    EXPECT_EQ(d->roofs[0].roof, "fp32_fma");
+    EXPECT_NEAR(*d->roofs[0].achieved_per_s, 1e11, 1);
+    EXPECT_EQ(d->roofs[0].source, Source::cupti);
+    EXPECT_EQ(d->roofs[1].level, "HBM");
+    EXPECT_NEAR(*d->roofs[1].achieved_per_s, 2e11, 1);
+}
+
+TEST(GpuRegions, CountsThatDoNotMatchTheKernelsAreNotGivenToThem) {
+    measure::NvtxCapture c;
+    measure::GpuProcess p{1, {}};
+    p.log.kernels = {kernel("a_kernel", 1, 1 * ms), kernel("b_kernel", 2, 5 * ms)};
+    measure::GpuRun run;
+    run.processes = {p};
+    // One range too few (a graph's kernels, a dropped range): no pairing is trusted.
+    run.processes[0].metrics = {counted(0, "a_kernel", 1e6, 0, 1e6)};
+    auto ops = measure::place_gpu_operations(run, c);
+    auto notes = measure::attach_kernel_counts(run, ops);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("1 counted ranges for 2 kernels"), std::string::npos) << notes[0];
+    for (const auto& o : ops) EXPECT_FALSE(o.counted) << o.name;
+    // As many, but in another order than the kernels ran: a name tells.
+    run.processes[0].metrics = {counted(0, "b_kernel", 1e6, 0, 1e6),
+                                counted(1, "a_kernel", 1e6, 0, 1e6)};
+    ops = measure::place_gpu_operations(run, c);
+    notes = measure::attach_kernel_counts(run, ops);
+    ASSERT_EQ(notes.size(), 1u);
+    EXPECT_NE(notes[0].find("named 'b_kernel', its kernel 'a_kernel'"), std::string::npos)
+        << notes[0];
+    for (const auto& o : ops) EXPECT_FALSE(o.counted) << o.name;
+}
+
 TEST(GpuRegions, PathsStayUniqueAcrossDevicesAndRanges) {
     measure::NvtxCapture c;
     c.instances = {range("step", "", 1, 1, 0, 10 * ms)};

@@ -304,6 +304,10 @@ ProgramRun run_program(const RunPlan& plan) {
             run.executions.push_back(run_once(plan, spec, total, inject, true, capture_base.dir,
                                               run, gpu_absent, counting, true));
             if (plan.on_execution) plan.on_execution(total + 1);
+        } else if (plan.gpu_counters && !all_ran) {
+            add_note_once(run.notes,
+                          "--gpu-counters: no GPU kernel counted: the timed executions "
+                          "did not all complete, so the program was not run again");
         }
         if (const auto sig = forwarding.received()) {
             run.partial = true;

@@ -17,8 +17,10 @@ output::ChromeTrace run_trace(const ProgramRun& run, const std::string& program)
     int sort = 0;
     for (const auto& x : runs) {
         const int pid = x.execution.pid.value_or(0);
-        const std::string label =
-            (x.execution.warmup ? "warm-up " : "run ") + std::to_string(x.execution.index + 1);
+        const std::string label = (x.execution.warmup     ? "warm-up "
+                                   : x.execution.counting ? "GPU counting "
+                                                          : "run ") +
+                                  std::to_string(x.execution.index + 1);
         trace.process(pid, program + " (" + label + ")", sort++);
         trace.thread(pid, pid, "main");
         trace.complete(pid, pid, label, "execution", x.start_ns, x.end_ns,

@@ -57,7 +57,7 @@ double median_of(const std::vector<double>& v) { return summarize(v).median; }
 std::map<std::string, ModelCalls> model_calls(const ProgramRun& run) {
     std::map<std::string, ModelCalls> calls;
     for (const auto& x : run.executions) {
-        if (x.execution.warmup) continue;
+        if (x.execution.warmup || x.execution.counting) continue;
         const auto& inst = x.capture.instances;  // by (pid, tid, start, longest first)
         std::set<std::pair<int, std::string>> seen;
         for (std::size_t i = 0; i < inst.size(); ++i) {

@@ -144,6 +144,22 @@ const RecordedRegion* find(const std::vector<RecordedRegion>& regions, const std
     return nullptr;
 }
 
+// A record of `regions` judged against profile_with_gpu().
+RunRecord judged(const std::vector<RecordedRegion>& regions) {
+    RunRecord record;
+    record.regions = regions;
+    record.machine_profile = profile_with_gpu();
+    measure::judge_record(record);
+    return record;
+}
+
+// The diagnosis judge_record gave the region at `path`; null when it judged none.
+const Diagnosis* diagnosis_of(const RunRecord& record, const std::string& path) {
+    for (const auto& v : record.region_diagnoses)
+        if (v.path == path) return &v.diagnosis;
+    return nullptr;
+}
+
 TEST(GpuRegions, KernelsTakeTheirRangesGpuWorkAndAreJudgedAgainstTheGpuRoofs) {
     const auto c = capture();
     const auto ops = measure::place_gpu_operations(activity(), c);
@@ -184,13 +200,8 @@ TEST(GpuRegions, KernelsTakeTheirRangesGpuWorkAndAreJudgedAgainstTheGpuRoofs) {
     ASSERT_TRUE(find(out.regions, "late_kernel"));
     EXPECT_EQ(find(out.regions, "late_kernel")->parent, "");
 
-    RunRecord record;
-    record.regions = out.regions;
-    record.machine_profile = profile_with_gpu();
-    measure::judge_record(record);
-    const Diagnosis* d = nullptr;
-    for (const auto& v : record.region_diagnoses)
-        if (v.path == gemm->path) d = &v.diagnosis;
+    RunRecord record = judged(out.regions);
+    const Diagnosis* d = diagnosis_of(record, gemm->path);
     ASSERT_TRUE(d);
     ASSERT_EQ(d->roofs.size(), 2u);
     EXPECT_EQ(d->roofs[0].roof, "fp32_fma");  // the GPU's, not the host's
@@ -202,9 +213,7 @@ TEST(GpuRegions, KernelsTakeTheirRangesGpuWorkAndAreJudgedAgainstTheGpuRoofs) {
     // A profile without a GPU: unknown, and the diagnosis says why.
     record.machine_profile->gpus.clear();
     measure::judge_record(record);
-    d = nullptr;
-    for (const auto& v : record.region_diagnoses)
-        if (v.path == gemm->path) d = &v.diagnosis;
+    d = diagnosis_of(record, gemm->path);
     ASSERT_TRUE(d);
     EXPECT_EQ(d->verdict, Verdict::unknown);
     bool said = false;
@@ -280,13 +289,8 @@ TEST(GpuRegions, UndeclaredKernelsAreJudgedFromTheirCountsInTheCountingExecution
     EXPECT_DOUBLE_EQ(*gemm->measurement.measured_ops, 1e12 + 2e6);
 
     // Judged against the GPU's roofs: the GEMV's 2e8 operations and 4e8 bytes in 2 ms.
-    RunRecord record;
-    record.regions = out.regions;
-    record.machine_profile = profile_with_gpu();
-    measure::judge_record(record);
-    const Diagnosis* d = nullptr;
-    for (const auto& v : record.region_diagnoses)
-        if (v.path == gemv->path) d = &v.diagnosis;
+    const RunRecord record = judged(out.regions);
+    const Diagnosis* d = diagnosis_of(record, gemv->path);
     ASSERT_TRUE(d);
     ASSERT_EQ(d->roofs.size(), 2u);
     EXPECT_EQ(d->roofs[0].roof, "fp32_fma");

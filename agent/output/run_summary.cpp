@@ -62,9 +62,17 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     for (const auto& c : d.roofs)
         if (c.fraction)
             out << indent << "  "
-                << (c.kind == RoofKind::compute ? "compute " + c.roof
-                                                : c.level + " bandwidth" + (c.kernel.empty() ? "" : " (" + c.kernel + " roof)"))
-                << ": " << percent(*c.fraction) << " of roof (" << to_string(c.verdict) << ")\n";
+                << (c.kind == RoofKind::compute
+                        ? "compute " + c.roof
+                        : c.level + " bandwidth" +
+                              (c.kernel.empty() ? "" : " (" + c.kernel + " roof)"))
+                << ": " << percent(*c.fraction) << " of roof ("
+                << to_string(c.verdict)
+                // Where the count came from, when no declaration gave it.
+                << (c.source && *c.source != Source::analytic
+                        ? "; counted by " + std::string(to_string(*c.source))
+                        : std::string())
+                << ")\n";
     if (d.model_share) {
         const auto& m = *d.model_share;
         out << indent << "  model regions: " << percent(m.share) << " of wall time"

@@ -3,13 +3,16 @@
 // thread), aggregated into regions, given the launching range's declared GPU work when that
 // is unambiguous, and judged against the GPU roofs. Recorded activity, no GPU.
 
-#include <gtest/gtest.h>
+#include "agent/measure/gpu_regions.hpp"
 
 #include <regex>
+#include <sstream>
 
-#include "agent/measure/gpu_regions.hpp"
+#include <gtest/gtest.h>
+
 #include "agent/measure/gpu_run.hpp"
 #include "agent/measure/region_diagnosis.hpp"
+#include "agent/output/run_summary.hpp"
 
 namespace ceiling {
 namespace {
@@ -298,6 +301,10 @@ TEST(GpuRegions, UndeclaredKernelsAreJudgedFromTheirCountsInTheCountingExecution
     EXPECT_EQ(d->roofs[0].source, Source::cupti);
     EXPECT_EQ(d->roofs[1].level, "HBM");
     EXPECT_NEAR(*d->roofs[1].achieved_per_s, 2e11, 1);
+    // The summary says the work was counted, and by what.
+    std::ostringstream text;
+    output::render_run_summary(record, text);
+    EXPECT_NE(text.str().find("of roof (far; counted by cupti)"), std::string::npos) << text.str();
 }
 
 TEST(GpuRegions, CountsThatDoNotMatchTheKernelsAreNotGivenToThem) {

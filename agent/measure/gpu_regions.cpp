@@ -160,20 +160,22 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
             r.measurement.work = w;
         } else if (const auto c = counted.find(*key); c != counted.end()) {
             // Counted in the counting execution: every kernel counted alike, or no verdict.
-            const Counted& n = c->second;
-            if (n.mixed) {
+            const Counted& counts = c->second;
+            if (counts.mixed) {
                 notes.add("kernels of '" + r.path +
                           "' were counted as different kinds of work (precision or engine): "
                           "not judged from their counts");
             } else {
-                if (n.with_ops == n.kernels) r.measurement.measured_ops = n.ops / n.with_ops;
-                if (n.with_bytes == n.kernels)
-                    r.measurement.measured_bytes = n.bytes / n.with_bytes;
+                if (counts.with_ops == counts.kernels)
+                    r.measurement.measured_ops = counts.ops / static_cast<double>(counts.with_ops);
+                if (counts.with_bytes == counts.kernels)
+                    r.measurement.measured_bytes =
+                        counts.bytes / static_cast<double>(counts.with_bytes);
                 if (r.measurement.measured_ops) r.measurement.measured_ops_source = Source::cupti;
                 if (r.measurement.measured_bytes)
                     r.measurement.measured_bytes_source = Source::cupti;
                 r.measurement.measured_kind =
-                    CountedKind{Device::gpu, n.first->precision, n.first->engine};
+                    CountedKind{Device::gpu, counts.first->precision, counts.first->engine};
             }
         }
         // Bytes moved, as a total (not measured_bytes: the profile has no roof for copies,

@@ -273,7 +273,7 @@ std::vector<std::string> attach_kernel_counts(const GpuRun& gpu, std::vector<Gpu
             double largest = 0;  // a kernel with no operation counted keeps fp32 vector
             for (const auto& m : g::derived_metrics()) {
                 const auto it = derived.find(std::string(m.name));
-                if (it == derived.end() || (m.unit != "flop" && m.unit != "op")) continue;
+                if (it == derived.end() || !g::is_operation_count(m)) continue;
                 c.ops = c.ops.value_or(0) + it->second;
                 if (it->second > largest) {
                     largest = it->second;

@@ -53,9 +53,9 @@ constexpr std::array<DerivedMetric, 11> table = {{
     {"duration_s", "s", "", "", duration_terms, "GPU duration of the range (kernel replay: one kernel)"},
 }};
 
-bool is_operation_count(const DerivedMetric& m) { return m.unit == "flop" || m.unit == "op"; }
-
 }  // namespace
+
+bool is_operation_count(const DerivedMetric& m) { return m.unit == "flop" || m.unit == "op"; }
 
 std::span<const DerivedMetric> derived_metrics() { return table; }
 

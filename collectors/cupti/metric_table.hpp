@@ -32,6 +32,8 @@ struct DerivedMetric {
 
 std::span<const DerivedMetric> derived_metrics();
 const DerivedMetric* find_derived_metric(std::string_view name);
+// An operation count (FLOPs, tensor-pipe operations), not bytes or time.
+bool is_operation_count(const DerivedMetric& m);
 
 // Every raw metric the table reads, sorted and unique: what the range profiler is asked for.
 std::vector<std::string> raw_metric_names();

@@ -235,7 +235,7 @@ __global__ void gemv_kernel(const uint4* __restrict__ w, const float4* __restric
     const int warp = static_cast<int>((blockIdx.x * blockDim.x + threadIdx.x) / 32);
     const int lane = static_cast<int>(threadIdx.x % 32);
     const int row0 = warp * gemv_rows;
-    if (row0 >= m) return;  // m is a multiple of gemv_rows (the launch checks)
+    if (row0 >= m) return;  // m is a multiple of gemv_rows (the setup checks)
     const int chunks = k / per16;
     const uint4* rows = w + static_cast<std::size_t>(row0) * chunks;
     float acc[gemv_rows] = {};
@@ -270,6 +270,9 @@ public:
         s_ = {d.at(0), d.at(1),
               c.problem == "fp32" ? WeightType::fp32 : c.problem == "bf16" ? WeightType::bf16 : WeightType::int8};
         if (s_.k % 16) throw GpuError("GEMV needs K a multiple of 16: " + c.shape);
+        if (s_.m % gemv_rows)
+            throw GpuError("GEMV needs M a multiple of " + std::to_string(gemv_rows) + ": " +
+                           c.shape);
         const std::size_t count = static_cast<std::size_t>(s_.m) * s_.k;
         const std::size_t elem = s_.weights == WeightType::fp32 ? 4 : s_.weights == WeightType::bf16 ? 2 : 1;
         w_ = DeviceArray<uint4>(count * elem / 16);
@@ -285,8 +288,6 @@ public:
         poison(y_.get(), y_.bytes());
     }
     void launch() override {
-        if (s_.m % gemv_rows != 0)
-            throw GpuError("GEMV rows must be a multiple of " + std::to_string(gemv_rows));
         const int threads = 256, blocks = (s_.m / gemv_rows * 32 + threads - 1) / threads;
         const auto* x = reinterpret_cast<const float4*>(x_.get());
         switch (s_.weights) {

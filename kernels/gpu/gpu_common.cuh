@@ -108,6 +108,16 @@ struct ErrorTracker {
     }
 };
 
+// Operands of a tensor-core roof whose sums are exact: A[r][k] = alpha_k and B[k][n] = beta_k,
+// multiples of 1/8 (exact in bf16, fp16 and tf32), so every output is sum_k alpha_k beta_k
+// whatever the row/column placement, while a wrong k pairing of fragments changes it.
+struct ExactDotOperands {
+    float alpha[16] = {}, beta[16] = {};
+    double dot = 0, abs_dot = 0;  // sum_k alpha_k beta_k and sum_k |alpha_k beta_k|
+};
+// k_dim <= 16 values of each, from splitmix64(seed + k) and splitmix64(seed + 100 + k).
+ExactDotOperands exact_dot_operands(int k_dim, std::uint64_t seed);
+
 // Throws GpuError when a case's check failed (nothing is timed then).
 void require(const Verification& v, const std::string& what);
 

@@ -1,4 +1,6 @@
 // Devices, errors, fills and the marker kernel.
+#include <cmath>
+
 #include <cuda_fp16.h>
 
 #include "kernels/gpu/gpu_common.cuh"
@@ -134,6 +136,18 @@ __global__ void poison_kernel(unsigned char* dst, std::size_t bytes) {
 void poison(void* dst, std::size_t bytes) {
     poison_kernel<<<fill_blocks, fill_threads>>>(static_cast<unsigned char*>(dst), bytes);
     CEILING_CUDA_LAUNCHED();
+}
+
+ExactDotOperands exact_dot_operands(int k_dim, std::uint64_t seed) {
+    ExactDotOperands o;
+    for (int k = 0; k < k_dim && k < 16; ++k) {
+        o.alpha[k] = static_cast<float>(1 + static_cast<int>(splitmix64(seed + k) % 8)) / 8.0f;
+        o.beta[k] =
+            static_cast<float>(static_cast<int>(splitmix64(seed + 100 + k) % 17) - 8) / 8.0f;
+        o.dot += static_cast<double>(o.alpha[k]) * o.beta[k];
+        o.abs_dot += std::fabs(static_cast<double>(o.alpha[k]) * o.beta[k]);
+    }
+    return o;
 }
 
 void require(const Verification& v, const std::string& what) {

@@ -138,17 +138,10 @@ template <MmaType type>
 GpuRoofResult mma_roof(int device, const TimingPlan& plan) {
     constexpr int k_dim = type == MmaType::tf32 ? 8 : 16;
     constexpr double ops_per_mma = 2.0 * 16 * 8 * k_dim;
-    // A[r][k] = alpha_k and B[k][n] = beta_k: every output is sum_k alpha_k beta_k whatever the
-    // row/column placement, while a wrong k pairing of the fragments changes it. Multiples of
-    // 1/8 are exact in bf16, fp16 and tf32.
-    float alpha[16], beta[16];
-    double dot = 0, abs_dot = 0;
-    for (int k = 0; k < k_dim; ++k) {
-        alpha[k] = static_cast<float>(1 + static_cast<int>(splitmix64(100 + k) % 8)) / 8.0f;
-        beta[k] = static_cast<float>(static_cast<int>(splitmix64(200 + k) % 17) - 8) / 8.0f;
-        dot += static_cast<double>(alpha[k]) * beta[k];
-        abs_dot += std::fabs(static_cast<double>(alpha[k]) * beta[k]);
-    }
+    const ExactDotOperands o = exact_dot_operands(k_dim, 100);
+    const float* alpha = o.alpha;
+    const float* beta = o.beta;
+    const double dot = o.dot, abs_dot = o.abs_dot;
     auto bits16 = [](float f) -> std::uint32_t {
         return type == MmaType::fp16 ? exact_half_bits(f) : to_bf16_bits(f);
     };

@@ -122,17 +122,12 @@ GpuRoofResult wgmma_roof(int device, const TimingPlan& plan) {
         throw GpuError(
             "no wgmma roof: wgmma needs a compute capability 9.0 GPU (Hopper), this one is " +
             std::to_string(prop.major) + "." + std::to_string(prop.minor) + " (" + prop.name + ")");
-    // A[r][k] = alpha_k, B[k][n] = beta_k: every output is iterations x group x sum_k alpha_k
-    // beta_k whatever the row/column placement, while a wrong k pairing in the fragment or the
-    // descriptor changes it. Multiples of 1/8 are exact in bf16.
-    float alpha[k_dim], beta[k_dim];
-    double dot = 0, abs_dot = 0;
-    for (int k = 0; k < k_dim; ++k) {
-        alpha[k] = static_cast<float>(1 + static_cast<int>(splitmix64(300 + k) % 8)) / 8.0f;
-        beta[k] = static_cast<float>(static_cast<int>(splitmix64(400 + k) % 17) - 8) / 8.0f;
-        dot += static_cast<double>(alpha[k]) * beta[k];
-        abs_dot += std::fabs(static_cast<double>(alpha[k]) * beta[k]);
-    }
+    // Every output is iterations x group x sum_k alpha_k beta_k; a wrong k pairing in the
+    // fragment or the descriptor changes it (exact_dot_operands).
+    const ExactDotOperands o = exact_dot_operands(k_dim, 300);
+    const float* alpha = o.alpha;
+    const float* beta = o.beta;
+    const double dot = o.dot, abs_dot = o.abs_dot;
     auto pack = [](const float* v, int k) {
         return static_cast<std::uint32_t>(to_bf16_bits(v[k])) |
                (static_cast<std::uint32_t>(to_bf16_bits(v[k + 1])) << 16);

@@ -71,7 +71,7 @@ g::KernelActivity kernel(std::string name, std::uint32_t correlation, std::int64
 }
 
 measure::GpuRun activity() {
-    measure::GpuProcess p{100, {}};
+    measure::GpuProcess p{100, {}, {}};
     p.log.launches = {{1, 100, 100, 15 * ms, 15 * ms + 5000},   // in gemm
                       {2, 100, 100, 45 * ms, 45 * ms + 5000},   // in prep
                       {3, 100, 100, 60 * ms, 60 * ms + 5000},   // in step, its children closed
@@ -88,7 +88,7 @@ measure::GpuRun activity() {
     copy.end_ns = 60 * ms;
     p.log.copies = {copy};
     // Another process's correlation ids count from 1 too: its call 1 is not process 100's.
-    measure::GpuProcess q{200, {}};
+    measure::GpuProcess q{200, {}, {}};
     q.log.launches = {{1, 200, 200, 15 * ms, 15 * ms + 5000}};
     q.log.kernels = {kernel("child_kernel", 1, 17 * ms)};
     measure::GpuRun run;
@@ -228,7 +228,7 @@ TEST(GpuRegions, ARangeThatLaunchedSeveralKernelsGivesNoneOfThemItsWork) {
     measure::NvtxCapture c;
     c.instances = {range("attention", "", 1, 1, 0, 10 * ms, gpu_work())};
     measure::GpuRun run;
-    measure::GpuProcess p{1, {}};
+    measure::GpuProcess p{1, {}, {}};
     p.log.launches = {{1, 1, 1, 1 * ms, 1 * ms + 100}, {2, 1, 1, 2 * ms, 2 * ms + 100}};
     p.log.kernels = {kernel("qk", 1, 1 * ms), kernel("softmax", 2, 3 * ms)};
     run.processes = {p};
@@ -261,7 +261,7 @@ inject::KernelMetrics counted(std::size_t index, std::string name, double ffma, 
 TEST(GpuRegions, UndeclaredKernelsAreJudgedFromTheirCountsInTheCountingExecution) {
     measure::NvtxCapture c;
     c.instances = {range("step", "", 1, 1, 0, 100 * ms)};
-    measure::GpuProcess p{1, {}};
+    measure::GpuProcess p{1, {}, {}};
     p.log.launches = {{1, 1, 1, 1 * ms, 1 * ms + 100}, {2, 1, 1, 5 * ms, 5 * ms + 100}};
     p.log.kernels = {kernel("_Z4gemvPKfS0_Pfi", 1, 1 * ms), kernel("nvjet_bf16_gemm", 2, 5 * ms)};
     measure::GpuRun run;
@@ -309,7 +309,7 @@ TEST(GpuRegions, UndeclaredKernelsAreJudgedFromTheirCountsInTheCountingExecution
 
 TEST(GpuRegions, CountsThatDoNotMatchTheKernelsAreNotGivenToThem) {
     measure::NvtxCapture c;
-    measure::GpuProcess p{1, {}};
+    measure::GpuProcess p{1, {}, {}};
     p.log.kernels = {kernel("a_kernel", 1, 1 * ms), kernel("b_kernel", 2, 5 * ms)};
     measure::GpuRun run;
     run.processes = {p};
@@ -335,7 +335,7 @@ TEST(GpuRegions, PathsStayUniqueAcrossDevicesAndRanges) {
     measure::NvtxCapture c;
     c.instances = {range("step", "", 1, 1, 0, 10 * ms)};
     measure::GpuRun run;
-    measure::GpuProcess p{1, {}};
+    measure::GpuProcess p{1, {}, {}};
     p.log.launches = {{1, 1, 1, 1 * ms, 1 * ms + 100}, {2, 1, 1, 2 * ms, 2 * ms + 100}};
     p.log.kernels = {kernel("k", 1, 1 * ms, 0), kernel("k", 2, 3 * ms, 1),
                      kernel("step", 9, 20 * ms)};  // unplaced, named like the range

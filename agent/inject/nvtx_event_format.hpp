@@ -49,7 +49,13 @@ struct EventFileHeader {
     std::uint64_t capacity = 0;  // Events this chunk holds after the header
     std::uint32_t chunk = 0;     // 0, 1, ... per thread
     std::uint32_t event_bytes = 0;  // sizeof(Event), checked by the reader
-    std::uint8_t reserved[24] = {};
+    // What recording costs in this image, timed by the injection library once, at the
+    // program's first NVTX call (calibrate_recording, nvtx_inject.cpp); 0 = not timed (a
+    // capture from before these fields). range_ns: one push and its pop, with the name's
+    // lookup; cpu_read_ns: one read of the process's CPU time (a cpu_time event).
+    float range_ns = 0;
+    float cpu_read_ns = 0;
+    std::uint8_t reserved[16] = {};
 };
 static_assert(sizeof(EventFileHeader) == 64);
 

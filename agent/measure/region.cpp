@@ -370,6 +370,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         populate = std::jthread(populate_pages, cap.instances.data(), cap.instances.capacity() * sizeof(RegionInstance));
 
     EventReader reader;
+    double recording_ns = 0;
+    bool untimed = false;  // a chunk with events and no recording cost
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
         std::sort(chunks.begin(), chunks.end(), [](const ChunkFile& a, const ChunkFile& b) {
@@ -381,6 +383,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         auto string_of = [&](std::uint32_t id) -> const Resolved& { return resolve(image, image_strings, id); };
         auto domain_of = [&](std::uint32_t id) { return id == 0 ? Interned() : string_of(id).name; };
         for (const auto& c : chunks) {
+            std::uint64_t range_events = 0, cpu_events = 0;
             // One event of this chunk; false at an event never written (the chunk's end).
             const auto handle = [&](const Event& event) {
                 // Times are the program's word: outside [0, its end] they are corrupt or late
@@ -389,6 +392,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                 e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(end_ns, 0));
                 const auto kind = static_cast<EventKind>(e.kind);
                 if (kind == EventKind::none) return false;
+                ++(kind == EventKind::cpu_time ? cpu_events : range_events);
                 switch (kind) {
                     case EventKind::push: {
                         auto& stack = stacks[e.domain];
@@ -463,6 +467,14 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             reader.open(c.path, c.header.capacity);
             for (auto events = reader.next(); !events.empty(); events = reader.next())
                 if (!std::all_of(events.begin(), events.end(), handle)) break;
+            // A range (push and pop) costs range_ns, so an event half of it.
+            const auto cost = [](float ns) { return std::isfinite(ns) && ns > 0 && ns < 1e9f; };
+            cap.recorded_events += range_events + cpu_events;
+            if (cost(c.header.range_ns) && cost(c.header.cpu_read_ns))
+                recording_ns += static_cast<double>(range_events) * c.header.range_ns / 2 +
+                                static_cast<double>(cpu_events) * c.header.cpu_read_ns;
+            else if (range_events + cpu_events > 0)
+                untimed = true;
         }
         // Ranges still open when the process ended (crash, exit inside a range) end with it.
         for (auto& [domain, stack] : stacks) {
@@ -519,6 +531,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             r.cpu_error_s = cpu->error;
         }
     }
+    if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
     sort_instances(cap.instances);
     std::sort(cap.marks.begin(), cap.marks.end(),
               [](const MarkInstance& a, const MarkInstance& b) { return a.t_ns < b.t_ns; });

@@ -89,6 +89,11 @@ struct NvtxCapture {
     std::vector<MarkInstance> marks;
     std::map<std::pair<int, int>, std::string> thread_names;  // (pid, tid) -> name
     std::vector<std::string> warnings;  // unbalanced pops, malformed declared work, bad files
+    // What the injection library wrote: events (ranges' ends, marks, CPU-time reads), and
+    // the time that cost the program, from the costs it timed in the process (the chunk
+    // headers' range_ns and cpu_read_ns): absent when a chunk with events had none.
+    std::uint64_t recorded_events = 0;
+    std::optional<double> recording_s;
 };
 
 // Reads a capture directory after the program ended at `end_ns`; open ranges end there.

@@ -204,6 +204,15 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     decimate(x.execution.time_series, plan.series_points_kept);
     if (inject) {
         x.capture = read_nvtx_capture(capture_dir, res.end_ns);
+        // ceiling's own share of the program's time, said beside it (run_summary.cpp).
+        if (x.capture.recorded_events > 0) {
+            x.execution.counters.push_back({"nvtx_events",
+                                            static_cast<double>(x.capture.recorded_events), "count",
+                                            Source::software, std::nullopt, false});
+            if (x.capture.recording_s)
+                x.execution.counters.push_back({"nvtx_recording_s", *x.capture.recording_s, "s",
+                                                Source::timing, std::nullopt, false});
+        }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.
         if (exact_cpu && x.processes.size() == 1) {

@@ -352,6 +352,19 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
             << " major per run)\n";
     }
+    // What recording the program's NVTX ranges cost it: in its wall time (and, for the half
+    // of each range's cost between its clock reads, in its regions' times).
+    if (const auto events = counter_total(r, "nvtx_events"); events && *events > 0) {
+        out << "  ceiling's own time in the program: ";
+        if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0)
+            out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean)
+                << " of wall time) recording " << count_text(*events / n)
+                << " NVTX events, at the cost the program timed at its first NVTX call (a "
+                   "floor: the caches it disturbs are not counted)\n";
+        else
+            out << "recording " << count_text(*events / n)
+                << " NVTX events per run, at a cost not timed\n";
+    }
 
     if (!r.regions.empty()) {
         out << "\nWhere the time went (" << (r.kind == RecordKind::suite ? "kernels" : "NVTX regions")

@@ -180,6 +180,33 @@ TEST(Run, NvtxRegionsHaveNamesNestingAndDurations) {
     EXPECT_EQ(by_path["worker"]->threads, 1);
 }
 
+// ceiling says what recording the program's ranges cost it: every event counted (a push
+// and a pop per range), at the cost the injection library timed in the program, a part of
+// the wall time and never zero.
+TEST(Run, OwnRecordingCostIsCountedAndSaid) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    constexpr double ranges = 20000;
+    const auto r = ceiling_run(dir / "r.json", {}, {nvtx_target, "heavy", "20000", "50"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("ceiling's own time in the program: ~"), std::string::npos) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.executions.size(), 1u);
+    std::optional<double> events, recording;
+    for (const auto& c : rec.executions[0].counters) {
+        if (c.name == "nvtx_events") events = c.value;
+        if (c.name == "nvtx_recording_s") {
+            recording = c.value;
+            EXPECT_EQ(c.source, Source::timing);
+        }
+    }
+    ASSERT_TRUE(events && recording) << r.err;
+    EXPECT_GE(*events, 2 * ranges);
+    EXPECT_LT(*events, 2.5 * ranges);  // plus the CPU-time reads, at most one per 100 us
+    EXPECT_GT(*recording, 0.0);
+    EXPECT_LT(*recording, rec.executions[0].wall_s);
+}
+
 TEST(Run, RegionOpenAtACrashEndsWithTheProgram) {
     CEILING_NEED_NVTX();
     TempDir dir;

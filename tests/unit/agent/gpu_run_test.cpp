@@ -169,7 +169,7 @@ TEST(GpuRun, CountersCarryTheDeviceWaitAndCopyTime) {
 // judge_record: 1.2 ms of 5 ms waiting (24 % >= 20 %), 0.9 ms copying (18 % >= 10 %).
 TEST(GpuRun, DeviceWaitAndCopySharesReachTheDecisionTable) {
     measure::GpuRun gpu;
-    gpu.processes.push_back({7, recorded_log()});
+    gpu.processes.push_back({7, recorded_log(), {}});
     gpu.timeline = g::build_timeline(recorded_log(), {});
     RunRecord record;
     Execution e;
@@ -206,7 +206,7 @@ TEST(GpuRun, DeviceWaitAndCopySharesReachTheDecisionTable) {
 
 TEST(GpuRun, TraceHasAProcessPerDeviceATrackPerStreamAndHostWaits) {
     measure::GpuRun run;
-    run.processes.push_back({7, recorded_log()});
+    run.processes.push_back({7, recorded_log(), {}});
     measure::NvtxCapture capture;
     measure::RegionInstance range;
     range.name = range.path = "step";

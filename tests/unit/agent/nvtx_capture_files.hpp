@@ -37,9 +37,13 @@ class CaptureFiles {
                 << text;
         }
     }
+    // range_ns, cpu_read_ns: the recording costs the library timed (0: not timed).
     void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk,
-                const std::vector<inject::Event>& ev) const {
+                const std::vector<inject::Event>& ev, float range_ns = 0,
+                float cpu_read_ns = 0) const {
         inject::EventFileHeader h;
+        h.range_ns = range_ns;
+        h.cpu_read_ns = cpu_read_ns;
         h.pid = pid;
         h.tid = tid;
         h.load_ns = load;
@@ -61,12 +65,13 @@ class CaptureFiles {
 };
 
 inline inject::Event event(inject::EventKind k, std::int64_t t, std::uint32_t string = 0,
-                           std::uint64_t range = 0) {
+                           std::uint64_t range = 0, std::uint32_t domain = 0) {
     inject::Event e{};
     e.t_ns = t;
     e.kind = static_cast<std::uint8_t>(k);
     e.string = string;
     e.range_id = range;
+    e.domain = domain;
     return e;
 }
 

@@ -1,71 +1,33 @@
 // Regions from NVTX event files (written here in the injection library's format),
 // declared work in region names, and the launcher's PATH lookup and naming helpers.
+#include <cstring>
+#include <fstream>
+#include <map>
+
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstring>
-#include <fstream>
-#include <map>
-
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region.hpp"
+#include "tests/unit/agent/nvtx_capture_files.hpp"
 
 namespace ceiling::measure {
 namespace {
 
 namespace fs = std::filesystem;
 using inject::Event;
-using inject::EventFileHeader;
 using inject::EventKind;
 
-class CaptureDir {
-public:
-    CaptureDir() {
-        std::string t = (fs::temp_directory_path() / "ceiling-capture-XXXXXX").string();
-        path_ = mkdtemp(t.data());
-    }
-    ~CaptureDir() { fs::remove_all(path_); }
-    const fs::path& path() const { return path_; }
-    void strings(int pid, std::uint64_t load, const std::map<std::uint32_t, std::string>& s) const {
-        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + ".str"), std::ios::binary);
-        for (const auto& [id, text] : s) {
-            const auto len = static_cast<std::uint32_t>(text.size());
-            out.write(reinterpret_cast<const char*>(&id), 4).write(reinterpret_cast<const char*>(&len), 4) << text;
-        }
-    }
-    void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk, const std::vector<Event>& ev) const {
-        EventFileHeader h;
-        h.pid = pid;
-        h.tid = tid;
-        h.load_ns = load;
-        h.capacity = ev.size() + 4;  // zero-filled tail, as the library leaves it
-        h.chunk = chunk;
-        h.event_bytes = sizeof(Event);
-        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + "-" + std::to_string(tid) +
-                                   "-" + std::to_string(chunk) + ".evt"),
-                          std::ios::binary);
-        out.write(reinterpret_cast<const char*>(&h), sizeof h);
-        std::vector<Event> all = ev;
-        all.resize(h.capacity, Event{});
-        out.write(reinterpret_cast<const char*>(all.data()), static_cast<std::streamsize>(all.size() * sizeof(Event)));
-    }
+using CaptureDir = testing::CaptureFiles;
+using testing::cpu_read;
 
-private:
-    fs::path path_;
-};
-
-Event ev(EventKind k, std::int64_t t, std::uint32_t string = 0, std::uint64_t range = 0, std::uint32_t domain = 0) {
-    Event e{};
-    e.t_ns = t;
-    e.kind = static_cast<std::uint8_t>(k);
-    e.string = string;
-    e.range_id = range;
-    e.domain = domain;
-    return e;
+Event ev(EventKind k, std::int64_t t, std::uint32_t string = 0, std::uint64_t range = 0,
+         std::uint32_t domain = 0) {
+    return testing::event(k, t, string, range, domain);
 }
 
 TEST(DeclaredWork, ParsesTheBraceGroup) {
@@ -211,6 +173,32 @@ TEST(Capture, OpenRangesEndWithTheProgramAndChunksJoin) {
     EXPECT_EQ(last.name, "doomed");
     EXPECT_TRUE(last.unclosed);
     EXPECT_EQ(last.end_ns, 100);
+}
+
+// ceiling's own cost in the program: each chunk's events at the costs its header carries
+// (a range, push and pop, at range_ns; a CPU-time read at cpu_read_ns), and none at all
+// when a chunk with events carries no cost (an unknown is not a zero).
+TEST(Capture, RecordingCostIsTheEventsAtTheCostsTheLibraryTimed) {
+    CaptureDir d;
+    d.strings(20, 1, {{1, "step"}});
+    d.events(20, 1, 20, 0,
+             {ev(EventKind::push, 10, 1), cpu_read(15, 5), ev(EventKind::pop, 20),
+              ev(EventKind::push, 30, 1), ev(EventKind::pop, 40)},
+             100.0f, 1000.0f);
+    d.events(20, 1, 21, 0, {ev(EventKind::mark, 50, 1)}, 80.0f, 2000.0f);
+    const NvtxCapture c = read_nvtx_capture(d.path(), 100);
+    EXPECT_EQ(c.recorded_events, 6u);
+    ASSERT_TRUE(c.recording_s.has_value());
+    EXPECT_NEAR(*c.recording_s, (4 * 50.0 + 1000.0 + 40.0) * 1e-9, 1e-15);
+
+    CaptureDir untimed;
+    untimed.strings(20, 1, {{1, "step"}});
+    untimed.events(20, 1, 20, 0, {ev(EventKind::push, 10, 1), ev(EventKind::pop, 20)}, 100.0f,
+                   1000.0f);
+    untimed.events(20, 1, 21, 0, {ev(EventKind::push, 10, 1), ev(EventKind::pop, 20)});
+    const NvtxCapture u = read_nvtx_capture(untimed.path(), 100);
+    EXPECT_EQ(u.recorded_events, 4u);
+    EXPECT_FALSE(u.recording_s.has_value());
 }
 
 TEST(Capture, ForkedImagesAreSeparateProcesses) {

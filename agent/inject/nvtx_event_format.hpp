@@ -52,10 +52,13 @@ struct EventFileHeader {
     // What recording costs in this image, timed by the injection library once, at the
     // program's first NVTX call (calibrate_recording, nvtx_inject.cpp); 0 = not timed (a
     // capture from before these fields). range_ns: one push and its pop, with the name's
-    // lookup; cpu_read_ns: one read of the process's CPU time (a cpu_time event).
+    // lookup; cpu_read_ns: one read of the process's CPU time (a cpu_time event);
+    // calibration_ns: the timing itself, once per image (0 in a forked child, which
+    // inherits its parent's costs).
     float range_ns = 0;
     float cpu_read_ns = 0;
-    std::uint8_t reserved[16] = {};
+    float calibration_ns = 0;
+    std::uint8_t reserved[12] = {};
 };
 static_assert(sizeof(EventFileHeader) == 64);
 

@@ -73,7 +73,8 @@ struct Globals {
     int strings_fd = -1;
     std::unordered_map<std::string, std::uint32_t>* strings = nullptr;
     std::vector<const std::string*>* by_id = nullptr;  // index id - 1
-    float range_ns = 0, cpu_read_ns = 0;  // calibrate_recording's, for the chunk headers
+    // calibrate_recording's, for the chunk headers
+    float range_ns = 0, cpu_read_ns = 0, calibration_ns = 0;
 };
 Globals* g = nullptr;
 
@@ -159,6 +160,7 @@ struct ThreadState {
         header->event_bytes = sizeof(Event);
         header->range_ns = g->range_ns;
         header->cpu_read_ns = g->cpu_read_ns;
+        header->calibration_ns = g->calibration_ns;
         next = reinterpret_cast<Event*>(static_cast<char*>(m) + sizeof(EventFileHeader));
         end = next + chunk_events;
         populate(static_cast<char*>(m));
@@ -307,11 +309,12 @@ void end(nvtxRangeId_t id, std::uint32_t domain) {
 // is ours (events x cost): timed once, at the first NVTX call, on this machine and in this
 // process (a VM whose clock_gettime falls back to a system call shows it here). A range is
 // what push and pop do (the name's lookup in the thread's cache, two clock reads, the
-// CPU-time check, two event stores) into scratch events: the median of 7 batches of 256
+// CPU-time check, two event stores) into scratch events: the median of 5 batches of 128
 // after one warm-up batch. A floor: the program's own lines our stores evict are not in
 // it. Then the median of 15 reads of the process's CPU time.
 void calibrate_recording() {
-    constexpr int pairs = 256, batches = 7, cpu_reads = 15;
+    const std::int64_t start = now_ns();
+    constexpr int pairs = 128, batches = 5, cpu_reads = 15;
     auto* scratch = new ThreadState;  // freed below; its events live in `events`
     auto* events = new Event[2 * pairs];
     scratch->populate_failed = true;  // no mapped chunk behind it
@@ -346,6 +349,7 @@ void calibrate_recording() {
     scratch->next = scratch->end = nullptr;
     delete scratch;
     delete[] events;
+    g->calibration_ns = static_cast<float>(now_ns() - start);
 }
 
 void mark(std::uint32_t string, std::uint32_t domain) {
@@ -411,6 +415,7 @@ void after_fork_child() {
     g->pid = static_cast<int>(::getpid());
     g->load_ns = static_cast<std::uint64_t>(now_ns());
     g->last_cpu_read_ns.store(0, std::memory_order_relaxed);  // a new process: a new CPU clock
+    g->calibration_ns = 0;  // the parent's costs hold here, untimed again
     if (g->strings_fd >= 0) ::close(g->strings_fd);
     open_strings_file();
     for (std::size_t i = 0; i < g->by_id->size(); ++i)

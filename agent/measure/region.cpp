@@ -372,6 +372,8 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     EventReader reader;
     double recording_ns = 0;
     bool untimed = false;  // a chunk with events and no recording cost
+    std::map<std::string, float> calibration_ns;  // per image: the library's timing, once
+    const auto cost = [](float ns) { return std::isfinite(ns) && ns > 0 && ns < 1e9f; };
     for (auto& [key, chunks] : threads) {
         const std::string& image = key.first;
         std::sort(chunks.begin(), chunks.end(), [](const ChunkFile& a, const ChunkFile& b) {
@@ -468,8 +470,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             for (auto events = reader.next(); !events.empty(); events = reader.next())
                 if (!std::all_of(events.begin(), events.end(), handle)) break;
             // A range (push and pop) costs range_ns, so an event half of it.
-            const auto cost = [](float ns) { return std::isfinite(ns) && ns > 0 && ns < 1e9f; };
             cap.recorded_events += range_events + cpu_events;
+            if (cost(c.header.calibration_ns))
+                calibration_ns[image] = std::max(calibration_ns[image], c.header.calibration_ns);
             if (cost(c.header.range_ns) && cost(c.header.cpu_read_ns))
                 recording_ns += static_cast<double>(range_events) * c.header.range_ns / 2 +
                                 static_cast<double>(cpu_events) * c.header.cpu_read_ns;
@@ -531,6 +534,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             r.cpu_error_s = cpu->error;
         }
     }
+    for (const auto& [image, ns] : calibration_ns) recording_ns += ns;
     if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
     sort_instances(cap.instances);
     std::sort(cap.marks.begin(), cap.marks.end(),

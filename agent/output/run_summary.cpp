@@ -357,7 +357,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     if (const auto events = counter_total(r, "nvtx_events"); events && *events > 0) {
         out << "  ceiling's own time in the program: ";
         if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0)
-            out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean)
+            out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean, 1)
                 << " of wall time) recording " << count_text(*events / n)
                 << " NVTX events, at the cost the program timed at its first NVTX call (a "
                    "floor: the caches it disturbs are not counted)\n";

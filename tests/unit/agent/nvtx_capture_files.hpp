@@ -37,13 +37,15 @@ class CaptureFiles {
                 << text;
         }
     }
-    // range_ns, cpu_read_ns: the recording costs the library timed (0: not timed).
+    // range_ns, cpu_read_ns, calibration_ns: the recording costs the library timed (0: not
+    // timed).
     void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk,
-                const std::vector<inject::Event>& ev, float range_ns = 0,
-                float cpu_read_ns = 0) const {
+                const std::vector<inject::Event>& ev, float range_ns = 0, float cpu_read_ns = 0,
+                float calibration_ns = 0) const {
         inject::EventFileHeader h;
         h.range_ns = range_ns;
         h.cpu_read_ns = cpu_read_ns;
+        h.calibration_ns = calibration_ns;
         h.pid = pid;
         h.tid = tid;
         h.load_ns = load;

@@ -176,20 +176,21 @@ TEST(Capture, OpenRangesEndWithTheProgramAndChunksJoin) {
 }
 
 // ceiling's own cost in the program: each chunk's events at the costs its header carries
-// (a range, push and pop, at range_ns; a CPU-time read at cpu_read_ns), and none at all
-// when a chunk with events carries no cost (an unknown is not a zero).
+// (a range, push and pop, at range_ns; a CPU-time read at cpu_read_ns), plus each image's
+// timing of those costs once, and none at all when a chunk with events carries no cost (an
+// unknown is not a zero).
 TEST(Capture, RecordingCostIsTheEventsAtTheCostsTheLibraryTimed) {
     CaptureDir d;
     d.strings(20, 1, {{1, "step"}});
     d.events(20, 1, 20, 0,
              {ev(EventKind::push, 10, 1), cpu_read(15, 5), ev(EventKind::pop, 20),
               ev(EventKind::push, 30, 1), ev(EventKind::pop, 40)},
-             100.0f, 1000.0f);
-    d.events(20, 1, 21, 0, {ev(EventKind::mark, 50, 1)}, 80.0f, 2000.0f);
+             100.0f, 1000.0f, 5000.0f);
+    d.events(20, 1, 21, 0, {ev(EventKind::mark, 50, 1)}, 80.0f, 2000.0f, 5000.0f);
     const NvtxCapture c = read_nvtx_capture(d.path(), 100);
     EXPECT_EQ(c.recorded_events, 6u);
     ASSERT_TRUE(c.recording_s.has_value());
-    EXPECT_NEAR(*c.recording_s, (4 * 50.0 + 1000.0 + 40.0) * 1e-9, 1e-15);
+    EXPECT_NEAR(*c.recording_s, (4 * 50.0 + 1000.0 + 40.0 + 5000.0) * 1e-9, 1e-15);
 
     CaptureDir untimed;
     untimed.strings(20, 1, {{1, "step"}});

@@ -18,6 +18,9 @@ std::string g3(double v) {
     std::snprintf(buf, sizeof buf, "%.3g", v);
     return buf;
 }
+// Measurement::work_spread from which a region is judged at its mean duration (diagnose).
+constexpr double work_spread_judged_at_mean = 1.1;
+
 std::string pct(double fraction) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
@@ -245,11 +248,22 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         duration = summarize(m.durations_s);
     }
     d.duration_s = duration;
-    // Median duration; 0 when there is none (then every rate below stays unknown).
-    const double seconds = duration && duration->median > 0 ? duration->median : 0.0;
+    // Instances of different sizes: their durations spread with their work, and the work per
+    // instance is the mean (total work / instances), so the rate is the total work over the
+    // total time, the mean duration. Where all did the same work (or within 10 %, where the
+    // two agree within the noise) the median, which a slow outlier cannot move.
+    const bool sizes_differ = m.work_spread && *m.work_spread >= work_spread_judged_at_mean;
+    const double typical = !duration ? 0.0 : sizes_differ ? duration->mean : duration->median;
+    // 0 when there is no duration (then every rate below stays unknown).
+    const double seconds = typical > 0 ? typical : 0.0;
     if (!(seconds > 0))
         add_finding(d, FindingKind::unknown_counter, "no timed execution: every rate is unknown");
-    if (duration && unstable(*duration, t.unstable_spread)) {
+    if (sizes_differ && seconds > 0) {
+        add_finding(d, FindingKind::assumption,
+                    "instances did different amounts of work (the largest " + g3(*m.work_spread) +
+                        "x the smallest): judged at their total work over their total time (the "
+                        "mean duration, not the median)");
+    } else if (duration && unstable(*duration, t.unstable_spread)) {
         add_finding(d, FindingKind::unstable,
                     "durations spread " + pct(duration->rel_spread) +
                         " ((p90 - p10) / median) over " + std::to_string(duration->count) +

@@ -66,6 +66,7 @@ void to_json(nlohmann::json& j, const Measurement& m) {
          {"measured_ops_source", m.measured_ops_source},
          {"measured_bytes_source", m.measured_bytes_source},
          {"measured_kind", m.measured_kind},
+         {"work_spread", m.work_spread},
          {"counters", m.counters}};
 }
 void from_json(const nlohmann::json& j, Measurement& m) {
@@ -79,6 +80,7 @@ void from_json(const nlohmann::json& j, Measurement& m) {
     get_optional(j, "measured_ops_source", m.measured_ops_source);
     get_optional(j, "measured_bytes_source", m.measured_bytes_source);
     get_optional(j, "measured_kind", m.measured_kind);  // absent in older records
+    get_optional(j, "work_spread", m.work_spread);      // likewise
     j.at("counters").get_to(m.counters);
 }
 

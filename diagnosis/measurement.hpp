@@ -6,6 +6,7 @@
 // Collectors do not include this header (collectors never depend on diagnosis); the
 // agent's measuring loop converts collector readings into CounterValues.
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,6 +50,24 @@ struct CountedKind {
     Engine engine = Engine::vector;
 };
 
+// The least and most work one instance of a region did (its operations, or its bytes where
+// it declared or counted no operation): instances of different sizes under one name (a
+// decode step whose context grows, one GEMM region for several shapes) are judged at their
+// total work over their total time (diagnose, work_spread).
+struct WorkRange {
+    double least = 0, most = 0;
+    void add(double ops, double bytes) {
+        const double v = ops > 0 ? ops : bytes;
+        if (!(v > 0)) return;
+        least = least > 0 ? std::min(least, v) : v;
+        most = std::max(most, v);
+    }
+    // most / least; absent when no instance did any work.
+    std::optional<double> spread() const {
+        return least > 0 ? std::optional<double>(most / least) : std::nullopt;
+    }
+};
+
 struct Measurement {
     std::string name;                // e.g. "gemm/optimized/2048" or an NVTX region path
     int threads = 1;
@@ -61,6 +80,9 @@ struct Measurement {
     std::optional<Source> measured_ops_source;
     std::optional<Source> measured_bytes_source;
     std::optional<CountedKind> measured_kind;  // with measured_ops when a counter knows it
+    // Regions: the largest instance's work over the smallest's (WorkRange), when the work
+    // judged (declared, else counted) was known per instance. Absent in older records.
+    std::optional<double> work_spread;
     std::vector<CounterValue> counters;  // totals over all executions
 };
 

@@ -19,6 +19,7 @@ struct Acc {
     double ops = 0, work_bytes = 0, working_set = 0;
     std::size_t with_work = 0;
     std::optional<Work> first_work;
+    WorkRange declared_range;  // per kernel (Measurement::work_spread)
     std::size_t first_execution = 0;
     std::int64_t first_start = 0;
 };
@@ -29,6 +30,7 @@ struct Counted {
     std::size_t with_ops = 0, with_bytes = 0, kernels = 0;
     std::optional<KernelCount> first;
     bool mixed = false;  // kernels of one region counted as different kinds
+    WorkRange range;     // per kernel
 };
 
 using Key = std::tuple<std::string, GpuOpKind, std::string, std::uint32_t>;
@@ -70,6 +72,7 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
                 c.bytes += *op.counted->dram_bytes;
                 ++c.with_bytes;
             }
+            c.range.add(op.counted->ops.value_or(0.0), op.counted->dram_bytes.value_or(0.0));
             if (!c.first) c.first = op.counted;
             c.mixed = c.mixed || op.counted->precision != c.first->precision ||
                       op.counted->engine != c.first->engine;
@@ -127,6 +130,7 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
                 a.working_set = std::max(a.working_set, range->work->working_set_bytes);
                 if (!a.first_work) a.first_work = range->work;
                 ++a.with_work;
+                a.declared_range.add(range->work->ops, range->work->compulsory_bytes);
             }
         }
     }
@@ -158,6 +162,7 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
             w.compulsory_bytes = a->work_bytes / k;
             w.working_set_bytes = a->working_set;
             r.measurement.work = w;
+            r.measurement.work_spread = a->declared_range.spread();
         } else if (const auto c = counted.find(*key); c != counted.end()) {
             // Counted in the counting execution: every kernel counted alike, or no verdict.
             const Counted& counts = c->second;
@@ -176,6 +181,8 @@ GpuRegions aggregate_gpu_regions(const std::vector<GpuExecution>& executions,
                     r.measurement.measured_bytes_source = Source::cupti;
                 r.measurement.measured_kind =
                     CountedKind{Device::gpu, counts.first->precision, counts.first->engine};
+                if (r.measurement.measured_ops || r.measurement.measured_bytes)
+                    r.measurement.work_spread = counts.range.spread();
             }
         }
         // Bytes moved, as a total (not measured_bytes: the profile has no roof for copies,

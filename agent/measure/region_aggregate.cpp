@@ -160,6 +160,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::size_t with_cpu = 0;
         double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
         CountSum counted_ops, counted_bytes;
+        WorkRange declared_range, counted_range;  // per instance (Measurement::work_spread)
         double non_model_s = 0;
         // This execution's instance intervals by process, and over all executions their
         // summed time and the summed length of their union (RecordedRegion::concurrency).
@@ -224,7 +225,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.working_set = std::max(a.working_set, r.work->working_set_bytes);
                 if (!a.first_work) a.first_work = r.work;
                 ++a.with_work;
+                a.declared_range.add(r.work->ops, r.work->compulsory_bytes);
             }
+            a.counted_range.add(r.counted_ops ? r.counted_ops->value : 0.0,
+                                r.counted_bytes ? r.counted_bytes->value : 0.0);
             a.wall_s += d;
             if (r.peak_busy_cores) {
                 a.peak_busy_s += *r.peak_busy_cores * d;
@@ -314,6 +318,11 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                     r.measurement.measured_ops, r.measurement.measured_ops_source);
         add_counted(r.measurement, a->counted_bytes, r.instances, "dram_bytes", "bytes",
                     r.measurement.measured_bytes, r.measurement.measured_bytes_source);
+        // The spread of the work diagnose judges: the declared, else the counted.
+        r.measurement.work_spread = r.measurement.work ? a->declared_range.spread()
+                                    : r.measurement.measured_ops || r.measurement.measured_bytes
+                                        ? a->counted_range.spread()
+                                        : std::nullopt;
         if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
         r.durations_subsampled = a->durations.size() > durations_limit;
         r.measurement.durations_s = subsample(a->durations, durations_limit);

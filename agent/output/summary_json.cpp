@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "agent/output/format.hpp"
+#include "agent/output/run_summary.hpp"
 #include "diagnosis/statistics.hpp"
 
 namespace ceiling::output {
@@ -81,6 +82,12 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
         j["executions"] = r.timed_executions().size();
         j["wall_s"] = r.whole.duration_s.count ? nlohmann::json(r.whole.duration_s) : nlohmann::json(nullptr);
         j["diagnosis"] = r.diagnosis ? compact(*r.diagnosis) : nlohmann::json(nullptr);
+        // ceiling's own time in the program, recording its NVTX ranges (per execution).
+        const auto recording = counter_total(r, "nvtx_recording_s");
+        const auto timed = r.timed_executions().size();
+        j["nvtx_recording_s"] = recording && timed > 0
+                                    ? nlohmann::json(*recording / static_cast<double>(timed))
+                                    : nlohmann::json(nullptr);
     }
     j["partial"] = r.partial;
     nlohmann::json regions = nlohmann::json::array();

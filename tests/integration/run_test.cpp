@@ -205,6 +205,17 @@ TEST(Run, OwnRecordingCostIsCountedAndSaid) {
     EXPECT_LT(*events, 2.5 * ranges);  // plus the CPU-time reads, at most one per 100 us
     EXPECT_GT(*recording, 0.0);
     EXPECT_LT(*recording, rec.executions[0].wall_s);
+
+    // The same figure for scripts; null for a program that recorded nothing.
+    const auto with_ranges =
+        ceiling_run(dir / "j.json", {"--json"}, {nvtx_target, "heavy", "2000", "50"});
+    ASSERT_EQ(with_ranges.exit_code, 0) << with_ranges.err;
+    const auto j = nlohmann::json::parse(with_ranges.err);
+    ASSERT_TRUE(j.at("nvtx_recording_s").is_number()) << with_ranges.err;
+    EXPECT_GT(j.at("nvtx_recording_s").get<double>(), 0.0);
+    const auto without = ceiling_run(dir / "n.json", {"--json"}, {"/bin/true"});
+    ASSERT_EQ(without.exit_code, 0) << without.err;
+    EXPECT_TRUE(nlohmann::json::parse(without.err).at("nvtx_recording_s").is_null());
 }
 
 TEST(Run, RegionOpenAtACrashEndsWithTheProgram) {

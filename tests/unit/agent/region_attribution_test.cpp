@@ -109,6 +109,28 @@ TEST(BusyCores, ComeFromTheWholeProcessNotTheThreadThatRecorded) {
     EXPECT_FALSE(r.at("elsewhere")->busy_cores);
 }
 
+// One region name for instances of different sizes: the work per instance is their mean,
+// and the spread of their sizes goes with it, so the judge times them by their total time
+// (diagnose); instances of one size have a spread of 1.
+TEST(DeclaredWork, InstancesOfDifferentSizesCarryTheirSpread) {
+    CaptureFiles d;
+    d.strings(60, 1, {{1, "gemm {ops=1G}"}, {2, "gemm {ops=100G}"}, {3, "step {bytes=8M}"}});
+    d.events(
+        60, 1, 60, 0,
+        {event(EventKind::push, 0, 1), event(EventKind::pop, 10), event(EventKind::push, 20, 2),
+         event(EventKind::pop, 1020), event(EventKind::push, 1030, 3), event(EventKind::pop, 1040),
+         event(EventKind::push, 1050, 3), event(EventKind::pop, 1060)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 2000);
+    const auto r = by_path(aggregate_regions({&c}, std::nullopt));
+    const Measurement& gemm = r.at("gemm")->measurement;
+    ASSERT_TRUE(gemm.work);
+    EXPECT_DOUBLE_EQ(gemm.work->ops, 50.5e9);
+    ASSERT_TRUE(gemm.work_spread);
+    EXPECT_DOUBLE_EQ(*gemm.work_spread, 100.0);
+    ASSERT_TRUE(r.at("step")->measurement.work_spread);
+    EXPECT_DOUBLE_EQ(*r.at("step")->measurement.work_spread, 1.0);
+}
+
 // A range each thread of a parallel loop pushes around its own share: instances side by
 // side in one process are summed, instances in different processes are not (each process's
 // busy cores judge its own), and a loop of ranges on one thread stays at one.

@@ -318,6 +318,25 @@ TEST_F(DiagnoseKernel, UnstableDistributionIsFlaggedAndTheMedianUsed) {
                              FindingKind::unstable));
 }
 
+// A region whose instances differ in size (three small, one 100x larger) declares the mean
+// work per instance, so its rate is the total work over the total time: the mean duration.
+// The median (a small instance's time) against the mean work read 26x too fast.
+TEST_F(DiagnoseKernel, InstancesOfDifferentSizesAreJudgedAtTotalWorkOverTotalTime) {
+    Measurement m = timed_work(work(2.575e8, 1.03e9, 1.03e9), 0.01);
+    m.durations_s = {0.01, 0.01, 0.01, 1.0};
+    m.duration_s = summarize(m.durations_s);
+    m.work_spread = 100.0;
+    const Diagnosis d = diagnose_kernel(profile, m, t);
+    EXPECT_NEAR(*roof(d, RoofKind::bandwidth).achieved_per_s, 1.03e9 / 0.2575, 1);
+    EXPECT_TRUE(has_finding(d, FindingKind::assumption));
+    EXPECT_FALSE(has_finding(d, FindingKind::unstable)) << "the spread is the sizes', not noise";
+    // Sizes within 10 %: the median, and its spread is noise again.
+    m.work_spread = 1.05;
+    const Diagnosis same = diagnose_kernel(profile, m, t);
+    EXPECT_NEAR(*roof(same, RoofKind::bandwidth).achieved_per_s, 1.03e9 / m.duration_s.median, 1);
+    EXPECT_TRUE(has_finding(same, FindingKind::unstable));
+}
+
 TEST_F(DiagnoseKernel, MissingRoofIsSaid) {
     const Diagnosis d = diagnose_kernel(
         profile, timed_work(work(1e9, 1e6, 1e6, Precision::tf32, Engine::matrix), 0.01), t);

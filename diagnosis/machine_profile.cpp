@@ -149,6 +149,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(GpuProfile, index, name, pci_bus_id, compute_
                                    l2_bytes, sm_clock_hz, memory_clock_hz, memory_bus_bits, driver,
                                    cuda_runtime, compute_roofs, bandwidth_roofs, latencies)
 // --- end GPU ---
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(StorageRoof, directory, device, file_bytes, read_bytes_per_s,
+                                   write_bytes_per_s)
 
 void to_json(nlohmann::json& j, const MachineProfile& p) {
     j = {{"schema_version", p.schema_version},
@@ -166,6 +168,7 @@ void to_json(nlohmann::json& j, const MachineProfile& p) {
          {"absent", p.absent},
          {"gpus", p.gpus}};
     if (!p.sweep.empty()) j["sweep"] = p.sweep;
+    if (p.storage) j["storage"] = *p.storage;
 }
 
 void from_json(const nlohmann::json& j, MachineProfile& p) {
@@ -195,6 +198,8 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
         j.at("absent").get_to(p.absent);
         if (auto g = j.find("gpus"); g != j.end())
             g->get_to(p.gpus);  // absent in profiles before issue 7
+        if (auto s = j.find("storage"); s != j.end() && !s->is_null())
+            p.storage = s->get<StorageRoof>();  // absent: not measured, or an older profile
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed machine profile: ") + e.what());

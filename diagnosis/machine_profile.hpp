@@ -127,6 +127,19 @@ struct Absence {
     std::string reason;
 };
 
+// Sequential bandwidth of the storage under one directory, as a program there sees it:
+// a file of random bytes (storage may compress or skip zeros) written in 1 MiB requests
+// then made durable (fdatasync), and read back with O_DIRECT (past the page cache).
+// Not a memory level: no working set ever reaches it, so it is kept apart from
+// bandwidth_roofs; `run` compares a program's storage traffic with it.
+struct StorageRoof {
+    std::string directory;  // where the file was written (then removed)
+    std::string device;     // the block device holding it ("vda1"), empty when unknown
+    std::uint64_t file_bytes = 0;
+    Summary read_bytes_per_s;   // one point per pass
+    Summary write_bytes_per_s;  // one point per pass, each ending with fdatasync
+};
+
 // --- GPU (issue 7) ---------------------------------------------------------------------------
 // The measured ceilings of one GPU, each beside the theoretical value from the device's
 // properties (absent when unknown). Compute roofs on tensor cores have engine matrix; roofs
@@ -211,6 +224,9 @@ struct MachineProfile {
     // Measured GPUs (issue 7). Added without a schema_version change: a profile without the
     // field reads as "no GPU measured".
     std::vector<GpuProfile> gpus;
+    // The storage under `machine`'s directory (absent: not measured, see `absent`). Added
+    // without a schema_version change, like gpus.
+    std::optional<StorageRoof> storage;
 
     // The highest measured compute roof for this precision and engine at this thread
     // count (nullptr when none was measured).

@@ -93,6 +93,20 @@ Opt device_copy_share(const P& p) {
     return *p.device_copy_s / p.wall_s;
 }
 
+// The storage traffic's share of its roof: reads against the read roof, writes against the
+// write roof, the larger of the two (a program that streams one way is bound by that one).
+Opt storage_roof_share(const P& p) {
+    if (!(p.wall_s > 0)) return std::nullopt;
+    Opt share;
+    const auto take = [&](Opt amount, Opt roof) {
+        if (amount && roof && *roof > 0)
+            share = std::max(share.value_or(0.0), *amount / p.wall_s / *roof);
+    };
+    take(p.storage_read_bytes, p.storage_read_roof_bytes_per_s);
+    take(p.storage_write_bytes, p.storage_write_roof_bytes_per_s);
+    return share;
+}
+
 using T = Thresholds;
 constexpr Qualifier blocked = {"voluntary_switch_share", voluntary_switch_share,
                                Comparison::at_least, &T::voluntary_switch_share};
@@ -109,7 +123,7 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 10> rules = {{
+const std::array<SystemRule, 11> rules = {{
     {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -171,6 +185,10 @@ const std::array<SystemRule, 10> rules = {{
      "time waiting for the device: synchronisation, serialised launches"},
     {"device_copy_share", device_copy_share, Comparison::at_least, &T::device_copy_share,
      "time copying between host and device"},
+    {"storage_roof_share", storage_roof_share, Comparison::at_least, &T::near_roof,
+     "storage read or written near the sequential storage roof `ceiling machine` measured: "
+     "I/O bound (read or write less: smaller or compressed data, fewer checkpoints; keep "
+     "decoded data in memory; overlap I/O with compute)"},
 }};
 
 bool compares(Comparison c, double value, double threshold) {
@@ -291,7 +309,11 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"host_cpu_s", p.host_cpu_s},
          {"host_steal_s", p.host_steal_s},
          {"host_runnable_thread_s", p.host_runnable_thread_s},
-         {"own_runnable_thread_s", p.own_runnable_thread_s}};
+         {"own_runnable_thread_s", p.own_runnable_thread_s},
+         {"storage_read_bytes", p.storage_read_bytes},
+         {"storage_write_bytes", p.storage_write_bytes},
+         {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
+         {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s}};
 }
 void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     j.at("wall_s").get_to(p.wall_s);
@@ -311,6 +333,10 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "host_steal_s", p.host_steal_s);
     get_optional(j, "host_runnable_thread_s", p.host_runnable_thread_s);
     get_optional(j, "own_runnable_thread_s", p.own_runnable_thread_s);
+    get_optional(j, "storage_read_bytes", p.storage_read_bytes);  // absent in older records
+    get_optional(j, "storage_write_bytes", p.storage_write_bytes);
+    get_optional(j, "storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s);
+    get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
 }
 
 }  // namespace ceiling

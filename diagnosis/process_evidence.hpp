@@ -48,6 +48,12 @@ struct ProcessAccounting {
     // state R at each sample): a run queue past the CPUs that is its own is oversubscription
     // by the program itself, not contention.
     std::optional<double> own_runnable_thread_s;
+    // What storage saw of the program (/proc's read_bytes and write_bytes: not what the page
+    // cache served), and the storage roofs `ceiling machine` measured (StorageRoof).
+    std::optional<double> storage_read_bytes;
+    std::optional<double> storage_write_bytes;
+    std::optional<double> storage_read_roof_bytes_per_s;
+    std::optional<double> storage_write_roof_bytes_per_s;
 };
 
 // A second metric read with a rule's own, choosing the rule's meaning.

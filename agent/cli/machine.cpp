@@ -23,6 +23,8 @@ struct MachineArgs {
     std::string output;
     bool json = false;
     bool show = false;
+    std::string storage_dir = ".";
+    bool no_storage = false;
 };
 }  // namespace
 
@@ -32,8 +34,9 @@ Command add_machine(CLI::App& root, const GlobalOptions& global) {
         "machine",
         "Measure this machine's ceilings: effective clock, compute roofs per precision and unit\n"
         "(1 thread and all threads), bandwidth per memory level from a working-set sweep,\n"
-        "latency per level and dispatch overheads. Prints a table and saves the machine\n"
-        "profile that later commands use. About a minute; --quick takes seconds.");
+        "latency per level, dispatch overheads and the storage under --storage-dir. Prints a\n"
+        "table and saves the machine profile that later commands use. About a minute; --quick\n"
+        "takes seconds.");
     app->add_flag("--quick", args->quick, "Coarser sweep and fewer repeats (seconds instead of a minute)");
     app->add_option("--threads", args->threads,
                     "Threads for the all-core roofs (default: every CPU this process may use)")
@@ -41,6 +44,11 @@ Command add_machine(CLI::App& root, const GlobalOptions& global) {
     app->add_option("--output,-o", args->output,
                     "Where to save the profile (default: $CEILING_PROFILE, else "
                     "~/.cache/ceiling/machine-HOST.json)");
+    app->add_option("--storage-dir", args->storage_dir,
+                    "Directory whose storage to measure (sequential read and write of a 256 MiB "
+                    "unnamed file, O_DIRECT; 64 MiB with --quick): where your data lives "
+                    "(default: the current directory)");
+    app->add_flag("--no-storage", args->no_storage, "Do not measure the storage roof");
     app->add_flag("--json", args->json, "Print the profile as JSON on stdout instead of the table");
     app->add_flag("--show", args->show,
                   "Print the saved profile (from --output or the default path) without measuring");
@@ -67,6 +75,12 @@ Command add_machine(CLI::App& root, const GlobalOptions& global) {
                 measure::MachineOptions opts;
                 opts.quick = args->quick;
                 opts.threads = args->threads;
+                if (args->no_storage)
+                    opts.storage_dir.reset();
+                else if (!std::filesystem::is_directory(args->storage_dir))
+                    throw UsageError("--storage-dir " + args->storage_dir + ": not a directory");
+                else
+                    opts.storage_dir = args->storage_dir;
                 opts.on_step = [&](const std::string& what) { progress->step(what); };
                 opts.add_steps = [&](int n) { progress->add_total(n); };
                 const MachineProfile profile = measure::measure_machine(opts);

@@ -13,6 +13,7 @@
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/repeat.hpp"
 #include "agent/measure/roof_clock.hpp"
+#include "agent/measure/storage_roof.hpp"
 #include "agent/version.hpp"
 #include "collectors/clock.hpp"
 #include "diagnosis/peak_table.hpp"
@@ -276,6 +277,27 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
     }
 }
 
+void measure_storage_roof(MachineProfile& p, const MachineOptions& o) {
+    if (!o.storage_dir) {
+        p.absent.push_back({"storage", "not measured (--no-storage)"});
+        return;
+    }
+    step(o, "storage under " + o.storage_dir->string());
+    StorageOptions so;
+    so.directory = *o.storage_dir;
+    so.file_bytes = o.quick ? 64ull << 20 : 256ull << 20;
+    so.passes = o.quick ? 2 : 3;
+    std::string why;
+    p.storage = measure_storage(so, why);
+    if (!p.storage) {
+        p.absent.push_back({"storage", why});
+        return;
+    }
+    p.method["storage"] =
+        "a file of random bytes written in 1 MiB requests then fdatasync, and read back with "
+        "O_DIRECT, sequential, one thread; the median pass";
+}
+
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) {
     step(o, "dispatch overheads");
     const RepeatPlan plan = compute_plan(o.quick);
@@ -379,7 +401,8 @@ MachineProfile measure_machine(const MachineOptions& options) {
         for (const auto& k : kernels::compute_kernels())
             kernels_here += unavailable_reason(k.supported, k.needs_amx_permission).empty();
         options.add_steps(kernels_here * static_cast<int>(thread_counts.size()) + 1 +
-                          memory_steps(p, thread_counts.size(), options.quick));
+                          memory_steps(p, thread_counts.size(), options.quick) +
+                          (options.storage_dir ? 1 : 0));
     }
 
     auto phase = [&](const char* name, auto&& fn) {
@@ -391,6 +414,7 @@ MachineProfile measure_machine(const MachineOptions& options) {
     phase("bandwidth roofs", [&] { measure_bandwidth_roofs(p, thread_counts, options); });
     phase("latencies", [&] { measure_latencies(p, options); });
     phase("overheads", [&] { measure_overheads(p, all, options); });
+    phase("storage", [&] { measure_storage_roof(p, options); });
     phase("gpus", [&] { p.gpus = measure_gpus(options, p.absent); });  // GPU section (issue 7)
     p.duration_s = collectors::now_s() - t0;
     return p;

@@ -1,7 +1,9 @@
 #pragma once
 // `ceiling machine`: measures this host's ceilings into a MachineProfile.
 
+#include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "diagnosis/machine_profile.hpp"
@@ -14,6 +16,8 @@ struct MachineOptions {
     // Called before each measured item with a short description (for progress display).
     std::function<void(const std::string&)> on_step;
     std::function<void(int)> add_steps;  // announces more items to come
+    // Where the storage roof's test file goes (storage_roof.hpp); nullopt: not measured.
+    std::optional<std::filesystem::path> storage_dir = std::filesystem::path(".");
 };
 
 MachineProfile measure_machine(const MachineOptions& options);
@@ -32,6 +36,8 @@ int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick)
 // "1 thread", "2 threads": how the profile's steps and absences name a thread count.
 std::string threads_label(int threads);
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o);
+// The storage under o.storage_dir (storage_roof.hpp), or an absence saying why not.
+void measure_storage_roof(MachineProfile& p, const MachineOptions& o);
 
 // Whether a team's compute roof (`team`, on `cores` physical cores) is within a factor of
 // 1 / scaling_floor of `cores` x one thread's (`single`). A compute roof is a property of each

@@ -59,6 +59,13 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     // (gpu_run.hpp); absent when no GPU activity was seen.
     p.device_wait_s = per_run(r, "host_sync_wait_s");
     p.device_copy_s = per_run(r, "gpu_copy_s");
+    // What storage served the program, against the roofs of the storage `machine` measured.
+    p.storage_read_bytes = per_run(r, "storage_read_bytes");
+    p.storage_write_bytes = per_run(r, "storage_write_bytes");
+    if (r.machine_profile && r.machine_profile->storage) {
+        p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_bytes_per_s.median;
+        p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_bytes_per_s.median;
+    }
     // Cores the program could keep busy: its most threads at once (sampled), at most the
     // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.
     if (const auto threads = peak(r, "peak_threads")) {

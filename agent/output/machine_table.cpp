@@ -213,6 +213,14 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     if (p.overheads.empty_call_s)
         out << "  empty function call:     " << duration(p.overheads.empty_call_s->median) << "\n";
 
+    if (p.storage) {
+        const StorageRoof& st = *p.storage;
+        out << "\nStorage under " << st.directory
+            << (st.device.empty() ? "" : " (" + st.device + ")") << ", sequential, one thread\n"
+            << "  read  (O_DIRECT):          " << si(st.read_bytes_per_s.median, "B/s") << "\n"
+            << "  write (then fdatasync):    " << si(st.write_bytes_per_s.median, "B/s") << "\n";
+    }
+
     render_gpu_profiles(p, out);  // GPU section (issue 7)
 
     if (!p.absent.empty()) {

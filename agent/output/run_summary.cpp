@@ -334,10 +334,23 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     // Whole-run I/O per run: what storage saw, and what the read/write calls moved.
     const auto storage_read = counter_total(r, "storage_read_bytes"), storage_write = counter_total(r, "storage_write_bytes");
     const auto call_read = counter_total(r, "read_call_bytes"), call_write = counter_total(r, "write_call_bytes");
+    // Each direction's rate beside the storage roof `machine` measured, when it moved at
+    // least 1 MiB a run (a few pages of a library are no rate to judge).
+    const auto against_roof = [&](double amount, bool read) -> std::string {
+        if (!(amount / n >= 1 << 20) || !(wall.mean > 0) || !r.machine_profile ||
+            !r.machine_profile->storage)
+            return "";
+        const auto& st = *r.machine_profile->storage;
+        const double roof = (read ? st.read_bytes_per_s : st.write_bytes_per_s).median;
+        const double rate = amount / n / wall.mean;
+        return " (" + si(rate, "B/s") + ", " + percent(rate / roof) + " of the storage " +
+               (read ? "read" : "write") + " roof)";
+    };
     if (storage_read && storage_write && call_read && call_write)
-        out << "  I/O: storage " << bytes(*storage_write / n) << " written, " << bytes(*storage_read / n)
-            << " read; read/write calls " << bytes(*call_write / n) << " written, " << bytes(*call_read / n)
-            << " read (per run)\n";
+        out << "  I/O: storage " << bytes(*storage_write / n) << " written"
+            << against_roof(*storage_write, false) << ", " << bytes(*storage_read / n) << " read"
+            << against_roof(*storage_read, true) << "; read/write calls " << bytes(*call_write / n)
+            << " written, " << bytes(*call_read / n) << " read (per run)\n";
     const auto vcs = counter_total(r, "voluntary_context_switches");
     const auto ics = counter_total(r, "involuntary_context_switches");
     const auto minf = counter_total(r, "minor_faults"), majf = counter_total(r, "major_faults");

@@ -28,12 +28,29 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     EXPECT_EQ(shown.err.find('\n'), shown.err.size() - 1) << "not one line: " << shown.err;
 
     // ... and `ceiling machine` can overwrite it.
-    const auto r = run_ceiling({"-q", "machine", "--quick", "--output", file.string()});
+    const auto r = run_ceiling({"-q", "machine", "--quick", "--output", file.string(),
+                                "--storage-dir", dir.path().string()});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("Compute roofs"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("Bandwidth roofs"), std::string::npos) << r.out;
 
     MachineProfile p = parse_machine_profile(testing::slurp(file));
+    // The storage under the directory given: measured, or said why not (a tmpfs /tmp);
+    // either way its test file is gone.
+    const auto storage_absence = std::find_if(p.absent.begin(), p.absent.end(),
+                                              [](const Absence& a) { return a.what == "storage"; });
+    if (p.storage) {
+        EXPECT_EQ(storage_absence, p.absent.end());
+        EXPECT_GT(p.storage->read_bytes_per_s.median, 0);
+        EXPECT_GT(p.storage->write_bytes_per_s.median, 0);
+        EXPECT_EQ(p.storage->file_bytes, 64u << 20);
+        EXPECT_NE(r.out.find("Storage under "), std::string::npos) << r.out;
+    } else {
+        ASSERT_NE(storage_absence, p.absent.end()) << "no storage roof and no reason";
+        EXPECT_FALSE(storage_absence->reason.empty());
+    }
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1)
+        << "only the profile is left";
     EXPECT_TRUE(p.quick);
     EXPECT_GE(p.host.threads_used, 1);
     EXPECT_FALSE(p.host.caches.empty());
@@ -166,12 +183,19 @@ TEST(MachineCommand, BadUsageExitsTwoWithUsage) {
     }
     const auto too_many = run_ceiling({"machine", "--threads", "4096", "--output", "/dev/null"});
     EXPECT_EQ(too_many.exit_code, 2) << too_many.err;
+    TempDir dir;
+    const auto no_dir = run_ceiling(
+        {"machine", "--storage-dir", "/no/such/dir", "--output", (dir / "p.json").string()});
+    EXPECT_EQ(no_dir.exit_code, 2) << no_dir.err;
+    EXPECT_NE(no_dir.err.find("--storage-dir /no/such/dir: not a directory"), std::string::npos)
+        << no_dir.err;
 }
 
 TEST(MachineCommand, HelpExplainsOptionsAndExitsZero) {
     const auto r = run_ceiling({"machine", "--help"});
     EXPECT_EQ(r.exit_code, 0);
-    for (const char* word : {"--quick", "--threads", "--output", "--json", "--show"})
+    for (const char* word :
+         {"--quick", "--threads", "--output", "--json", "--show", "--storage-dir", "--no-storage"})
         EXPECT_NE(r.out.find(word), std::string::npos) << word;
     // Defaults are shown with their options.
     const auto run = run_ceiling({"run", "--help"});

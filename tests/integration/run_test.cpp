@@ -430,6 +430,35 @@ TEST(Run, AnotherCpusSavedProfileIsNotUsedAndAChosenOneIsSaid) {
     })) << chosen.err;
 }
 
+// Storage traffic near the storage roof the profile holds reads as I/O bound: 16 MiB
+// written with O_DIRECT against a write roof of 4 MB/s, far past 60 % of it, whatever the
+// disk; the I/O line says each direction's share. Written under the build tree: a tmpfs
+// /tmp would show no storage traffic at all.
+TEST(Run, StorageNearItsRoofIsIoBound) {
+    TempDir dir;
+    nlohmann::json profile = nlohmann::json::parse(
+        testing::slurp(std::string(CEILING_TEST_DATA) + "/profile_synthetic.json"));
+    profile["storage"] = {{"directory", "/data"},
+                          {"device", "vda"},
+                          {"file_bytes", 64 << 20},
+                          {"read_bytes_per_s", nlohmann::json(summarize({4e6}))},
+                          {"write_bytes_per_s", nlohmann::json(summarize({4e6}))}};
+    { std::ofstream(dir / "profile.json") << profile.dump(); }
+    const std::string out =
+        (std::filesystem::current_path() / ("ceiling-storage-" + std::to_string(::getpid())))
+            .string();
+    const auto r = ceiling_run(dir / "r.json", {"--profile", (dir / "profile.json").string()},
+                               {"dd", "if=/dev/zero", "of=" + out, "bs=1M", "count=16",
+                                "oflag=direct", "conv=fsync", "status=none"});
+    std::filesystem::remove(out);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    if (r.err.find("storage 0 B written") != std::string::npos)
+        GTEST_SKIP() << "the build tree's filesystem passed no writes to storage: " << r.err;
+    EXPECT_NE(r.err.find("of the storage write roof"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("storage_roof_share"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("I/O bound"), std::string::npos) << r.err;
+}
+
 TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {
     TempDir dir;
     const auto r = ceiling_run("/proc/ceiling-cannot-write/r.json", {}, {run_target, "print", "MARKER"});

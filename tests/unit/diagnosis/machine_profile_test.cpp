@@ -54,6 +54,7 @@ MachineProfile sample() {
     p.overheads.threads = 2;
     p.overheads.empty_call_s = s(2e-9);
     p.absent = {{"int8_dot256", "this CPU lacks the instructions"}};
+    p.storage = StorageRoof{"/data", "nvme0n1", 256u << 20, s(2.1e9), s(1.6e9)};
     return p;
 }
 
@@ -68,6 +69,12 @@ TEST(MachineProfile, JsonRoundTripKeepsEverything) {
     EXPECT_FALSE(q.overheads.fork_join_s.has_value());
     EXPECT_TRUE(j["compute_roofs"][1]["theoretical_ops_per_s"].is_null());
     EXPECT_EQ(j["schema_version"], machine_profile_schema_version);
+    ASSERT_TRUE(q.storage);
+    EXPECT_EQ(q.storage->device, "nvme0n1");
+    // A profile from before the storage roof, or one that could not measure it: none.
+    nlohmann::json older = j;
+    older.erase("storage");
+    EXPECT_FALSE(parse_machine_profile(older.dump()).storage);
 }
 
 // What judging reads: everything but the working-set sweep, which is skipped while parsing,

@@ -292,3 +292,29 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
 
 }  // namespace
 }  // namespace ceiling
+
+namespace ceiling {
+namespace {
+
+// Storage traffic against the storage roofs `machine` measured: reads against the read roof,
+// writes against the write roof, the nearer of the two; unknown without a roof.
+TEST(StorageRoofShare, TheNearerDirectionAgainstItsOwnRoof) {
+    ProcessAccounting p;
+    p.wall_s = 2;
+    p.storage_read_bytes = 1.4e9;   // 0.7 GB/s against 1 GB/s: 70 %
+    p.storage_write_bytes = 0.2e9;  // 0.1 GB/s against 2 GB/s: 5 %
+    EXPECT_FALSE(signal(system_evidence(p, t), "storage_roof_share").value) << "no roof: unknown";
+    p.storage_read_roof_bytes_per_s = 1e9;
+    p.storage_write_roof_bytes_per_s = 2e9;
+    const auto s = signal(system_evidence(p, t), "storage_roof_share");
+    ASSERT_TRUE(s.value);
+    EXPECT_DOUBLE_EQ(*s.value, 0.7);
+    EXPECT_TRUE(s.fired);
+    EXPECT_TRUE(says(s.meaning, "I/O bound"));
+    // Half the reads: 35 %, below near_roof (60 %).
+    p.storage_read_bytes = 0.7e9;
+    EXPECT_FALSE(signal(system_evidence(p, t), "storage_roof_share").fired);
+}
+
+}  // namespace
+}  // namespace ceiling

@@ -1,0 +1,163 @@
+#include "agent/measure/storage_roof.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "agent/output/format.hpp"
+#include "collectors/clock.hpp"
+#include "diagnosis/statistics.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t request_bytes = std::size_t{1} << 20;  // per read or write call
+constexpr std::size_t direct_alignment = 4096;               // O_DIRECT: buffer, offset and length
+// Passes stop early once this much time went by: a slow disk still gets one of each.
+constexpr double time_budget_s = 10.0;
+
+class Fd {
+  public:
+    explicit Fd(int fd) : fd_(fd) {}
+    ~Fd() {
+        if (fd_ >= 0) ::close(fd_);
+    }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    int get() const { return fd_; }
+
+  private:
+    int fd_;
+};
+
+// A file in `dir` that has no name: O_TMPFILE, or a fresh name unlinked at once where the
+// filesystem lacks O_TMPFILE. Opened for O_DIRECT; -1 with errno set when it cannot be.
+int open_unnamed(const fs::path& dir) {
+    const int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_DIRECT | O_CLOEXEC, 0600);
+    if (fd >= 0 || (errno != EOPNOTSUPP && errno != EISDIR)) return fd;
+    std::string name = (dir / ".ceiling-storage-XXXXXX").string();
+    const int named = ::mkostemp(name.data(), O_CLOEXEC);
+    if (named < 0) return -1;
+    ::unlink(name.c_str());
+    // mkostemp's flags exclude O_DIRECT: set it on the open file.
+    if (::fcntl(named, F_SETFL, ::fcntl(named, F_GETFL) | O_DIRECT) != 0) {
+        const int e = errno;
+        ::close(named);
+        errno = e;
+        return -1;
+    }
+    return named;
+}
+
+// One pass over the file: every request written (then fdatasync) or read. False on an error.
+bool pass(int fd, char* buffer, std::uint64_t bytes, bool write, std::uint64_t salt) {
+    for (std::uint64_t off = 0; off < bytes; off += request_bytes) {
+        if (write) std::memcpy(buffer, &salt, sizeof salt), ++salt;  // no two requests alike
+        const auto n = write ? ::pwrite(fd, buffer, request_bytes, static_cast<off_t>(off))
+                             : ::pread(fd, buffer, request_bytes, static_cast<off_t>(off));
+        if (n != static_cast<ssize_t>(request_bytes)) {
+            if (n >= 0) errno = EIO;  // short: the disk filled, or the file was cut
+            return false;
+        }
+    }
+    return !write || ::fdatasync(fd) == 0;
+}
+
+}  // namespace
+
+std::string block_device_of(const fs::path& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return {};
+    const fs::path sys = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" +
+                         std::to_string(minor(st.st_dev));
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(sys, ec);
+    return ec ? std::string() : target.filename().string();
+}
+
+std::optional<StorageRoof> measure_storage(const StorageOptions& o, std::string& why) {
+    std::error_code ec;
+    const fs::path dir = fs::canonical(o.directory, ec);
+    if (ec || !fs::is_directory(dir, ec)) {
+        why = o.directory.string() + " is not a directory";
+        return std::nullopt;
+    }
+    const std::uint64_t bytes = (o.file_bytes + request_bytes - 1) / request_bytes * request_bytes;
+    struct statfs fsinfo {};
+    if (::statfs(dir.c_str(), &fsinfo) == 0 &&
+        (fsinfo.f_type == TMPFS_MAGIC || fsinfo.f_type == RAMFS_MAGIC)) {
+        why = dir.string() +
+              " is on tmpfs or ramfs: memory, not storage (choose a directory "
+              "on a disk with --storage-dir)";
+        return std::nullopt;
+    }
+    struct statvfs vfs {};
+    if (::statvfs(dir.c_str(), &vfs) == 0) {
+        const auto free_bytes = static_cast<std::uint64_t>(vfs.f_bavail) * vfs.f_frsize;
+        if (free_bytes < 4 * bytes) {
+            why = "only " + output::bytes(static_cast<double>(free_bytes)) + " free under " +
+                  dir.string() + ", and the test file needs " +
+                  output::bytes(static_cast<double>(bytes)) + " with room to spare";
+            return std::nullopt;
+        }
+    }
+    const Fd fd(open_unnamed(dir));
+    if (fd.get() < 0) {
+        why = "cannot open a file for direct I/O under " + dir.string() + ": " +
+              std::strerror(errno) +
+              (errno == EINVAL ? " (the filesystem does not take O_DIRECT)" : "");
+        return std::nullopt;
+    }
+    const std::unique_ptr<char, decltype(&std::free)> buffer(
+        static_cast<char*>(std::aligned_alloc(direct_alignment, request_bytes)), &std::free);
+    if (!buffer) {
+        why = "out of memory for the I/O buffer";
+        return std::nullopt;
+    }
+    // Random bytes: storage that compresses or deduplicates would make zeros look fast.
+    std::mt19937_64 rng(0x5eed);
+    for (std::size_t i = 0; i + 8 <= request_bytes; i += 8) {
+        const std::uint64_t v = rng();
+        std::memcpy(buffer.get() + i, &v, 8);
+    }
+    std::vector<double> reads, writes;
+    const double start = collectors::now_s();
+    for (int p = 0; p < std::max(1, o.passes); ++p) {
+        if (p > 0 && collectors::now_s() - start > time_budget_s) break;
+        for (const bool write : {true, false}) {
+            bool ok = true;
+            const double s = collectors::time_s([&] {
+                ok =
+                    pass(fd.get(), buffer.get(), bytes, write, static_cast<std::uint64_t>(p) << 40);
+            });
+            if (!ok) {
+                why = std::string(write ? "writing" : "reading") + " the test file under " +
+                      dir.string() + " failed: " + std::strerror(errno);
+                return std::nullopt;
+            }
+            (write ? writes : reads).push_back(static_cast<double>(bytes) / s);
+        }
+    }
+    StorageRoof r;
+    r.directory = dir.string();
+    r.device = block_device_of(dir);
+    r.file_bytes = bytes;
+    r.read_bytes_per_s = summarize(reads);
+    r.write_bytes_per_s = summarize(writes);
+    return r;
+}
+
+}  // namespace ceiling::measure

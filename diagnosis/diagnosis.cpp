@@ -18,9 +18,6 @@ std::string g3(double v) {
     std::snprintf(buf, sizeof buf, "%.3g", v);
     return buf;
 }
-// Measurement::work_spread from which a region is judged at its mean duration (diagnose).
-constexpr double work_spread_judged_at_mean = 1.1;
-
 std::string pct(double fraction) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
@@ -252,7 +249,7 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     // instance is the mean (total work / instances), so the rate is the total work over the
     // total time, the mean duration. Where all did the same work (or within 10 %, where the
     // two agree within the noise) the median, which a slow outlier cannot move.
-    const bool sizes_differ = m.work_spread && *m.work_spread >= work_spread_judged_at_mean;
+    const bool sizes_differ = instances_differ_in_size(m);
     const double typical = !duration ? 0.0 : sizes_differ ? duration->mean : duration->median;
     // 0 when there is no duration (then every rate below stays unknown).
     const double seconds = typical > 0 ? typical : 0.0;

@@ -86,6 +86,14 @@ struct Measurement {
     std::vector<CounterValue> counters;  // totals over all executions
 };
 
+// From this spread of its instances' sizes on, a region is timed by its mean instance (total
+// work over total time), below it by its median, which a slow outlier cannot move: within
+// 10 % the two agree within the noise.
+inline constexpr double work_spread_judged_at_mean = 1.1;
+inline bool instances_differ_in_size(const Measurement& m) {
+    return m.work_spread && *m.work_spread >= work_spread_judged_at_mean;
+}
+
 void to_json(nlohmann::json& j, Source s);
 void from_json(const nlohmann::json& j, Source& s);
 void to_json(nlohmann::json& j, const Work& w);

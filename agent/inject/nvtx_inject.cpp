@@ -320,11 +320,12 @@ void calibrate_recording() {
     scratch->populate_failed = true;  // no mapped chunk behind it
     const char* name = "ceiling: recording cost";
     double per_batch[batches];
+    // No CPU-time read falls due while this runs (the check is timed, not the read): a read
+    // would open this thread's first chunk before the costs it carries are known.
+    g->last_cpu_read_ns.store(INT64_MAX / 2, std::memory_order_relaxed);
     for (int b = -1; b < batches; ++b) {
         scratch->next = events;
         scratch->end = events + 2 * pairs;
-        // No CPU-time read falls due inside the batch (the check is timed, not the read).
-        g->last_cpu_read_ns.store(now_ns(), std::memory_order_relaxed);
         const std::int64_t t0 = now_ns();
         for (int i = 0; i < pairs; ++i) {
             emit_to(*scratch, EventKind::push, read_cpu_if_due(now_ns()), intern(name), 0, 0);

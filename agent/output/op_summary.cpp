@@ -48,7 +48,9 @@ void add(Group& g, const RecordedRegion& r, std::size_t runs) {
     g.row.time_s += total / n;
     const auto& d = r.measurement.duration_s;
     // Ops side by side on several threads took that time at once (RecordedRegion::concurrency).
-    g.typical_s += (d.count > 0 ? d.median * static_cast<double>(r.instances) / n : total / n) /
+    // An op whose calls differ in size (instances_differ_in_size) counts its total time.
+    const bool median = d.count > 0 && !instances_differ_in_size(r.measurement);
+    g.typical_s += (median ? d.median * static_cast<double>(r.instances) / n : total / n) /
                    std::max(1.0, r.concurrency.value_or(1.0));
     g.per_execution.resize(std::max(g.per_execution.size(), r.total_s_per_execution.size()), 0.0);
     for (std::size_t i = 0; i < r.total_s_per_execution.size(); ++i)
@@ -92,7 +94,8 @@ void judge(Group& g, const RunRecord& record) {
     if (top != g.ops_by_precision.end()) w.precision = top->first;
     m.work = w;
     // Rates from each op's median instance, as diagnose_kernel takes medians: one preempted
-    // instance on a shared machine does not make its whole type slow.
+    // instance on a shared machine does not make its whole type slow (its mean where its
+    // calls differ in size, as there).
     m.durations_s = {g.typical_s};
     m.duration_s = summarize(m.durations_s);
     g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds,

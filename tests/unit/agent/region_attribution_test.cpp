@@ -121,7 +121,8 @@ TEST(DeclaredWork, InstancesOfDifferentSizesCarryTheirSpread) {
          event(EventKind::pop, 1020), event(EventKind::push, 1030, 3), event(EventKind::pop, 1040),
          event(EventKind::push, 1050, 3), event(EventKind::pop, 1060)});
     const NvtxCapture c = read_nvtx_capture(d.path(), 2000);
-    const auto r = by_path(aggregate_regions({&c}, std::nullopt));
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const auto r = by_path(regions);
     const Measurement& gemm = r.at("gemm")->measurement;
     ASSERT_TRUE(gemm.work);
     EXPECT_DOUBLE_EQ(gemm.work->ops, 50.5e9);

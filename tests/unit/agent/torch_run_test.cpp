@@ -249,6 +249,31 @@ TEST(OpSummary, GroupsModelOpsByTypeAndJudgesThem) {
     EXPECT_EQ(s.costs[0].model, "Net (model)");
 }
 
+// An op type is timed by its calls' medians, unless the calls of an op differ in size: then
+// by their total time (Measurement::work_spread), as a region is judged.
+TEST(OpSummary, OpsWhoseCallsDifferInSizeCountTheirTotalTime) {
+    auto t = three_calls();
+    t.record.machine_profile =
+        store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
+    for (auto& r : t.record.regions)
+        if (r.name == "aten.convolution [conv pointwise]") {
+            // 6 ms in all over its two calls per run; a median call of 1 ms.
+            r.measurement.duration_s = summarize({0.001, 0.001, 0.010});
+        }
+    const auto rate = [&] {
+        const auto s = output::summarise_ops(t.record);
+        for (const auto& c : s.types.at(0).judged.value().roofs)
+            if (c.kind == RoofKind::compute && c.achieved_per_s) return *c.achieved_per_s;
+        return -1.0;
+    };
+    const double by_median = rate();
+    for (auto& r : t.record.regions)
+        if (r.name == "aten.convolution [conv pointwise]") r.measurement.work_spread = 5.0;
+    const double by_total = rate();
+    ASSERT_GT(by_total, 0);
+    EXPECT_NEAR(by_median / by_total, 3.0, 1e-9);  // 2 x 1 ms against 6 ms
+}
+
 TEST(OpSummary, HidesOnlyOpsAndModulesInsideModels) {
     const auto t = three_calls();
     EXPECT_TRUE(output::summarised_by_ops(named(t.record, "aten.convolution [conv depthwise]")));

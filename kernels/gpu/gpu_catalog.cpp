@@ -14,7 +14,7 @@ namespace {
 using P = WorkPrecision;
 using E = WorkEngine;
 
-constexpr std::array<GpuRoofSpec, 20> roofs = {{
+constexpr std::array<GpuRoofSpec, 21> roofs = {{
     {"fp32_fma", RoofKind::compute, P::fp32, E::vector, "", "", false,
      "our kernel: 8 independent FFMA chains per thread, all SMs"},
     {"fp64_fma", RoofKind::compute, P::fp64, E::vector, "", "", false,
@@ -25,7 +25,10 @@ constexpr std::array<GpuRoofSpec, 20> roofs = {{
      "our kernel: wgmma m64n256k16 bf16->fp32, A from registers, B from shared memory (Hopper, "
      "sm_90a)"},
     {"fp16_mma", RoofKind::compute, P::fp16, E::matrix, "", "", false,
-     "our kernel: mma.sync m16n8k16 fp16->fp32 from registers (HMMA)"},
+     "our kernel: mma.sync m16n8k16 fp16->fp32 from registers (HMMA; Hopper's wgmma is faster)"},
+    {"fp16_wgmma", RoofKind::compute, P::fp16, E::matrix, "", "", false,
+     "our kernel: wgmma m64n256k16 fp16->fp32, A from registers, B from shared memory (Hopper, "
+     "sm_90a)"},
     {"tf32_mma", RoofKind::compute, P::tf32, E::matrix, "", "", false,
      "our kernel: mma.sync m16n8k8 tf32->fp32 from registers (HMMA)"},
     {"bf16_cublas", RoofKind::compute, P::bf16, E::matrix, "", "", true,

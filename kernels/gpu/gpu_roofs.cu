@@ -125,15 +125,6 @@ __global__ void mma_roof_kernel(const std::uint32_t* a_frag, const std::uint32_t
     }
 }
 
-// Bits of an fp16 for values exactly representable (multiples of 1/8 in [-1, 1]).
-std::uint16_t exact_half_bits(float f) {
-    if (f == 0) return 0;
-    const std::uint32_t u = float_bits(f);
-    const std::uint32_t sign = (u >> 16) & 0x8000u;
-    const int exponent = static_cast<int>((u >> 23) & 0xff) - 127 + 15;
-    return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) | ((u >> 13) & 0x3ffu));
-}
-
 template <MmaType type>
 GpuRoofResult mma_roof(int device, const TimingPlan& plan) {
     constexpr int k_dim = type == MmaType::tf32 ? 8 : 16;
@@ -463,7 +454,10 @@ constexpr std::pair<std::string_view, RoofRunner> runners[] = {
      [](const GpuRoofSpec&, int d, const TimingPlan& p) { return fma_roof<double>(d, p); }},
     {"bf16_mma",
      [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::bf16>(d, p); }},
-    {"bf16_wgmma", [](const GpuRoofSpec&, int d, const TimingPlan& p) { return wgmma_roof(d, p); }},
+    {"bf16_wgmma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return wgmma_roof(d, p, false); }},
+    {"fp16_wgmma",
+     [](const GpuRoofSpec&, int d, const TimingPlan& p) { return wgmma_roof(d, p, true); }},
     {"fp16_mma",
      [](const GpuRoofSpec&, int d, const TimingPlan& p) { return mma_roof<MmaType::fp16>(d, p); }},
     {"tf32_mma",

@@ -65,4 +65,15 @@ CEILING_HD std::uint16_t to_bf16_bits(float f) {
 CEILING_HD float bf16_bits_to_float(std::uint16_t b) { return bits_float(static_cast<std::uint32_t>(b) << 16); }
 CEILING_HD float round_to_bf16(float f) { return bf16_bits_to_float(to_bf16_bits(f)); }
 
+// Bits of an fp16 for values it holds exactly and normal (the tensor roofs' multiples of 1/8
+// in [-1, 1], exact_dot_operands): the float's exponent rebased and mantissa cut.
+CEILING_HD std::uint16_t exact_half_bits(float f) {
+    if (f == 0) return 0;
+    const std::uint32_t u = float_bits(f);
+    const std::uint32_t sign = (u >> 16) & 0x8000u;
+    const int exponent = static_cast<int>((u >> 23) & 0xff) - 127 + 15;
+    return static_cast<std::uint16_t>(sign | (static_cast<std::uint32_t>(exponent) << 10) |
+                                      ((u >> 13) & 0x3ffu));
+}
+
 }  // namespace ceiling::kernels::gpu

@@ -38,6 +38,7 @@ constexpr Floor floors[] = {
     // wgmma from registers and shared memory: 90 % of the peak-clock figure on an H200.
     {"bf16_wgmma", 0.6, "wgmma m64n256k16 on every SM"},
     {"fp16_mma", 0.25, "mma.sync, not wgmma"},
+    {"fp16_wgmma", 0.6, "wgmma m64n256k16 on every SM"},
     {"tf32_mma", 0.25, "mma.sync, not wgmma"},
     {"bf16_cublas", 0.4, "cuBLAS at 8192^3"},
     {"fp16_cublas", 0.4, "cuBLAS at 8192^3"},

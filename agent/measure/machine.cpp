@@ -294,8 +294,8 @@ void measure_storage_roof(MachineProfile& p, const MachineOptions& o) {
         return;
     }
     p.method["storage"] =
-        "a file of random bytes written in 1 MiB requests then fdatasync, and read back with "
-        "O_DIRECT, sequential, one thread; the median pass";
+        "a file of random bytes written in 1 MiB requests then fdatasync, and read back, with "
+        "O_DIRECT, in four segments side by side (four requests in flight); the median pass";
 }
 
 void measure_overheads(MachineProfile& p, int threads, const MachineOptions& o) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include <fcntl.h>
@@ -62,9 +63,17 @@ int open_unnamed(const fs::path& dir) {
     return named;
 }
 
-// One pass over the file: every request written (then fdatasync) or read. False on an error.
-bool pass(int fd, char* buffer, std::uint64_t bytes, bool write, std::uint64_t salt) {
-    for (std::uint64_t off = 0; off < bytes; off += request_bytes) {
+// Requests in flight: the file in this many segments, one thread each. One request at a time
+// read 1.5 GB/s where the same disk took writes at 2.9 (Zen 4 VM, virtio, 256 MiB): a roof is
+// what the storage can give, and a program's buffered reads have the kernel's readahead in
+// flight ahead of them.
+constexpr int streams = 4;
+
+// One segment [begin, end) of a pass: every request written or read. False on an error
+// (errno set).
+bool pass(int fd, char* buffer, std::uint64_t begin, std::uint64_t end, bool write,
+          std::uint64_t salt) {
+    for (std::uint64_t off = begin; off < end; off += request_bytes) {
         if (write) std::memcpy(buffer, &salt, sizeof salt), ++salt;  // no two requests alike
         const auto n = write ? ::pwrite(fd, buffer, request_bytes, static_cast<off_t>(off))
                              : ::pread(fd, buffer, request_bytes, static_cast<off_t>(off));
@@ -73,7 +82,28 @@ bool pass(int fd, char* buffer, std::uint64_t bytes, bool write, std::uint64_t s
             return false;
         }
     }
-    return !write || ::fdatasync(fd) == 0;
+    return true;
+}
+
+// A whole pass, `streams` segments side by side, writes then made durable; 0, or the errno
+// of the first failure.
+int team_pass(int fd, const std::vector<char*>& buffers, std::uint64_t bytes, bool write,
+              std::uint64_t salt) {
+    const std::uint64_t requests = bytes / request_bytes;
+    std::vector<int> errors(buffers.size(), 0);
+    std::vector<std::thread> team;
+    for (std::size_t t = 0; t < buffers.size(); ++t)
+        team.emplace_back([&, t] {
+            const auto at = [&](std::size_t i) {
+                return requests * i / buffers.size() * request_bytes;
+            };
+            if (!pass(fd, buffers[t], at(t), at(t + 1), write, salt + (t << 32)))
+                errors[t] = errno != 0 ? errno : EIO;
+        });
+    for (auto& th : team) th.join();
+    for (int e : errors)
+        if (e != 0) return e;
+    return write && ::fdatasync(fd) != 0 ? errno : 0;
 }
 
 }  // namespace
@@ -121,31 +151,37 @@ std::optional<StorageRoof> measure_storage(const StorageOptions& o, std::string&
               (errno == EINVAL ? " (the filesystem does not take O_DIRECT)" : "");
         return std::nullopt;
     }
-    const std::unique_ptr<char, decltype(&std::free)> buffer(
-        static_cast<char*>(std::aligned_alloc(direct_alignment, request_bytes)), &std::free);
-    if (!buffer) {
-        why = "out of memory for the I/O buffer";
-        return std::nullopt;
-    }
-    // Random bytes: storage that compresses or deduplicates would make zeros look fast.
+    // One buffer per stream, of random bytes: storage that compresses or deduplicates would
+    // make zeros look fast.
+    std::vector<std::unique_ptr<char, decltype(&std::free)>> owned;
+    std::vector<char*> buffers;
     std::mt19937_64 rng(0x5eed);
-    for (std::size_t i = 0; i + 8 <= request_bytes; i += 8) {
-        const std::uint64_t v = rng();
-        std::memcpy(buffer.get() + i, &v, 8);
+    for (int t = 0; t < streams; ++t) {
+        owned.emplace_back(static_cast<char*>(std::aligned_alloc(direct_alignment, request_bytes)),
+                           &std::free);
+        if (!owned.back()) {
+            why = "out of memory for the I/O buffers";
+            return std::nullopt;
+        }
+        buffers.push_back(owned.back().get());
+        for (std::size_t i = 0; i + 8 <= request_bytes; i += 8) {
+            const std::uint64_t v = rng();
+            std::memcpy(buffers.back() + i, &v, 8);
+        }
     }
     std::vector<double> reads, writes;
     const double start = collectors::now_s();
     for (int p = 0; p < std::max(1, o.passes); ++p) {
         if (p > 0 && collectors::now_s() - start > time_budget_s) break;
         for (const bool write : {true, false}) {
-            bool ok = true;
+            int error = 0;
             const double s = collectors::time_s([&] {
-                ok =
-                    pass(fd.get(), buffer.get(), bytes, write, static_cast<std::uint64_t>(p) << 40);
+                error =
+                    team_pass(fd.get(), buffers, bytes, write, static_cast<std::uint64_t>(p) << 48);
             });
-            if (!ok) {
+            if (error != 0) {
                 why = std::string(write ? "writing" : "reading") + " the test file under " +
-                      dir.string() + " failed: " + std::strerror(errno);
+                      dir.string() + " failed: " + std::strerror(error);
                 return std::nullopt;
             }
             (write ? writes : reads).push_back(static_cast<double>(bytes) / s);

@@ -216,7 +216,8 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     if (p.storage) {
         const StorageRoof& st = *p.storage;
         out << "\nStorage under " << st.directory
-            << (st.device.empty() ? "" : " (" + st.device + ")") << ", sequential, one thread\n"
+            << (st.device.empty() ? "" : " (" + st.device + ")")
+            << ", sequential, 4 requests of 1 MiB in flight\n"
             << "  read  (O_DIRECT):          " << si(st.read_bytes_per_s.median, "B/s") << "\n"
             << "  write (then fdatasync):    " << si(st.write_bytes_per_s.median, "B/s") << "\n";
     }

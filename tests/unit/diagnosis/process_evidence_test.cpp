@@ -314,6 +314,13 @@ TEST(StorageRoofShare, TheNearerDirectionAgainstItsOwnRoof) {
     // Half the reads: 35 %, below near_roof (60 %).
     p.storage_read_bytes = 0.7e9;
     EXPECT_FALSE(signal(system_evidence(p, t), "storage_roof_share").fired);
+    // Writes at 3x their roof went into the page cache (counted when dirtied): not a rate
+    // storage held the program to, so only the reads count.
+    p.storage_write_bytes = 12e9;
+    const auto cached = signal(system_evidence(p, t), "storage_roof_share");
+    ASSERT_TRUE(cached.value);
+    EXPECT_DOUBLE_EQ(*cached.value, 0.35);
+    EXPECT_FALSE(cached.fired);
 }
 
 }  // namespace

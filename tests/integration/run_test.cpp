@@ -430,33 +430,51 @@ TEST(Run, AnotherCpusSavedProfileIsNotUsedAndAChosenOneIsSaid) {
     })) << chosen.err;
 }
 
-// Storage traffic near the storage roof the profile holds reads as I/O bound: 16 MiB
-// written with O_DIRECT against a write roof of 4 MB/s, far past 60 % of it, whatever the
-// disk; the I/O line says each direction's share. Written under the build tree: a tmpfs
-// /tmp would show no storage traffic at all.
+// Storage traffic near the storage roof reads as I/O bound, and traffic beyond it as the page
+// cache's. 16 MiB written with O_DIRECT and fsync, then the record judged again (`report
+// --profile`) against profiles whose write roof puts that rate at 80 % and at 400 % of it:
+// the same measurement, so the shares are exact. Written under the build tree: a tmpfs /tmp
+// would show no storage traffic at all.
 TEST(Run, StorageNearItsRoofIsIoBound) {
     TempDir dir;
-    nlohmann::json profile = nlohmann::json::parse(
-        testing::slurp(std::string(CEILING_TEST_DATA) + "/profile_synthetic.json"));
-    profile["storage"] = {{"directory", "/data"},
-                          {"device", "vda"},
-                          {"file_bytes", 64 << 20},
-                          {"read_bytes_per_s", nlohmann::json(summarize({4e6}))},
-                          {"write_bytes_per_s", nlohmann::json(summarize({4e6}))}};
-    { std::ofstream(dir / "profile.json") << profile.dump(); }
     const std::string out =
         (std::filesystem::current_path() / ("ceiling-storage-" + std::to_string(::getpid())))
             .string();
-    const auto r = ceiling_run(dir / "r.json", {"--profile", (dir / "profile.json").string()},
+    const auto r = ceiling_run(dir / "r.json", {"-q"},
                                {"dd", "if=/dev/zero", "of=" + out, "bs=1M", "count=16",
                                 "oflag=direct", "conv=fsync", "status=none"});
     std::filesystem::remove(out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    if (r.err.find("storage 0 B written") != std::string::npos)
-        GTEST_SKIP() << "the build tree's filesystem passed no writes to storage: " << r.err;
-    EXPECT_NE(r.err.find("of the storage write roof"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("storage_roof_share"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("I/O bound"), std::string::npos) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    std::optional<double> written;
+    for (const auto& c : rec.executions.at(0).counters)
+        if (c.name == "storage_write_bytes") written = c.value;
+    if (!written || *written < 8 << 20)
+        GTEST_SKIP() << "the build tree's filesystem passed no writes to storage";
+    const double rate = *written / rec.whole.duration_s.mean;
+    const auto judged_at = [&](double share) {
+        nlohmann::json profile = nlohmann::json::parse(
+            testing::slurp(std::string(CEILING_TEST_DATA) + "/profile_synthetic.json"));
+        profile["storage"] = {{"directory", "/data"},
+                              {"device", "vda"},
+                              {"file_bytes", 64 << 20},
+                              {"read_bytes_per_s", nlohmann::json(summarize({1e9}))},
+                              {"write_bytes_per_s", nlohmann::json(summarize({rate / share}))}};
+        const auto path = dir / ("profile-" + std::to_string(share) + ".json");
+        { std::ofstream(path) << profile.dump(); }
+        return run_ceiling({"report", (dir / "r.json").string(), "--profile", path.string()});
+    };
+    const auto near = judged_at(0.8);
+    ASSERT_EQ(near.exit_code, 0) << near.err;
+    EXPECT_NE(near.out.find("80% of the storage write roof)"), std::string::npos) << near.out;
+    EXPECT_NE(near.out.find("storage_roof_share 80%"), std::string::npos) << near.out;
+    EXPECT_NE(near.out.find("I/O bound"), std::string::npos) << near.out;
+    const auto beyond = judged_at(4.0);
+    ASSERT_EQ(beyond.exit_code, 0) << beyond.err;
+    EXPECT_NE(beyond.out.find("400% of the storage write roof: the page cache took it"),
+              std::string::npos)
+        << beyond.out;
+    EXPECT_EQ(beyond.out.find("I/O bound"), std::string::npos) << beyond.out;
 }
 
 TEST(Run, UnwritableOutputFailsBeforeTheProgramStarts) {

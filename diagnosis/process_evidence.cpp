@@ -93,24 +93,25 @@ Opt device_copy_share(const P& p) {
     return *p.device_copy_s / p.wall_s;
 }
 
-// Past this share of its roof a storage rate is the page cache's (storage_roof_share).
+// Past this share of its roof a storage write rate is the page cache's (storage_roof_share).
 constexpr double storage_above_roof = 1.05;
 
 // The storage traffic's share of its roof: reads against the read roof, writes against the
 // write roof, the larger of the two (a program that streams one way is bound by that one).
-// A direction beyond its roof is left out: /proc counts writes when pages are dirtied, so a
+// Writes beyond their roof are left out: /proc counts writes when pages are dirtied, so a
 // program that writes into the page cache faster than storage takes it shows a rate the
-// page cache absorbed (flushed later), not one storage held it to.
+// page cache absorbed (flushed later), not one storage held it to. Reads are what storage
+// served: beyond the roof they are storage-bound still (deeper queues than the roof's).
 Opt storage_roof_share(const P& p) {
     if (!(p.wall_s > 0)) return std::nullopt;
     Opt share;
-    const auto take = [&](Opt amount, Opt roof) {
+    const auto take = [&](Opt amount, Opt roof, bool write) {
         if (!amount || !roof || !(*roof > 0)) return;
         const double s = *amount / p.wall_s / *roof;
-        share = std::max(share.value_or(0.0), s <= storage_above_roof ? s : 0.0);
+        share = std::max(share.value_or(0.0), write && s > storage_above_roof ? 0.0 : s);
     };
-    take(p.storage_read_bytes, p.storage_read_roof_bytes_per_s);
-    take(p.storage_write_bytes, p.storage_write_roof_bytes_per_s);
+    take(p.storage_read_bytes, p.storage_read_roof_bytes_per_s, false);
+    take(p.storage_write_bytes, p.storage_write_roof_bytes_per_s, true);
     return share;
 }
 

@@ -63,8 +63,8 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.storage_read_bytes = per_run(r, "storage_read_bytes");
     p.storage_write_bytes = per_run(r, "storage_write_bytes");
     if (r.machine_profile && r.machine_profile->storage) {
-        p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_bytes_per_s.median;
-        p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_bytes_per_s.median;
+        p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_roof_bytes_per_s();
+        p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_roof_bytes_per_s();
     }
     // Cores the program could keep busy: its most threads at once (sampled), at most the
     // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.

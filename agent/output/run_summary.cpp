@@ -341,7 +341,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             !r.machine_profile->storage)
             return "";
         const auto& st = *r.machine_profile->storage;
-        const double roof = (read ? st.read_bytes_per_s : st.write_bytes_per_s).median;
+        const double roof = read ? st.read_roof_bytes_per_s() : st.write_roof_bytes_per_s();
         const double rate = amount / n / wall.mean;
         const std::string of_roof =
             percent(rate / roof) + " of the storage " + (read ? "read" : "write") + " roof";

@@ -321,6 +321,13 @@ TEST(StorageRoofShare, TheNearerDirectionAgainstItsOwnRoof) {
     ASSERT_TRUE(cached.value);
     EXPECT_DOUBLE_EQ(*cached.value, 0.35);
     EXPECT_FALSE(cached.fired);
+    // Reads beyond their roof are what storage served (with deeper queues than the roof's):
+    // still storage-bound.
+    p.storage_read_bytes = 2.4e9;  // 1.2 GB/s against 1 GB/s
+    const auto deep = signal(system_evidence(p, t), "storage_roof_share");
+    ASSERT_TRUE(deep.value);
+    EXPECT_DOUBLE_EQ(*deep.value, 1.2);
+    EXPECT_TRUE(deep.fired);
 }
 
 }  // namespace

@@ -93,9 +93,6 @@ Opt device_copy_share(const P& p) {
     return *p.device_copy_s / p.wall_s;
 }
 
-// Past this share of its roof a storage write rate is the page cache's (storage_roof_share).
-constexpr double storage_above_roof = 1.05;
-
 // The storage traffic's share of its roof: reads against the read roof, writes against the
 // write roof, the larger of the two (a program that streams one way is bound by that one).
 // Writes beyond their roof are left out: /proc counts writes when pages are dirtied, so a

@@ -85,6 +85,10 @@ struct SystemRule {
 };
 std::span<const SystemRule> system_rules();
 
+// Past this share of its roof a storage write rate is the page cache's, not storage's
+// (storage_roof_share; the run summary's I/O line says so).
+inline constexpr double storage_above_roof = 1.05;
+
 // Every rule evaluated (value absent when its inputs were not measured; absent never fires).
 std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t);
 

@@ -347,8 +347,9 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             percent(rate / roof) + " of the storage " + (read ? "read" : "write") + " roof";
         // Past the roof: counted as the pages were dirtied, faster than storage takes them.
         return " (" + si(rate, "B/s") + ", " + of_roof +
-               (!read && rate > 1.05 * roof ? ": the page cache took it, to write back later"
-                                            : "") +
+               (!read && rate > storage_above_roof * roof
+                    ? ": the page cache took it, to write back later"
+                    : "") +
                ")";
     };
     if (storage_read && storage_write && call_read && call_write)
@@ -377,8 +378,8 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0)
             out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean, 1)
                 << " of wall time) recording " << count_text(*events / n)
-                << " NVTX events, at the cost the program timed at its first NVTX call (a "
-                   "floor: the caches it disturbs are not counted)\n";
+                << " events (two per NVTX range), at the cost the program timed at its first "
+                   "NVTX call (a floor: the caches it disturbs are not counted)\n";
         else
             out << "recording " << count_text(*events / n)
                 << " NVTX events per run, at a cost not timed\n";

@@ -37,6 +37,12 @@ constexpr std::array<LeverMove, 2> system_levers = {{
     {Lever::system, "preprocessing, copies, format conversion, queueing, I/O, the interpreter"},
     {Lever::change_the_problem, change_problem},
 }};
+constexpr std::array<LeverMove, 2> io_levers = {{
+    {Lever::system,
+     "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
+     "memory; overlap I/O with compute"},
+    {Lever::change_the_problem, change_problem},
+}};
 constexpr std::array<LeverMove, 3> capacity_levers = {{
     {Lever::system, "offload, shard"},
     {Lever::quantisation, "quantise weights"},
@@ -47,7 +53,7 @@ using T = Thresholds;
 // Precedence: a footprint at the memory wall may stop the workload running at all, so it
 // comes first; then the system (DESIGN.md: fix the system first); then the roofs; latency
 // is what remains when no roof is near.
-const std::array<DecisionRow, 5> table = {{
+const std::array<DecisionRow, 6> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
@@ -78,6 +84,17 @@ const std::array<DecisionRow, 5> table = {{
      "not the model (system bound)",
      "preprocessing, copies, format conversion, queueing, I/O, the interpreter",
      system_levers},
+    // The same bound when the process is busy with storage: its traffic at the storage roof
+    // `ceiling machine` measured says so without model regions (a program that only reads
+    // and writes files has none), where the row above needs them.
+    {Bound::not_the_model,
+     "storage read or written near the storage roof",
+     {Signal::storage_fraction, Comparison::at_least, &T::near_roof},
+     1,
+     "not the model (I/O bound)",
+     "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
+     "memory; overlap I/O with compute",
+     io_levers},
     {Bound::capacity,
      "footprint near memory capacity / budget",
      {Signal::capacity_fraction, Comparison::at_least, &T::capacity},
@@ -118,6 +135,8 @@ std::optional<double> Signals::value(Signal s) const {
             return model_share;
         case Signal::capacity_fraction:
             return capacity_fraction;
+        case Signal::storage_fraction:
+            return storage_fraction;
     }
     return std::nullopt;
 }

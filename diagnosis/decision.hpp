@@ -53,15 +53,18 @@ enum class Signal {
     roof_fraction,       // the larger of the two; known only when both are
     model_share,         // wall time in model regions / wall time
     capacity_fraction,   // footprint / capacity (memory or memory budget, whichever is less)
+    storage_fraction,    // the process's storage traffic / the storage roof (the larger way)
 };
-inline constexpr std::array<std::string_view, 5> signal_names = {
-    "compute_fraction", "bandwidth_fraction", "roof_fraction", "model_share", "capacity_fraction"};
+inline constexpr std::array<std::string_view, 6> signal_names = {
+    "compute_fraction", "bandwidth_fraction", "roof_fraction",
+    "model_share",      "capacity_fraction",  "storage_fraction"};
 
 struct Signals {
     std::optional<double> compute_fraction;
     std::optional<double> bandwidth_fraction;
     std::optional<double> model_share;
     std::optional<double> capacity_fraction;
+    std::optional<double> storage_fraction;
     std::optional<double> value(Signal s) const;
 };
 
@@ -90,7 +93,8 @@ struct DecisionRow {
     std::span<const LeverMove> levers;  // in lever order, ending with change_the_problem
 };
 
-// The table, in DESIGN.md's row order.
+// The table, in DESIGN.md's row order. A bound may have more than one row (not the model:
+// the model's share of the time, or storage at its roof); decision_row gives its first.
 std::span<const DecisionRow> decision_table();
 const DecisionRow& decision_row(Bound b);
 

@@ -162,6 +162,8 @@ Signals signals_of(const Diagnosis& d) {
     }
     if (d.model_share) s.model_share = d.model_share->share;
     if (d.capacity) s.capacity_fraction = d.capacity->fraction;
+    for (const auto& sig : d.system)
+        if (sig.name == storage_signal_name) s.storage_fraction = sig.value;
     return s;
 }
 

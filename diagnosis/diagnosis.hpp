@@ -91,6 +91,9 @@ struct SystemSignal {
     std::optional<std::string> qualifier;
     std::optional<double> qualifier_value;
 };
+// The system signal that is also a row of the decision table (storage traffic at its roof:
+// not the model, I/O bound); signals_of reads its value.
+inline constexpr std::string_view storage_signal_name = "storage_roof_share";
 
 struct LeverAdvice {
     Lever lever = Lever::system;

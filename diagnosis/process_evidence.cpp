@@ -190,10 +190,9 @@ const std::array<SystemRule, 11> rules = {{
      "time waiting for the device: synchronisation, serialised launches"},
     {"device_copy_share", device_copy_share, Comparison::at_least, &T::device_copy_share,
      "time copying between host and device"},
-    {"storage_roof_share", storage_roof_share, Comparison::at_least, &T::near_roof,
-     "storage read or written near the sequential storage roof `ceiling machine` measured: "
-     "I/O bound (read or write less: smaller or compressed data, fewer checkpoints; keep "
-     "decoded data in memory; overlap I/O with compute)"},
+    // Also a row of the decision table (not the model, I/O bound), which gives the move.
+    {storage_signal_name, storage_roof_share, Comparison::at_least, &T::near_roof,
+     "storage read or written near the sequential storage roof `ceiling machine` measured"},
 }};
 
 bool compares(Comparison c, double value, double threshold) {

@@ -468,7 +468,7 @@ TEST(Run, StorageNearItsRoofIsIoBound) {
     ASSERT_EQ(near.exit_code, 0) << near.err;
     EXPECT_NE(near.out.find("80% of the storage write roof)"), std::string::npos) << near.out;
     EXPECT_NE(near.out.find("storage_roof_share 80%"), std::string::npos) << near.out;
-    EXPECT_NE(near.out.find("I/O bound"), std::string::npos) << near.out;
+    EXPECT_NE(near.out.find("not the model (I/O bound)"), std::string::npos) << near.out;
     const auto beyond = judged_at(4.0);
     ASSERT_EQ(beyond.exit_code, 0) << beyond.err;
     EXPECT_NE(beyond.out.find("400% of the storage write roof: the page cache took it"),

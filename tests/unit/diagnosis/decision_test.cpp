@@ -42,6 +42,10 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
         {Bound::not_the_model, "the model regions are fast but the process is slow",
          "not the model (system bound)",
          "preprocessing, copies, format conversion, queueing, I/O, the interpreter"},
+        {Bound::not_the_model, "storage read or written near the storage roof",
+         "not the model (I/O bound)",
+         "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept "
+         "in memory; overlap I/O with compute"},
         {Bound::capacity, "footprint near memory capacity / budget", "memory (capacity) bound",
          "smaller footprint: quantise weights, offload, shard, shorter context"},
     };
@@ -52,8 +56,12 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
         EXPECT_EQ(table[i].observation, expected[i].observation);
         EXPECT_EQ(table[i].diagnosis, expected[i].diagnosis);
         EXPECT_EQ(table[i].first_move, expected[i].first_move);
-        EXPECT_EQ(&decision_row(table[i].bound), &table[i]);
+        // decision_row gives a bound's first row (DESIGN.md's; the I/O row comes after it).
+        EXPECT_EQ(&decision_row(table[i].bound),
+                  &*std::find_if(table.begin(), table.end(),
+                                 [&](const DecisionRow& r) { return r.bound == table[i].bound; }));
     }
+    EXPECT_EQ(decision_row(Bound::not_the_model).diagnosis, "not the model (system bound)");
 }
 
 TEST(DecisionTable, LeversFollowDesignMdsLeverOrderAndEndByChangingTheProblem) {
@@ -84,6 +92,8 @@ TEST(DecisionTable, EveryRow) {
         {"latency", {O(0.20), O(0.30), {}, {}}, Bound::latency},
         {"not the model", {{}, {}, O(0.30), {}}, Bound::not_the_model},
         {"capacity", {{}, {}, {}, O(0.95)}, Bound::capacity},
+        {"storage at its roof", {{}, {}, {}, {}, O(0.8)}, Bound::not_the_model},
+        {"storage well below its roof", {{}, {}, {}, {}, O(0.3)}, std::nullopt},
         {"model dominates, no roofs", {{}, {}, O(0.90), {}}, std::nullopt},
         {"nothing measured", {}, std::nullopt},
     };
@@ -103,6 +113,12 @@ TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
     EXPECT_EQ(decided({O(0.9), O(0.2), O(0.3), O(0.5)}), Bound::not_the_model);
     // With the model dominating, the roof decides.
     EXPECT_EQ(decided({O(0.9), O(0.2), O(0.8), O(0.5)}), Bound::compute);
+    // Storage at its roof is the system too: before the model's roof, which is still listed.
+    const Decision io = decide({O(0.9), O(0.2), O(0.8), O(0.5), O(0.7)}, defaults);
+    ASSERT_NE(io.row, nullptr);
+    EXPECT_EQ(io.row->diagnosis, "not the model (I/O bound)");
+    ASSERT_EQ(io.held.size(), 2u);
+    EXPECT_EQ(io.held[1]->bound, Bound::compute);
 }
 
 TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {

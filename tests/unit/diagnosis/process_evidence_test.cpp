@@ -310,7 +310,7 @@ TEST(StorageRoofShare, TheNearerDirectionAgainstItsOwnRoof) {
     ASSERT_TRUE(s.value);
     EXPECT_DOUBLE_EQ(*s.value, 0.7);
     EXPECT_TRUE(s.fired);
-    EXPECT_TRUE(says(s.meaning, "I/O bound"));
+    EXPECT_TRUE(says(s.meaning, "near the sequential storage roof"));
     // Half the reads: 35 %, below near_roof (60 %).
     p.storage_read_bytes = 0.7e9;
     EXPECT_FALSE(signal(system_evidence(p, t), "storage_roof_share").fired);
@@ -328,6 +328,22 @@ TEST(StorageRoofShare, TheNearerDirectionAgainstItsOwnRoof) {
     ASSERT_TRUE(deep.value);
     EXPECT_DOUBLE_EQ(*deep.value, 1.2);
     EXPECT_TRUE(deep.fired);
+}
+
+// A program that only streams files has no model regions, and its run is still decided:
+// storage at its roof is the decision table's I/O row; below it the run stays undecided.
+TEST(StorageRoofShare, DecidesARunWithoutModelRegions) {
+    RunInputs in;
+    in.process.wall_s = 2;
+    in.process.storage_read_bytes = 1.6e9;  // 0.8 GB/s against 1 GB/s
+    in.process.storage_read_roof_bytes_per_s = 1e9;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::not_the_model);
+    EXPECT_EQ(d.diagnosis, "not the model (I/O bound)");
+    EXPECT_TRUE(says(d.first_move, "read or write less"));
+    EXPECT_EQ(d.levers.front().lever, Lever::system);
+    in.process.storage_read_bytes = 0.4e9;  // 20 %
+    EXPECT_FALSE(diagnose_run(in, t).bound);
 }
 
 }  // namespace

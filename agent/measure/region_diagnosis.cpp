@@ -322,6 +322,24 @@ std::optional<bool> budgets_met(const RunRecord& record) {
     return ceiling::budgets_met(record.budget_checks);
 }
 
+namespace {
+// An amount a range leaves out is zero (`{ops=...}` alone is work in registers, `{bytes=...}`
+// alone pure data movement), and its side of the roofline then reads 0 %: said, since a
+// user who declared only the FLOPs of a matmul that streams memory would otherwise read a
+// low compute fraction as latency bound without knowing why.
+std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
+    const auto& w = reg.measurement.work;
+    if (reg.kind != RegionKind::range || !w || (w->ops > 0) == (w->compulsory_bytes > 0))
+        return std::nullopt;
+    return Finding{FindingKind::assumption,
+                   w->ops > 0 ? "no bytes declared: judged as work in registers that moves "
+                                "nothing from memory (its bandwidth side reads 0 %); if it "
+                                "reads or writes memory, declare bytes="
+                              : "no operations declared: judged as pure data movement (its "
+                                "compute side reads 0 %); if it computes, declare ops="};
+}
+}  // namespace
+
 void judge_record(RunRecord& record) {
     const Thresholds& t = record.thresholds;
     record.region_diagnoses.clear();
@@ -337,6 +355,7 @@ void judge_record(RunRecord& record) {
             if (!d) continue;
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
+            if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }
     }

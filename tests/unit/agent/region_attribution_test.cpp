@@ -384,6 +384,26 @@ TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
     EXPECT_NE(text.str().find("70.0 Gop/s"), std::string::npos) << text.str();
 }
 
+// An amount left out of a declaration is zero, and the verdict says so: FLOPs alone are work
+// in registers, bytes alone pure data movement; both declared, nothing is said.
+TEST(DeclaredWork, OneSideLeftOutIsSaidToBeZero) {
+    RunRecord rec = record_of(
+        {timed_region("matmul", fp32(1e9, 0), 0.01), timed_region("copy", fp32(0, 1e8), 0.01),
+         timed_region("both", fp32(1e9, 1e8), 0.01)},
+        1.0);
+    judge_record(rec);
+    const auto says = [&](const std::string& path, const std::string& words) {
+        for (const auto& f : verdict(rec, path).findings)
+            if (f.kind == FindingKind::assumption && f.detail.find(words) != std::string::npos)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(says("matmul", "no bytes declared: judged as work in registers"));
+    EXPECT_FALSE(says("matmul", "no operations declared"));
+    EXPECT_TRUE(says("copy", "no operations declared: judged as pure data movement"));
+    EXPECT_FALSE(says("both", "declared:"));
+}
+
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
     auto plain = timed_region("preprocess", std::nullopt, 0.01);
     RunRecord rec = record_of({plain}, 1.0);

@@ -32,6 +32,12 @@ double RecordedRegion::open_s_per_execution() const {
     return mean(total_s_per_execution) / std::max(1.0, concurrency.value_or(1.0));
 }
 
+std::optional<double> RecordedRegion::with_descendants_cores() const {
+    const double own = busy_cores.value_or(0.0);
+    if (!descendant_busy_cores || !(*descendant_busy_cores > own)) return std::nullopt;
+    return own + *descendant_busy_cores;
+}
+
 std::optional<double> RecordedRegion::held_cores(const Thresholds& t) const {
     if (!busy_cores || !peak_busy_cores ||
         *peak_busy_cores < t.held_cores_ratio * std::max(1.0, *busy_cores))
@@ -125,6 +131,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"self_s", r.self_s},
          {"busy_cores", r.busy_cores},
          {"busy_cores_error", r.busy_cores_error},
+         {"descendant_busy_cores", r.descendant_busy_cores},
          {"peak_busy_cores", r.peak_busy_cores},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
@@ -147,6 +154,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "self_s", r.self_s);
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
+    get_optional(j, "descendant_busy_cores", r.descendant_busy_cores);
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);

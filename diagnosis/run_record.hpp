@@ -107,6 +107,10 @@ struct RecordedRegion {
     // not measured (kernels, records of older versions).
     std::optional<double> busy_cores;
     std::optional<double> busy_cores_error;
+    // Cores the processes below its process (those it started, and theirs) kept busy while
+    // it was open: their CPU time over the same wall time, from the sampler's /proc readings.
+    // Absent when they used none (or for older records).
+    std::optional<double> descendant_busy_cores;
     // The cores its process held at once while it was open: of the sampler's looks (one
     // interval each) inside its instances, the busy cores its busiest 10 % of time reached,
     // averaged over instances by time. Only for a program that is one process, with exact
@@ -140,6 +144,12 @@ struct RecordedRegion {
     // The cores it held at once, where that is `held_cores_ratio` x its busy cores (at least
     // one) or more: the cores it is judged at, the rest of their time idle in it. Else none.
     std::optional<double> held_cores(const Thresholds& t) const;
+    // The cores it is judged at when its work ran below its process: where the processes it
+    // started kept more cores busy than its own process did (a region around a subprocess,
+    // a multiprocessing pool's map), its process's and theirs together; else absent (its own
+    // process's busy_cores: workers busy beside a region that computes itself, a data
+    // loader's beside a forward pass, are not its work).
+    std::optional<double> with_descendants_cores() const;
 };
 
 // The diagnosis of one region or kernel whose work is known (declared or analytic).

@@ -19,6 +19,12 @@ struct TimelinePoint {
     double value = 0;       // cumulative since some start
 };
 
+// One process's cumulative quantity (the sampler's CPU time of the processes below it).
+struct ProcessTimeline {
+    int pid = 0;
+    std::vector<TimelinePoint> points;  // oldest first
+};
+
 // The true value lies within value +- error.
 struct Estimate {
     double value = 0;

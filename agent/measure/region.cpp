@@ -545,6 +545,26 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     return cap;
 }
 
+void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
+                              double cores) {
+    if (below.empty()) return;
+    std::vector<CumulativeTimeline> timelines;
+    for (const auto& b : below) timelines.emplace_back(b.points, cores);
+    for (auto& r : cap.instances) {
+        // Its process's timeline: the one of that pid whose readings reach into the instance
+        // (a pid used again later in the run is another process).
+        for (std::size_t i = 0; i < below.size(); ++i) {
+            const auto& points = below[i].points;
+            if (below[i].pid != r.pid || points.front().t_ns > r.end_ns ||
+                points.back().t_ns < r.start_ns)
+                continue;
+            if (const auto cpu = timelines[i].between(r.start_ns, r.end_ns))
+                r.descendant_cpu_s = cpu->value;
+            break;
+        }
+    }
+}
+
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {
     std::vector<std::pair<double, double>> looks;  // (busy cores, seconds)
     for (auto& r : cap.instances) {

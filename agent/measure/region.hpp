@@ -66,6 +66,9 @@ struct RegionInstance {
     // cpu_s +- cpu_error_s. Absent when the image recorded no CPU-time read.
     std::optional<double> cpu_s;
     double cpu_error_s = 0;
+    // CPU time of the processes below its process (those it started, and theirs) while it
+    // was open (attribute_descendant_cpu); absent when its process's descendants used none.
+    std::optional<double> descendant_cpu_s;
     // The cores its process kept busy at once while it was open (attribute_peak_busy):
     // absent where the sampler's looks did not cover it.
     std::optional<double> peak_busy_cores;
@@ -109,6 +112,12 @@ NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end
 // it. The mean (busy_cores) hides a team that left cores idle: two OpenMP threads, one with
 // three times the other's share, read 1.34 busy cores and 97 % of that roof, "done", while
 // the region held both cores a third of its time and the rest waited.
+// The CPU time of each instance's process's descendants while it was open, from the
+// sampler's timelines of it (Sampler::descendant_cpu; one per process whose descendants used
+// any). `cores` bounds how fast that time grows, and so the interpolation's error.
+void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
+                              double cores);
+
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu,
                          int min_looks = 3);
 

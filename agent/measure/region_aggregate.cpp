@@ -156,7 +156,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::optional<Work> first_work;
         std::int64_t first_start = 0;
         std::size_t first_execution = 0;
-        double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0;
+        double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0, descendant_cpu_s = 0;
         std::size_t with_cpu = 0;
         double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
         CountSum counted_ops, counted_bytes;
@@ -235,6 +235,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.peak_wall_s += d;
             }
             if (r.cpu_s) {
+                a.descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
                 a.cpu_s += *r.cpu_s;
                 a.cpu_error_s += r.cpu_error_s;
                 a.cpu_wall_s += d;
@@ -296,6 +297,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         if (a->with_cpu > 0 && a->cpu_wall_s > 0) {
             r.busy_cores = a->cpu_s / a->cpu_wall_s;
             r.busy_cores_error = a->cpu_error_s / a->cpu_wall_s;
+            if (a->descendant_cpu_s > 0)
+                r.descendant_busy_cores = a->descendant_cpu_s / a->cpu_wall_s;
         }
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         // Over the instances the looks covered, weighted by their time, once they cover half

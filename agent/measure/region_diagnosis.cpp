@@ -173,14 +173,22 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
               "the " +
               std::to_string(m.threads) + "-thread roof";
     } else if (reg.busy_cores) {
-        const double busy = *reg.busy_cores;
+        // Its work ran in processes it started (with_descendants_cores): theirs count too.
+        const auto below = reg.with_descendants_cores();
+        const double busy = below.value_or(*reg.busy_cores);
+        judged_cores = busy;
         m.threads = static_cast<int>(std::ceil(std::max(1.0, busy) - 1e-9));
         const std::string cores =
-            fixed2(busy) +
-            (reg.busy_cores_error && *reg.busy_cores_error >= 0.005
-                 ? " (+-" + fixed2(*reg.busy_cores_error) + ")"
-                 : std::string()) +
-            " cores busy (CPU time of the whole process / wall time while it was open)";
+            below ? fixed2(busy) + " cores busy: " + fixed2(*reg.busy_cores) +
+                        " in its own process and " + fixed2(*reg.descendant_busy_cores) +
+                        " in the processes it started, where its work ran (their CPU time / "
+                        "wall time while it was open)"
+                  : fixed2(busy) +
+                        (reg.busy_cores_error && *reg.busy_cores_error >= 0.005
+                             ? " (+-" + fixed2(*reg.busy_cores_error) + ")"
+                             : std::string()) +
+                        " cores busy (CPU time of the whole process / wall time while it was "
+                        "open)";
         why = busy <= 1 ? "judged against the 1-thread roof: " + cores
                         : "judged against the roof of " + cores + ": " + fixed2(busy) +
                               " x the 1-thread roof (compute: or the per-core share of the "

@@ -6,6 +6,7 @@
 #include <memory>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 #include <unistd.h>
 
@@ -213,6 +214,10 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
                 x.execution.counters.push_back({"nvtx_recording_s", *x.capture.recording_s, "s",
                                                 Source::timing, std::nullopt, false});
         }
+        // Work a region's process handed to processes it started: their CPU time beside it.
+        if (sampler)
+            attribute_descendant_cpu(x.capture, sampler->descendant_cpu(),
+                                     std::max(1u, std::thread::hardware_concurrency()));
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.
         if (exact_cpu && x.processes.size() == 1) {

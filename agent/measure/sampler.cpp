@@ -70,13 +70,21 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
     TreeSample s;
     s.t_ns = collectors::now_ns();
     s.io = {0.0, 0.0, 0.0, 0.0};
-    std::vector<pid_t> todo{root};
+    // (pid, index of its parent in `read`): a process is read after its parent, so the
+    // descendants' CPU adds up from the last process read back to the first.
+    std::vector<std::pair<pid_t, int>> todo{{root, -1}};
+    struct Read {
+        int parent;
+        double own_s, waited_s;
+    };
+    std::vector<Read> read;
+    std::vector<pid_t> children;
     std::set<pid_t> seen;
     std::string buf;
     bool root_alive = false;
     double runnable = 0;
     while (!todo.empty()) {
-        const pid_t pid = todo.back();
+        const auto [pid, parent] = todo.back();
         todo.pop_back();
         if (!seen.insert(pid).second) continue;
         const fs::path dir = proc / std::to_string(pid);
@@ -84,7 +92,12 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         const auto f = collectors::parse_proc_stat(buf);
         if (!f) continue;
         if (pid == root) root_alive = true;
-        s.cpu_s += (f->utime_ticks + f->stime_ticks + f->cutime_ticks + f->cstime_ticks) * tick_s;
+        const double own_s = (f->utime_ticks + f->stime_ticks) * tick_s;
+        const double waited_s = (f->cutime_ticks + f->cstime_ticks) * tick_s;
+        s.cpu_s += own_s + waited_s;
+        const int index = static_cast<int>(read.size());
+        read.push_back({parent, own_s, waited_s});
+        s.descendants.push_back({pid, f->start_ticks, 0.0});
         s.threads += f->num_threads;
         s.rss_bytes += f->rss_pages * page_bytes;
         s.processes += 1;
@@ -100,9 +113,17 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         // unknown for this sample, not smaller.
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
                                            : collectors::ProcIo{};
-        scan_threads(proc, pid, todo, buf, runnable);
+        children.clear();
+        scan_threads(proc, pid, children, buf, runnable);
+        for (const pid_t c : children) todo.emplace_back(c, index);
     }
     if (!root_alive) return std::nullopt;
+    for (std::size_t i = read.size(); i-- > 0;) {
+        double& below = s.descendants[i].cpu_s;  // its children's subtrees, added below
+        below += read[i].waited_s;
+        if (read[i].parent >= 0)
+            s.descendants[static_cast<std::size_t>(read[i].parent)].cpu_s += read[i].own_s + below;
+    }
     s.own_runnable = runnable;
     if (read_small(proc / "loadavg", buf))
         if (const auto running = collectors::parse_loadavg_runnable(buf))
@@ -212,6 +233,19 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         seen_[it->second].last_ns = s->t_ns;
         seen_[it->second].name = p.name;  // the latest: a forked shell becomes what it execs
     }
+    for (const auto& d : s->descendants) {
+        auto& series = descendants_[{d.pid, d.start_ticks}];
+        auto& points = series.timeline.points;
+        series.timeline.pid = d.pid;
+        if (!points.empty() && points.back().value == d.cpu_s) {
+            series.unchanged = TimelinePoint{s->t_ns, d.cpu_s};
+            continue;
+        }
+        if (series.unchanged) points.push_back(*series.unchanged);
+        series.unchanged.reset();
+        points.push_back({s->t_ns, d.cpu_s});
+    }
+    s->descendants.clear();
     if (probe) return;
     // The sample's time is the CPU read's (the /proc scan before it takes a while, longer
     // with many threads): regions are judged on CPU time over these instants.
@@ -255,6 +289,17 @@ void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) 
 }
 
 std::vector<SeenProcess> Sampler::processes() const { return seen_; }
+
+std::vector<ProcessTimeline> Sampler::descendant_cpu() const {
+    std::vector<ProcessTimeline> out;
+    for (const auto& [key, series] : descendants_) {
+        // Only processes whose descendants used any CPU time: the rest judge nothing.
+        if (series.timeline.points.empty() || !(series.timeline.points.back().value > 0)) continue;
+        out.push_back(series.timeline);
+        if (series.unchanged) out.back().points.push_back(*series.unchanged);
+    }
+    return out;
+}
 
 std::vector<TreeSample> Sampler::stop() {
     stop_thread();

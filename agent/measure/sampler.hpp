@@ -21,6 +21,7 @@
 
 #include <sys/types.h>
 
+#include "agent/measure/cumulative_timeline.hpp"
 #include "collectors/process_accounting.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -45,6 +46,16 @@ struct SeenProcess {
     std::int64_t last_ns = 0;
 };
 
+// The CPU time of the processes below one process at one reading: every live descendant's
+// (with the children each has waited for) and the children it has waited for itself. What a
+// region whose process hands its work to processes it starts (a subprocess, a multiprocessing
+// pool) is judged with (RecordedRegion::descendant_busy_cores).
+struct DescendantCpu {
+    pid_t pid = 0;
+    double start_ticks = 0;
+    double cpu_s = 0;
+};
+
 // Totals over the process tree at one instant. CPU and I/O are cumulative (rates come from
 // differences), memory and threads are levels. An I/O total is absent when some process's
 // /proc/PID/io could not be read (a partial sum would read as a drop).
@@ -60,6 +71,7 @@ struct TreeSample {
     // The tree's own runnable threads (state R, running or queued), at the same instant.
     std::optional<double> own_runnable;
     std::vector<ProcessPeak> peaks;  // every process read
+    std::vector<DescendantCpu> descendants;  // every process read, in /proc's clock ticks
     // Taken in the first interval, denser than the interval, only so that short programs
     // get their peaks seen; left out of the series.
     bool probe = false;
@@ -139,6 +151,9 @@ class Sampler {
     const SampledPeaks& peaks() const { return peaks_; }
     // After stop(): every process the samples saw, in the order first seen.
     std::vector<SeenProcess> processes() const;
+    // After stop(): for each process whose descendants used CPU time, that time as the
+    // samples read it (a point where it changed, and the reading before each change).
+    std::vector<ProcessTimeline> descendant_cpu() const;
 
   private:
     void take(pid_t root, const CpuReader& cpu_seconds, bool probe);
@@ -156,6 +171,14 @@ class Sampler {
     std::optional<collectors::HostCpuTicks> host_start_;
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_
+    // (pid, start) -> its descendants' CPU time: the points kept, and the last reading when
+    // it equals the last point (kept once the value moves on, so the growth is placed between
+    // the two readings around it, not spread back to the last change).
+    struct DescendantSeries {
+        ProcessTimeline timeline;
+        std::optional<TimelinePoint> unchanged;
+    };
+    std::map<std::pair<pid_t, double>, DescendantSeries> descendants_;
     std::vector<SeenProcess> seen_;
     std::thread thread_;
 };

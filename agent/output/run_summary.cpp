@@ -441,6 +441,8 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
 
 std::string busy_cores_text(const RunRecord& record, const RecordedRegion& reg) {
     if (!reg.busy_cores) return "-";
+    if (const auto below = reg.with_descendants_cores())
+        return fixed(*below, 2) + " (" + fixed(*reg.descendant_busy_cores, 2) + " in children)";
     std::string text = fixed(*reg.busy_cores, 2);
     if (const auto held = reg.held_cores(record.thresholds))
         text += " (" + fixed(*held, 2) + " held)";

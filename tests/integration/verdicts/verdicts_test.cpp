@@ -101,6 +101,7 @@ const Case cases[] = {
     {"pointer_chase", {}, "chase", Bound::latency},
     {"pipeline", {"--model-regions", "infer"}, nullptr, Bound::not_the_model},
     {"fork_child", {}, "child fma", Bound::compute},
+    {"spawn_workers", {}, "workers fma", Bound::compute},
 };
 
 std::optional<double> printed_truth(const std::string& out) {
@@ -299,9 +300,10 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
         for (const auto& v : rec.region_diagnoses) {
             const RecordedRegion* g = rec.region(v.path);
             if (!g || !g->busy_cores || v.diagnosis.roofs.empty()) continue;
-            // The roof of the cores in use: the threads that many busy cores need, or the
-            // cores it held at once where it left a good part of them idle.
-            double cores = std::max(1.0, *g->busy_cores);
+            // The roof of the cores in use: the threads that many busy cores need (with the
+            // processes it started, where its work ran there), or the cores it held at once
+            // where it left a good part of them idle.
+            double cores = std::max(1.0, g->with_descendants_cores().value_or(*g->busy_cores));
             if (g->peak_busy_cores &&
                 *g->peak_busy_cores >= rec.thresholds.held_cores_ratio * cores)
                 cores = *g->peak_busy_cores;

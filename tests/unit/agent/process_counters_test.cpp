@@ -44,6 +44,11 @@ TEST(SampleTree, SumsTheRecordedTreeIncludingItsIo) {
     ASSERT_NE(root, s->peaks.end());
     EXPECT_EQ(root->hwm_bytes, 300000 * 1024.0);
     EXPECT_EQ(root->start_ticks, 476914);
+    // Below each process: the root has the children it waited for (12 + 4 ticks) and its live
+    // child (10 + 5); nothing is below the child.
+    ASSERT_EQ(s->descendants.size(), 2u);
+    for (const auto& d : s->descendants)
+        EXPECT_NEAR(d.cpu_s, d.pid == 4100 ? (12 + 4 + 10 + 5) * tick_s : 0.0, 1e-9) << d.pid;
 }
 
 TEST(SampleTree, OneUnreadableIoMakesTheTreesIoUnknownNotSmaller) {

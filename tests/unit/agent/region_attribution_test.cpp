@@ -314,6 +314,36 @@ TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
 // cores busy on average, both held at once. Judged against the 1.33 cores it was "done" at
 // 99 %; against the two it held, at 67 %, the idle third named first. A single thread with
 // a helper's blip (peak 1.1) stays at its busy cores.
+// A region whose process waited while processes it started did the work (a subprocess, a
+// multiprocessing pool) is judged at their cores and its own; a region that computed itself
+// while workers ran beside it is judged at its own process's cores only.
+TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
+    auto waits = timed_region("bench", fp32(143.7e9 * 0.01 * 0.9, 0), 0.01);
+    waits.busy_cores = 0.02;
+    waits.descendant_busy_cores = 3.9;
+    auto computes = timed_region("forward", fp32(35.9e9 * 0.01 * 0.9, 0), 0.01);
+    computes.busy_cores = 1.0;
+    computes.descendant_busy_cores = 0.6;  // a data loader's workers beside it
+    RunRecord rec = record_of({waits, computes}, 1.0);
+    judge_record(rec);
+    const Diagnosis& b = verdict(rec, "bench");
+    ASSERT_FALSE(b.roofs.empty());
+    EXPECT_EQ(b.roofs.front().threads, 4);
+    ASSERT_TRUE(b.roofs.front().fraction);
+    EXPECT_NEAR(*b.roofs.front().fraction, 0.9 * 143.7 / (3.92 * 35.9), 0.01);
+    EXPECT_NE(b.findings.front().detail.find("0.02 in its own process and 3.90 in the processes "
+                                             "it started"),
+              std::string::npos)
+        << b.findings.front().detail;
+    const Diagnosis& f = verdict(rec, "forward");
+    ASSERT_FALSE(f.roofs.empty());
+    EXPECT_EQ(f.roofs.front().threads, 1);
+    EXPECT_NEAR(*f.roofs.front().fraction, 0.9, 0.01);
+    std::ostringstream out;
+    output::render_run_summary(rec, out);
+    EXPECT_NE(out.str().find("3.92 (3.90 in children)"), std::string::npos) << out.str();
+}
+
 TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
     auto team = timed_region("team", fp32(1.33 * 35.9e9, 1e6), 1.0);
     team.busy_cores = 1.33;

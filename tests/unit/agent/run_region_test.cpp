@@ -257,6 +257,36 @@ TEST(Capture, PeakBusyCoresAreTheBusiestTenthOfTheLooksInside) {
     EXPECT_NEAR(*cap.instances[1].peak_busy_cores, 1.0, 1e-9);
 }
 
+// The CPU time below an instance's process while it was open: from the timeline of that
+// pid whose readings reach into it (a pid reused later is another process); none for a
+// process whose descendants used none.
+TEST(Capture, DescendantCpuIsItsOwnProcesssTimelineOverTheInstance) {
+    constexpr std::int64_t ms = 1'000'000;
+    ProcessTimeline first{7, {{0, 0.0}, {100 * ms, 0.0}, {200 * ms, 0.2}}};  // 2 cores 100-200
+    ProcessTimeline reused{7, {{500 * ms, 0.0}, {600 * ms, 0.05}}};
+    NvtxCapture cap;
+    RegionInstance busy, idle, later, other;
+    busy.pid = idle.pid = later.pid = 7;
+    other.pid = 8;
+    busy.start_ns = 100 * ms;
+    busy.end_ns = 200 * ms;
+    idle.start_ns = 10 * ms;
+    idle.end_ns = 90 * ms;
+    later.start_ns = 500 * ms;
+    later.end_ns = 600 * ms;
+    other.start_ns = 100 * ms;
+    other.end_ns = 200 * ms;
+    cap.instances = {busy, idle, later, other};
+    attribute_descendant_cpu(cap, {first, reused}, 2);
+    ASSERT_TRUE(cap.instances[0].descendant_cpu_s);
+    EXPECT_NEAR(*cap.instances[0].descendant_cpu_s, 0.2, 1e-9);
+    ASSERT_TRUE(cap.instances[1].descendant_cpu_s);
+    EXPECT_NEAR(*cap.instances[1].descendant_cpu_s, 0.0, 1e-9);
+    ASSERT_TRUE(cap.instances[2].descendant_cpu_s);
+    EXPECT_NEAR(*cap.instances[2].descendant_cpu_s, 0.05, 1e-9);
+    EXPECT_FALSE(cap.instances[3].descendant_cpu_s) << "no process below pid 8 used CPU time";
+}
+
 TEST(Launch, ResolvesLikeAShell) {
     CaptureDir d;
     const auto exe = d.path() / "tool";

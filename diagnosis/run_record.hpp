@@ -144,11 +144,11 @@ struct RecordedRegion {
     // The cores it held at once, where that is `held_cores_ratio` x its busy cores (at least
     // one) or more: the cores it is judged at, the rest of their time idle in it. Else none.
     std::optional<double> held_cores(const Thresholds& t) const;
-    // The cores it is judged at when its work ran below its process: where the processes it
-    // started kept more cores busy than its own process did (a region around a subprocess,
-    // a multiprocessing pool's map), its process's and theirs together; else absent (its own
-    // process's busy_cores: workers busy beside a region that computes itself, a data
-    // loader's beside a forward pass, are not its work).
+    // The cores it is judged at when its work ran below its process: where its own process
+    // mostly waited (under half a core busy) and the processes it started kept more cores
+    // busy (a region around a subprocess, a multiprocessing pool's map), its process's and
+    // theirs together; else absent (its own process's busy_cores: workers busy beside a
+    // region that computes itself, a data loader's beside a forward pass, are not its work).
     std::optional<double> with_descendants_cores() const;
 };
 

@@ -335,9 +335,12 @@ namespace {
 // alone pure data movement), and its side of the roofline then reads 0 %: said, since a
 // user who declared only the FLOPs of a matmul that streams memory would otherwise read a
 // low compute fraction as latency bound without knowing why.
+// Not for `--torch` ops: their work comes from a formula per op (a fill has no operations),
+// not from the user.
 std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
     const auto& w = reg.measurement.work;
-    if (reg.kind != RegionKind::range || !w || (w->ops > 0) == (w->compulsory_bytes > 0))
+    if (reg.kind != RegionKind::range || reg.labels.contains("torch") || !w ||
+        (w->ops > 0) == (w->compulsory_bytes > 0))
         return std::nullopt;
     return Finding{FindingKind::assumption,
                    w->ops > 0 ? "no bytes declared: judged as work in registers that moves "

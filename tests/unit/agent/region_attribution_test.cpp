@@ -323,7 +323,7 @@ TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
     waits.descendant_busy_cores = 3.9;
     auto computes = timed_region("forward", fp32(35.9e9 * 0.01 * 0.9, 0), 0.01);
     computes.busy_cores = 1.0;
-    computes.descendant_busy_cores = 0.6;  // a data loader's workers beside it
+    computes.descendant_busy_cores = 3.0;  // a data loader's workers beside it
     RunRecord rec = record_of({waits, computes}, 1.0);
     judge_record(rec);
     const Diagnosis& b = verdict(rec, "bench");

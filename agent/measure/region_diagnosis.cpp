@@ -6,6 +6,7 @@
 #include <map>
 #include <thread>
 
+#include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/roof_check.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
@@ -184,9 +185,16 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
                         " in the processes it started, where its work ran (their CPU time / "
                         "wall time while it was open)"
                   : fixed2(busy) +
-                        (reg.busy_cores_error && *reg.busy_cores_error >= 0.005
-                             ? " (+-" + fixed2(*reg.busy_cores_error) + ")"
-                             : std::string()) +
+                        (!reg.busy_cores_error || *reg.busy_cores_error < 0.005 ? std::string()
+                         // Instances shorter than the time between CPU-time reads: the
+                         // interpolation bounds the figure only loosely.
+                         : *reg.busy_cores_error >= busy
+                             ? " (+-" + fixed2(*reg.busy_cores_error) +
+                                   ": its instances are shorter than the " +
+                                   std::to_string(inject::cpu_read_interval_ns / 1000) +
+                                   " us between the process's CPU-time reads, so only roughly "
+                                   "known)"
+                             : " (+-" + fixed2(*reg.busy_cores_error) + ")") +
                         " cores busy (CPU time of the whole process / wall time while it was "
                         "open)";
         why = busy <= 1 ? "judged against the 1-thread roof: " + cores

@@ -344,6 +344,28 @@ TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
     EXPECT_NE(out.str().find("3.92 (3.90 in children)"), std::string::npos) << out.str();
 }
 
+// Instances far shorter than the time between CPU-time reads bound their busy cores only
+// loosely: an error above the figure itself is said to be that, not printed bare.
+TEST(RoofOfTheCoresInUse, BusyCoresOfTinyInstancesAreSaidToBeRough) {
+    auto tiny = timed_region("zero_", fp32(0, 1e3), 10e-6);
+    tiny.busy_cores = 0.98;
+    tiny.busy_cores_error = 7.9;
+    auto fine = timed_region("gemm", fp32(1e9, 1e6), 0.01);
+    fine.busy_cores = 1.0;
+    fine.busy_cores_error = 0.02;
+    RunRecord rec = record_of({tiny, fine}, 1.0);
+    judge_record(rec);
+    EXPECT_NE(verdict(rec, "zero_")
+                  .findings.front()
+                  .detail.find("0.98 (+-7.90: its instances are "
+                               "shorter than the 100 us"),
+              std::string::npos)
+        << verdict(rec, "zero_").findings.front().detail;
+    EXPECT_NE(verdict(rec, "gemm").findings.front().detail.find("1.00 (+-0.02) cores busy"),
+              std::string::npos)
+        << verdict(rec, "gemm").findings.front().detail;
+}
+
 TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
     auto team = timed_region("team", fp32(1.33 * 35.9e9, 1e6), 1.0);
     team.busy_cores = 1.33;

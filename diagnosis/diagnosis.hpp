@@ -40,7 +40,8 @@ struct RoofComparison {
 enum class FindingKind {
     above_roof,       // achieved beyond its roof: a measurement error or an underestimated roof
     unknown_counter,  // a quantity was not measured, so what depends on it is unknown
-    unstable,         // the distribution's relative spread exceeds the threshold
+    unstable,         // less certain: the distribution's relative spread exceeds the
+                      // threshold, or the host's share moved the verdict across a line
     no_roof,          // the profile lacks the roof this work needs
     assumption,       // a stated assumption (e.g. working set unknown: outermost level)
     contention,       // other work competed for the CPUs: verdicts taken on a shared machine

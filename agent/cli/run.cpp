@@ -211,7 +211,11 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     if (a.torch) measure::add_torch_to_record(run, record);
     measure::judge_record(record);
     // Not after Ctrl-C: the user asked to stop, not for another measurement.
-    if (!a.no_roof_check && !run.interrupted_by) measure::check_roofs(record);
+    if (!a.no_roof_check && !run.interrupted_by) {
+        measure::check_roofs(record);
+        // Again with the checks: a verdict the host's share moved across says so.
+        if (!record.roof_checks.empty()) measure::judge_record(record);
+    }
 
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <thread>
 
@@ -247,13 +248,17 @@ std::string named(const RoofCheck& c) {
 // a check taken against this very profile's roof replaces it (`report --profile` with another
 // profile judges against that one). Returns the profile to judge against, the findings that
 // say which roofs came from where.
-MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
-                            std::vector<Finding>& findings) {
-    MachineProfile p = *record.machine_profile;
+// Puts the roofs of the checks `take` accepts in place of the profile's: only a check taken
+// against this very profile's figure (`report --profile` with another profile judges against
+// that one). Returns which it used, and those whose looks moved.
+struct Substituted {
     std::string used, moved;
-    for (const auto& c : record.roof_checks) {
-        if (std::find(c.beside.begin(), c.beside.end(), reg.path) == c.beside.end()) continue;
-        if (c.derived() || c.now_per_s <= 0 || !c.slowest_per_s) continue;
+};
+Substituted substitute_checked_roofs(MachineProfile& p, const std::vector<RoofCheck>& checks,
+                                     const std::function<bool(const RoofCheck&)>& take) {
+    Substituted out;
+    for (const auto& c : checks) {
+        if (!take(c) || c.derived() || c.now_per_s <= 0 || !c.slowest_per_s) continue;
         Summary* figure = nullptr;
         if (c.kind == RoofKind::compute) {
             for (auto& r : p.compute_roofs)
@@ -269,29 +274,71 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
         if (c.kind == RoofKind::compute) {
             figure->median = c.now_per_s;
         } else {
-            // One stream kernel is looked at (the one the case's first run was judged
-            // against); which kernel's roof judges the case depends on its rate (roofline.hpp),
-            // so DRAM's other kernels at these threads get the same share of the host.
+            // One stream kernel is looked at (the one the work was first judged against);
+            // which kernel's roof judges it depends on its rate (roofline.hpp), so DRAM's
+            // other kernels at these threads get the same share of the host.
             for (auto& r : p.bandwidth_roofs)
                 if (r.level == "DRAM" && r.threads == c.threads) r.bytes_per_s.median *= c.ratio();
             what += " (the other DRAM kernels' roofs scaled alike)";
         }
-        used += std::string(used.empty() ? "" : "; ") + what;
+        out.used += std::string(out.used.empty() ? "" : "; ") + what;
         if (moved_within(c))
-            moved += std::string(moved.empty() ? "" : "; ") + named(c) + " between " +
-                     fixed2(c.slowest_ratio().value_or(0)) + " and " + fixed2(c.ratio()) +
-                     " x the profile's";
+            out.moved += std::string(out.moved.empty() ? "" : "; ") + named(c) + " between " +
+                         fixed2(c.slowest_ratio().value_or(0)) + " and " + fixed2(c.ratio()) +
+                         " x the profile's";
     }
-    if (!used.empty())
+    return out;
+}
+
+MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
+                            std::vector<Finding>& findings) {
+    MachineProfile p = *record.machine_profile;
+    const auto s = substitute_checked_roofs(p, record.roof_checks, [&](const RoofCheck& c) {
+        return std::find(c.beside.begin(), c.beside.end(), reg.path) != c.beside.end();
+    });
+    if (!s.used.empty())
         findings.push_back({FindingKind::assumption,
-                            "judged against the roofs measured in turns with it: " + used +
+                            "judged against the roofs measured in turns with it: " + s.used +
                                 " (what the host gave while it ran)"});
-    if (!moved.empty())
+    if (!s.moved.empty())
         findings.push_back({FindingKind::contention,
-                            "the roofs measured in turns with it moved: " + moved +
+                            "the roofs measured in turns with it moved: " + s.moved +
                                 ": judged against the best look; where it ran while the host "
                                 "gave less, its fractions are higher than shown"});
     return p;
+}
+
+// A run's roofs measured again right after it (check_roofs) are evidence, not its roofs: the
+// program ran before them, maybe while the host gave what the profile says. Where the host
+// gave clearly another share right after (beyond the tolerance, its looks agreeing) and the
+// region reads another bound against that, the verdict sits near a line the host's share
+// moves it across: said, with what it would read (a decode step at 57 % of the profile's
+// DRAM roof, "latency bound", read 69 % of what the host gave right after).
+std::optional<Finding> verdict_against_checks(const RunRecord& record, const RecordedRegion& reg,
+                                              const Diagnosis& d, const Thresholds& t,
+                                              bool counted) {
+    if (record.kind != RecordKind::run || record.roof_checks.empty()) return std::nullopt;
+    MachineProfile p = *record.machine_profile;
+    const auto s = substitute_checked_roofs(p, record.roof_checks, [](const RoofCheck& c) {
+        return outside_tolerance(c) && !moved_within(c);
+    });
+    if (s.used.empty()) return std::nullopt;
+    const auto alt = judge_region(p, reg, t, counted);
+    if (!alt || !alt->bound || alt->bound == d.bound) return std::nullopt;
+    std::string fractions;
+    for (const auto& c : alt->roofs)
+        if (c.fraction)
+            fractions += std::string(fractions.empty() ? "" : ", ") +
+                         (c.kind == RoofKind::compute ? c.roof : c.level) + " " +
+                         std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
+    // Unstable, not contention: the run's contention finding says other work competed for
+    // the CPUs, which this does not show.
+    return Finding{FindingKind::unstable,
+                   "against the roofs measured right after the run (" + s.used + ") it reads " +
+                       alt->diagnosis + " (" + fractions +
+                       "): the host's share moved between the profile and the run, and the "
+                       "verdict is near a line that moves with it: judge the distribution "
+                       "(--repeat), or measure the profile again on a quieter host"};
 }
 
 }  // namespace
@@ -374,6 +421,8 @@ void judge_record(RunRecord& record) {
             if (!d) continue;
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
+            if (auto f = verdict_against_checks(record, reg, *d, t, counted))
+                d->findings.push_back(std::move(*f));
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }

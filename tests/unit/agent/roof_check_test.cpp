@@ -303,6 +303,58 @@ TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
     EXPECT_NEAR(judged({beside(20e9, 19e9)}).first, 18 / 35.9, 1e-6);
 }
 
+// A run is judged against the profile; the roofs measured right after it are evidence. Where
+// they moved beyond the tolerance in agreeing looks and the region reads another bound against
+// them, it says so (a decode step at half the profile's DRAM roof, latency bound, at 68 % of
+// what the host gave right after); within the tolerance, or with looks that disagree, nothing.
+TEST(RunRoofChecks, AVerdictTheHostsShareMovesAcrossIsSaid) {
+    RunRecord rec;
+    rec.kind = RecordKind::run;
+    rec.machine_profile = synthetic();
+    RecordedRegion r;
+    r.kind = RegionKind::range;
+    r.path = r.name = "decode";
+    r.instances = 1;
+    r.busy_cores = 1.0;
+    Work w;
+    w.compulsory_bytes = 1e9;
+    w.ops = 2.5e8;
+    r.measurement.work = w;
+    r.measurement.threads = 1;
+    r.measurement.durations_s = {1e9 / 15e9};  // 15 GB/s: half the 1-thread triad roof
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    rec.regions = {r};
+    const auto judged = [&](std::vector<RoofCheck> checks) {
+        rec.roof_checks = std::move(checks);
+        judge_record(rec);
+        return rec.region_diagnoses.at(0).diagnosis;
+    };
+    const auto said = [](const Diagnosis& d) {
+        for (const auto& f : d.findings)
+            if (f.kind == FindingKind::unstable &&
+                f.detail.find("against the roofs measured right after the run") !=
+                    std::string::npos)
+                return f.detail;
+        return std::string();
+    };
+    const Diagnosis alone = judged({});
+    EXPECT_EQ(alone.bound, Bound::latency);
+    EXPECT_EQ(said(alone), "");
+
+    const Diagnosis moved = judged({dram_check("triad", 1, 30e9, 22e9, 21.5e9)});
+    EXPECT_EQ(moved.bound, Bound::latency) << "the verdict stays the profile's";
+    EXPECT_NE(said(moved).find("DRAM triad (1 thread) 22.0 GB/s, 0.73 x the profile's"),
+              std::string::npos)
+        << said(moved);
+    EXPECT_NE(said(moved).find("it reads bandwidth bound (fp32_fma512 10 %, DRAM 68 %)"),
+              std::string::npos)
+        << said(moved);
+
+    EXPECT_EQ(said(judged({dram_check("triad", 1, 30e9, 28e9, 27.5e9)})), "") << "within 10 %";
+    EXPECT_EQ(said(judged({dram_check("triad", 1, 30e9, 22e9, 15e9)})), "")
+        << "its looks disagree: no figure to read it against";
+}
+
 // DRAM: the suite looks at one stream kernel's roof (the one the case's first run was judged
 // against), and the level's other kernels at those threads get the same share, so that the
 // kernel the final rate picks is judged against what the host gave too. The synthetic

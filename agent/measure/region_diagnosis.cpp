@@ -309,22 +309,36 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
 }
 
 // A run's roofs measured again right after it (check_roofs) are evidence, not its roofs: the
-// program ran before them, maybe while the host gave what the profile says. Where the host
-// gave clearly another share right after (beyond the tolerance, its looks agreeing) and the
-// region reads another bound against that, the verdict sits near a line the host's share
-// moves it across: said, with what it would read (a decode step at 57 % of the profile's
-// DRAM roof, "latency bound", read 69 % of what the host gave right after).
-std::optional<Finding> verdict_against_checks(const RunRecord& record, const RecordedRegion& reg,
-                                              const Diagnosis& d, const Thresholds& t,
-                                              bool counted) {
-    if (record.kind != RecordKind::run || record.roof_checks.empty()) return std::nullopt;
+// program ran before them, maybe while the host gave what the profile says. They count where
+// they moved beyond the tolerance in agreeing looks, in two ways:
+// - work that ran above the profile's roof, and within the roofs measured right after, is
+//   judged against those: the host gave more than when the profile was measured, and the
+//   program shows it did then too (a triad at 1.3 x the profile's DRAM roof read "above the
+//   roof", bound unknown, where the host gave 1.45 x right after);
+// - otherwise, where the region reads another bound against them, the verdict sits near a
+//   line the host's share moves it across: said, with what it would read (a decode step at
+//   57 % of the profile's DRAM roof, "latency bound", read 69 % of what the host gave right
+//   after).
+void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
+                       const Thresholds& t, bool counted) {
+    if (record.kind != RecordKind::run || record.roof_checks.empty()) return;
     MachineProfile p = *record.machine_profile;
     const auto s = substitute_checked_roofs(p, record.roof_checks, [](const RoofCheck& c) {
         return outside_tolerance(c) && !moved_within(c);
     });
-    if (s.used.empty()) return std::nullopt;
-    const auto alt = judge_region(p, reg, t, counted);
-    if (!alt || !alt->bound || alt->bound == d.bound) return std::nullopt;
+    if (s.used.empty()) return;
+    auto alt = judge_region(p, reg, t, counted);
+    if (!alt || !alt->bound) return;
+    if (d.verdict == Verdict::above_roof && alt->verdict != Verdict::above_roof) {
+        alt->findings.push_back(
+            {FindingKind::assumption,
+             "judged against the roofs measured right after the run (" + s.used +
+                 "): it ran above the profile's, so the host gave more than when the profile "
+                 "was measured"});
+        d = std::move(*alt);
+        return;
+    }
+    if (alt->bound == d.bound) return;
     std::string fractions;
     for (const auto& c : alt->roofs)
         if (c.fraction)
@@ -333,12 +347,13 @@ std::optional<Finding> verdict_against_checks(const RunRecord& record, const Rec
                          std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
     // Unstable, not contention: the run's contention finding says other work competed for
     // the CPUs, which this does not show.
-    return Finding{FindingKind::unstable,
-                   "against the roofs measured right after the run (" + s.used + ") it reads " +
-                       alt->diagnosis + " (" + fractions +
-                       "): the host's share moved between the profile and the run, and the "
-                       "verdict is near a line that moves with it: judge the distribution "
-                       "(--repeat), or measure the profile again on a quieter host"};
+    d.findings.push_back(
+        {FindingKind::unstable,
+         "against the roofs measured right after the run (" + s.used + ") it reads " +
+             alt->diagnosis + " (" + fractions +
+             "): the host's share moved between the profile and the run, and the verdict is "
+             "near a line that moves with it: judge the distribution (--repeat), or measure "
+             "the profile again on a quieter host"});
 }
 
 }  // namespace
@@ -421,8 +436,7 @@ void judge_record(RunRecord& record) {
             if (!d) continue;
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
-            if (auto f = verdict_against_checks(record, reg, *d, t, counted))
-                d->findings.push_back(std::move(*f));
+            weigh_roof_checks(record, reg, *d, t, counted);
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }

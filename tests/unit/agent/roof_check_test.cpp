@@ -353,6 +353,28 @@ TEST(RunRoofChecks, AVerdictTheHostsShareMovesAcrossIsSaid) {
     EXPECT_EQ(said(judged({dram_check("triad", 1, 30e9, 28e9, 27.5e9)})), "") << "within 10 %";
     EXPECT_EQ(said(judged({dram_check("triad", 1, 30e9, 22e9, 15e9)})), "")
         << "its looks disagree: no figure to read it against";
+
+    // On 4 busy cores at 130 GB/s: above the profile's 4-thread DRAM roofs (read 110, triad
+    // 125.1) while the host gave 1.36 x their read roof right after: the host gave more than
+    // the profile says, and the run showed it; judged against the check (read 150 GB/s).
+    rec.regions.front().busy_cores = 4.0;
+    rec.regions.front().measurement.durations_s = {1e9 / 130e9};
+    rec.regions.front().measurement.duration_s =
+        summarize(rec.regions.front().measurement.durations_s);
+    EXPECT_EQ(judged({}).verdict, Verdict::above_roof);
+    const Diagnosis faster = judged({dram_check("read", 4, 110e9, 150e9, 145e9)});
+    EXPECT_EQ(faster.bound, Bound::bandwidth);
+    double dram = -1;
+    for (const auto& c : faster.roofs)
+        if (c.kind == RoofKind::bandwidth) dram = c.fraction.value_or(-1);
+    EXPECT_NEAR(dram, 130 / 150.0, 1e-6);
+    EXPECT_TRUE(std::any_of(faster.findings.begin(), faster.findings.end(), [](const Finding& f) {
+        return f.detail.find("it ran above the profile's, so the host gave more") !=
+               std::string::npos;
+    }));
+    EXPECT_NE(faster.findings.front().detail.find("cores busy"), std::string::npos);
+    EXPECT_EQ(judged({dram_check("read", 4, 110e9, 150e9, 110e9)}).verdict, Verdict::above_roof)
+        << "looks that disagree replace nothing";
 }
 
 // DRAM: the suite looks at one stream kernel's roof (the one the case's first run was judged

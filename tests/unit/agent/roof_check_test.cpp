@@ -30,6 +30,23 @@ RoofCheck compute_check(const char* roof, int threads, double profile, double no
     return {"", roof, threads, profile, now, RoofKind::compute, std::nullopt, std::nullopt, {}};
 }
 
+// A region with declared work (working set = its bytes), timed once at `seconds`.
+RecordedRegion timed_region(const std::string& path, RegionKind kind, double ops, double bytes,
+                            double seconds, int threads) {
+    RecordedRegion r;
+    r.kind = kind;
+    r.path = r.name = path;
+    Work w;
+    w.ops = ops;
+    w.compulsory_bytes = bytes;
+    w.working_set_bytes = bytes;
+    r.measurement.work = w;
+    r.measurement.threads = threads;
+    r.measurement.durations_s = {seconds};
+    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    return r;
+}
+
 TEST(DramCheck, MeasuresTheThreadCountsThisMachineHasCpusFor) {
     const MachineProfile p = synthetic();
     const int beyond = kernels::available_cpus() + 1;
@@ -229,22 +246,15 @@ TEST(ComputeCheck, RoundTripsThroughTheRecordWithTheUnitInItsFieldNames) {
 // agreed, only when the check was taken against the profile the record is judged with, and
 // the finding says which roof every fraction is of; where the looks disagreed the best one
 // judges too, and a finding says the fraction may be higher than shown. A run's checks (beside no
-// case) never change it.
+// case) leave its fraction as it is where it did not run above the roof (RunRoofChecks).
 TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
     RunRecord rec;
     rec.kind = RecordKind::suite;
     rec.machine_profile = synthetic();  // fp32_fma512 at 1 thread: 35.9 Gop/s
-    RecordedRegion r;
-    r.kind = RegionKind::kernel;
-    r.path = r.name = "gemm/fp32/optimized/2048x2048x2048";
-    Work w;
-    w.ops = 2.0 * 2048 * 2048 * 2048;
-    w.compulsory_bytes = 3.0 * 4 * 2048 * 2048;
-    w.working_set_bytes = w.compulsory_bytes;
-    r.measurement.work = w;
-    r.measurement.threads = 1;
-    r.measurement.durations_s = {w.ops / 18e9};  // 18 Gop/s: about half the profile's roof
-    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    // 18 Gop/s: about half the profile's roof.
+    const double ops = 2.0 * 2048 * 2048 * 2048;
+    const RecordedRegion r = timed_region("gemm/fp32/optimized/2048x2048x2048", RegionKind::kernel,
+                                          ops, 3.0 * 4 * 2048 * 2048, ops / 18e9, 1);
     rec.regions = {r};
     const auto judged = [&](std::vector<RoofCheck> checks) {
         rec.roof_checks = std::move(checks);
@@ -311,18 +321,10 @@ TEST(RunRoofChecks, AVerdictTheHostsShareMovesAcrossIsSaid) {
     RunRecord rec;
     rec.kind = RecordKind::run;
     rec.machine_profile = synthetic();
-    RecordedRegion r;
-    r.kind = RegionKind::range;
-    r.path = r.name = "decode";
+    // 15 GB/s: half the 1-thread triad roof.
+    RecordedRegion r = timed_region("decode", RegionKind::range, 2.5e8, 1e9, 1e9 / 15e9, 1);
     r.instances = 1;
     r.busy_cores = 1.0;
-    Work w;
-    w.compulsory_bytes = 1e9;
-    w.ops = 2.5e8;
-    r.measurement.work = w;
-    r.measurement.threads = 1;
-    r.measurement.durations_s = {1e9 / 15e9};  // 15 GB/s: half the 1-thread triad roof
-    r.measurement.duration_s = summarize(r.measurement.durations_s);
     rec.regions = {r};
     const auto judged = [&](std::vector<RoofCheck> checks) {
         rec.roof_checks = std::move(checks);
@@ -385,17 +387,10 @@ TEST(RoofsBeside, TheOtherDramKernelsGetTheShareOfTheOneLookedAt) {
     RunRecord rec;
     rec.kind = RecordKind::suite;
     rec.machine_profile = synthetic();
-    RecordedRegion r;
-    r.kind = RegionKind::kernel;
-    r.path = r.name = "gemv/fp32/optimized/16384x16384";
-    Work w;
-    w.compulsory_bytes = 4.0 * 16384 * 16384;
-    w.ops = 2.0 * 16384 * 16384;
-    w.working_set_bytes = 4 * w.compulsory_bytes;  // beyond every cache level
-    r.measurement.work = w;
-    r.measurement.threads = 4;
-    r.measurement.durations_s = {w.compulsory_bytes / 50e9};  // 50 GB/s
-    r.measurement.duration_s = summarize(r.measurement.durations_s);
+    const double bytes = 4.0 * 16384 * 16384;  // 50 GB/s
+    RecordedRegion r = timed_region("gemv/fp32/optimized/16384x16384", RegionKind::kernel,
+                                    2.0 * 16384 * 16384, bytes, bytes / 50e9, 4);
+    r.measurement.work->working_set_bytes = 4 * bytes;  // beyond every cache level
     rec.regions = {r};
     RoofCheck triad{"DRAM", "triad", 4, 125.1e9, 62.55e9, RoofKind::bandwidth, 60e9, 4, {}};
     triad.beside = {r.path};

@@ -303,9 +303,12 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
                   "One more execution after the timed ones with per-kernel GPU counters (CUPTI "
                   "kernel replay: slow, its times unused): kernels without declared work are "
                   "judged from their counted operations and DRAM bytes");
-    app->add_flag("--no-roof-check", args->no_roof_check,
-                  "Skip measuring again, after a run, the DRAM and compute roofs its verdicts depend on\n"
-                  "(a fraction of a second each; on a shared host it says how far those may be off)");
+    app->add_flag(
+        "--no-roof-check", args->no_roof_check,
+        "Skip measuring again, after a run, the DRAM and compute roofs its verdicts depend on\n"
+        "(a fraction of a second each; on a shared host it says how far those may be off,\n"
+        "judges work that ran above the profile's roof against them, and names a verdict\n"
+        "they would change)");
     app->add_flag("--json", args->json,
                   "Print the summary as JSON on stderr instead of the text (stdout is the program's)");
     app->add_option("--csv", args->csv, "Also write the region table as CSV to this file");

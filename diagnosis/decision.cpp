@@ -51,13 +51,14 @@ constexpr std::array<LeverMove, 3> capacity_levers = {{
 
 using T = Thresholds;
 // Precedence: a footprint at the memory wall may stop the workload running at all, so it
-// comes first; then the system (DESIGN.md: fix the system first); then the roofs; latency
-// is what remains when no roof is near.
+// comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
+// the model's small share (where both hold, the storage is what keeps the process slow, and
+// it names the move); then the roofs; latency is what remains when no roof is near.
 const std::array<DecisionRow, 6> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
-     2,
+     3,
      "compute bound",
      "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, "
      "bigger batch only helps if not already here",
@@ -65,7 +66,7 @@ const std::array<DecisionRow, 6> table = {{
     {Bound::bandwidth,
      "achieved bandwidth near the bandwidth roof",
      {Signal::bandwidth_fraction, Comparison::at_least, &T::near_roof},
-     2,
+     3,
      "bandwidth bound",
      "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching to "
      "raise intensity",
@@ -73,14 +74,14 @@ const std::array<DecisionRow, 6> table = {{
     {Bound::latency,
      "neither near a roof",
      {Signal::roof_fraction, Comparison::below, &T::near_roof},
-     3,
+     4,
      "latency bound",
      "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator fallback",
      latency_levers},
     {Bound::not_the_model,
      "the model regions are fast but the process is slow",
      {Signal::model_share, Comparison::below, &T::model_share},
-     1,
+     2,
      "not the model (system bound)",
      "preprocessing, copies, format conversion, queueing, I/O, the interpreter",
      system_levers},

@@ -204,8 +204,14 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     d.diagnosis = std::string(row.diagnosis);
     d.first_move = std::string(row.first_move);
     for (const auto& l : row.levers) d.levers.push_back(LeverAdvice{l.lever, std::string(l.move)});
-    for (std::size_t i = 1; i < decision.held.size(); ++i)
-        d.also_held.push_back(decision.held[i]->bound);
+    // Bounds, once each: a bound's second row (not the model by I/O and by the model's share)
+    // adds nothing to the list.
+    for (std::size_t i = 1; i < decision.held.size(); ++i) {
+        const Bound b = decision.held[i]->bound;
+        if (b != row.bound &&
+            std::find(d.also_held.begin(), d.also_held.end(), b) == d.also_held.end())
+            d.also_held.push_back(b);
+    }
 }
 
 Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t,

@@ -119,6 +119,13 @@ TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
     EXPECT_EQ(io.row->diagnosis, "not the model (I/O bound)");
     ASSERT_EQ(io.held.size(), 2u);
     EXPECT_EQ(io.held[1]->bound, Bound::compute);
+    // With the model's share small too, the storage names the cause: the I/O row first, even
+    // where the share clears its threshold by more (0.5 / 0.1 against 0.7 / 0.6).
+    const Decision both = decide({O(0.9), O(0.2), O(0.1), O(0.5), O(0.7)}, defaults);
+    ASSERT_NE(both.row, nullptr);
+    EXPECT_EQ(both.row->diagnosis, "not the model (I/O bound)");
+    ASSERT_EQ(both.held.size(), 3u);
+    EXPECT_EQ(both.held[1]->diagnosis, "not the model (system bound)");
 }
 
 TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {

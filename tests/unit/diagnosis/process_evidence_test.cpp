@@ -344,6 +344,19 @@ TEST(StorageRoofShare, DecidesARunWithoutModelRegions) {
     EXPECT_EQ(d.levers.front().lever, Lever::system);
     in.process.storage_read_bytes = 0.4e9;  // 20 %
     EXPECT_FALSE(diagnose_run(in, t).bound);
+    // A model region of 10 % of the time besides storage at 80 % of its roof: both rows of
+    // not the model hold; the storage names the cause, and the bound is listed once.
+    in.process.storage_read_bytes = 1.6e9;
+    RegionTiming forward;
+    forward.name = "forward";
+    forward.model = true;
+    forward.total_s = 0.2;
+    forward.count = 1;
+    in.regions = {forward};
+    const Diagnosis both = diagnose_run(in, t);
+    ASSERT_EQ(both.bound, Bound::not_the_model);
+    EXPECT_EQ(both.diagnosis, "not the model (I/O bound)");
+    EXPECT_TRUE(both.also_held.empty());
 }
 
 }  // namespace

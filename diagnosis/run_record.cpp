@@ -33,11 +33,9 @@ double RecordedRegion::open_s_per_execution() const {
 }
 
 std::optional<double> RecordedRegion::with_descendants_cores() const {
-    // Its own process kept under half a core busy: it mostly waited. One that computes keeps
-    // a core or more (an op on the main thread of a training loop), and workers beside it,
-    // a data loader's eight on a large machine, must not make that op a pool-wide piece of
-    // work judged at nine cores.
-    constexpr double waited_below_cores = 0.5;
+    // Workers beside an op that computes itself (a core or more: an op on the main thread of
+    // a training loop), a data loader's eight on a large machine, must not make it a
+    // pool-wide piece of work judged at nine cores.
     const double own = busy_cores.value_or(0.0);
     if (!descendant_busy_cores || !(own < waited_below_cores) || !(*descendant_busy_cores > own))
         return std::nullopt;

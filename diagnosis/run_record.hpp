@@ -152,6 +152,10 @@ struct RecordedRegion {
     std::optional<double> with_descendants_cores() const;
 };
 
+// Busy cores below which a region's process mostly waited while it was open (a process that
+// computes keeps a core or more busy).
+inline constexpr double waited_below_cores = 0.5;
+
 // The diagnosis of one region or kernel whose work is known (declared or analytic).
 struct RegionVerdict {
     std::string path;

@@ -94,6 +94,12 @@ bool pmu_counted(const RunRecord& r) {
 
 // A range that neither declares its work nor was counted: said so, with what to do, instead
 // of leaving the region out of the diagnosis.
+std::string fixed2(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
+
 Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
     Diagnosis d;
     d.subject = reg.path;
@@ -106,13 +112,22 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
                   "`ceiling doctor` finds a PMU";
     d.first_move = "declare the region's work or count it, then judge it";
     if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
+    // Its process (and those it started) mostly idle while it was open: whatever its work,
+    // the region waited, and what it waited for comes before any roof.
+    const double busy = reg.busy_cores.value_or(0.0) + reg.descendant_busy_cores.value_or(0.0);
+    if (reg.busy_cores && busy < waited_below_cores) {
+        d.findings.push_back(
+            {FindingKind::assumption,
+             "its process kept " + fixed2(*reg.busy_cores) + " cores busy while it was open" +
+                 (reg.descendant_busy_cores
+                      ? " (and the processes it started " + fixed2(*reg.descendant_busy_cores) + ")"
+                      : std::string()) +
+                 ": it mostly waited, for I/O, a lock, a sleep, a device or another process"});
+        d.first_move =
+            "find what it waits for (its process was idle while it was open); then "
+            "declare its work to judge the rest";
+    }
     return d;
-}
-
-std::string fixed2(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return buf;
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:

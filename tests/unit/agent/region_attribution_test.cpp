@@ -459,6 +459,28 @@ TEST(DeclaredWork, OneSideLeftOutIsSaidToBeZero) {
     EXPECT_FALSE(says("torch::aten.fill_", "declared:"));
 }
 
+// An undeclared region whose process was idle while it was open waited: that is said, and
+// finding what it waits for comes first; one whose process computed gets no such word.
+TEST(UndeclaredRegions, OneWhoseProcessIdledInsideItWaited) {
+    auto waits = timed_region("next batch", std::nullopt, 0.01);
+    waits.busy_cores = 0.04;
+    auto computes = timed_region("preprocess", std::nullopt, 0.01);
+    computes.busy_cores = 0.97;
+    RunRecord rec = record_of({waits, computes}, 1.0);
+    judge_record(rec);
+    const Diagnosis& w = verdict(rec, "next batch");
+    EXPECT_FALSE(w.bound);
+    ASSERT_FALSE(w.findings.empty());
+    EXPECT_NE(w.findings.back().detail.find("its process kept 0.04 cores busy while it was open: "
+                                            "it mostly waited"),
+              std::string::npos)
+        << w.findings.back().detail;
+    EXPECT_EQ(w.first_move.rfind("find what it waits for", 0), 0u) << w.first_move;
+    const Diagnosis& c = verdict(rec, "preprocess");
+    EXPECT_TRUE(c.findings.empty());
+    EXPECT_EQ(c.first_move, "declare the region's work or count it, then judge it");
+}
+
 TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
     auto plain = timed_region("preprocess", std::nullopt, 0.01);
     RunRecord rec = record_of({plain}, 1.0);

@@ -92,14 +92,14 @@ bool pmu_counted(const RunRecord& r) {
     });
 }
 
-// A range that neither declares its work nor was counted: said so, with what to do, instead
-// of leaving the region out of the diagnosis.
 std::string fixed2(double v) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%.2f", v);
     return buf;
 }
 
+// A range that neither declares its work nor was counted: said so, with what to do, instead
+// of leaving the region out of the diagnosis.
 Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
     Diagnosis d;
     d.subject = reg.path;
@@ -128,6 +128,36 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
             "declare its work to judge the rest";
     }
     return d;
+}
+
+// The interpolation error of a region's busy cores, where it matters: " (+-0.02)", and where
+// it exceeds the figure (instances shorter than the time between CPU-time reads) says so.
+std::string busy_error(const RecordedRegion& reg) {
+    if (!reg.busy_cores || !reg.busy_cores_error || *reg.busy_cores_error < 0.005) return "";
+    const std::string e = " (+-" + fixed2(*reg.busy_cores_error);
+    if (*reg.busy_cores_error < *reg.busy_cores) return e + ")";
+    return e + ": its instances are shorter than the " +
+           std::to_string(inject::cpu_read_interval_ns / 1000) +
+           " us between the process's CPU-time reads, so only roughly known)";
+}
+
+// An amount a range leaves out is zero (`{ops=...}` alone is work in registers, `{bytes=...}`
+// alone pure data movement), and its side of the roofline then reads 0 %: said, since a
+// user who declared only the FLOPs of a matmul that streams memory would otherwise read a
+// low compute fraction as latency bound without knowing why.
+// Not for `--torch` ops: their work comes from a formula per op (a fill has no operations),
+// not from the user.
+std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
+    const auto& w = reg.measurement.work;
+    if (reg.kind != RegionKind::range || reg.labels.contains("torch") || !w ||
+        (w->ops > 0) == (w->compulsory_bytes > 0))
+        return std::nullopt;
+    return Finding{FindingKind::assumption,
+                   w->ops > 0 ? "no bytes declared: judged as work in registers that moves "
+                                "nothing from memory (its bandwidth side reads 0 %); if it "
+                                "reads or writes memory, declare bytes="
+                              : "no operations declared: judged as pure data movement (its "
+                                "compute side reads 0 %); if it computes, declare ops="};
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:
@@ -200,17 +230,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
                         " in its own process and " + fixed2(*reg.descendant_busy_cores) +
                         " in the processes it started, where its work ran (their CPU time / "
                         "wall time while it was open)"
-                  : fixed2(busy) +
-                        (!reg.busy_cores_error || *reg.busy_cores_error < 0.005 ? std::string()
-                         // Instances shorter than the time between CPU-time reads: the
-                         // interpolation bounds the figure only loosely.
-                         : *reg.busy_cores_error >= busy
-                             ? " (+-" + fixed2(*reg.busy_cores_error) +
-                                   ": its instances are shorter than the " +
-                                   std::to_string(inject::cpu_read_interval_ns / 1000) +
-                                   " us between the process's CPU-time reads, so only roughly "
-                                   "known)"
-                             : " (+-" + fixed2(*reg.busy_cores_error) + ")") +
+                  : fixed2(busy) + busy_error(reg) +
                         " cores busy (CPU time of the whole process / wall time while it was "
                         "open)";
         why = busy <= 1 ? "judged against the 1-thread roof: " + cores
@@ -250,19 +270,6 @@ std::string named(const RoofCheck& c) {
            std::to_string(c.threads) + (c.threads == 1 ? " thread)" : " threads)");
 }
 
-// A suite case is judged against the roofs measured in turns with it (RoofCheck::beside;
-// suite.cpp): the variants of a shape are compared as ratios of times taken in the same
-// rounds, and a fraction of a roof is a ratio too. The profile's figure was measured minutes
-// or days before, and a shared host gives a share of the cores and of DRAM that moves (0.54
-// of the profile's FMA roof seen for one shape, 0.9 for the next). The best look is what the
-// host gave while the case ran. Where the looks disagreed beyond roof_check_tolerance the
-// host moved during the rounds; the best look still judges (the profile, taken at another
-// moment, says less about these rounds: with it, decode GEMMs streaming at 0.93 of the read
-// roof beside them read 1.1-1.2 x the profile's, "above the roof"), and a finding says the
-// case may have run while the host gave less, so its fraction may be higher than shown. Only
-// a check taken against this very profile's roof replaces it (`report --profile` with another
-// profile judges against that one). Returns the profile to judge against, the findings that
-// say which roofs came from where.
 // Puts the roofs of the checks `take` accepts in place of the profile's: only a check taken
 // against this very profile's figure (`report --profile` with another profile judges against
 // that one). Returns which it used, and those whose looks moved.
@@ -305,6 +312,19 @@ Substituted substitute_checked_roofs(MachineProfile& p, const std::vector<RoofCh
     return out;
 }
 
+// A suite case is judged against the roofs measured in turns with it (RoofCheck::beside;
+// suite.cpp): the variants of a shape are compared as ratios of times taken in the same
+// rounds, and a fraction of a roof is a ratio too. The profile's figure was measured minutes
+// or days before, and a shared host gives a share of the cores and of DRAM that moves (0.54
+// of the profile's FMA roof seen for one shape, 0.9 for the next). The best look is what the
+// host gave while the case ran. Where the looks disagreed beyond roof_check_tolerance the
+// host moved during the rounds; the best look still judges (the profile, taken at another
+// moment, says less about these rounds: with it, decode GEMMs streaming at 0.93 of the read
+// roof beside them read 1.1-1.2 x the profile's, "above the roof"), and a finding says the
+// case may have run while the host gave less, so its fraction may be higher than shown. Only
+// a check taken against this very profile's roof replaces it (`report --profile` with another
+// profile judges against that one). Returns the profile to judge against, the findings that
+// say which roofs came from where.
 MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
                             std::vector<Finding>& findings) {
     MachineProfile p = *record.machine_profile;
@@ -414,27 +434,6 @@ const RecordedRegion* budget_region(const RunRecord& record, const std::string& 
 std::optional<bool> budgets_met(const RunRecord& record) {
     return ceiling::budgets_met(record.budget_checks);
 }
-
-namespace {
-// An amount a range leaves out is zero (`{ops=...}` alone is work in registers, `{bytes=...}`
-// alone pure data movement), and its side of the roofline then reads 0 %: said, since a
-// user who declared only the FLOPs of a matmul that streams memory would otherwise read a
-// low compute fraction as latency bound without knowing why.
-// Not for `--torch` ops: their work comes from a formula per op (a fill has no operations),
-// not from the user.
-std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
-    const auto& w = reg.measurement.work;
-    if (reg.kind != RegionKind::range || reg.labels.contains("torch") || !w ||
-        (w->ops > 0) == (w->compulsory_bytes > 0))
-        return std::nullopt;
-    return Finding{FindingKind::assumption,
-                   w->ops > 0 ? "no bytes declared: judged as work in registers that moves "
-                                "nothing from memory (its bandwidth side reads 0 %); if it "
-                                "reads or writes memory, declare bytes="
-                              : "no operations declared: judged as pure data movement (its "
-                                "compute side reads 0 %); if it computes, declare ops="};
-}
-}  // namespace
 
 void judge_record(RunRecord& record) {
     const Thresholds& t = record.thresholds;

@@ -348,8 +348,8 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
 // they moved beyond the tolerance in agreeing looks, in two ways:
 // - work that ran above the profile's roof, and within the roofs measured right after, is
 //   judged against those: the host gave more than when the profile was measured, and the
-//   program shows it did then too (a triad at 1.3 x the profile's DRAM roof read "above the
-//   roof", bound unknown, where the host gave 1.45 x right after);
+//   program shows it did then too (such work read "above the roof", bound unknown; this
+//   VM's host gave 1.45 x the profile's DRAM roof right after one run, 0.83 x after another);
 // - otherwise, where the region reads another bound against them, the verdict sits near a
 //   line the host's share moves it across: said, with what it would read (a decode step at
 //   57 % of the profile's DRAM roof, "latency bound", read 69 % of what the host gave right

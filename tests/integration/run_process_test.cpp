@@ -52,18 +52,16 @@ RunRecord run_ok(const TempDir& dir, const std::vector<std::string>& argv,
 TEST(RunProcess, PeakMemoryIsTheProgramsNeverCeilings) {
     TempDir dir;
     // ceiling's own memory (tens of MB) is what wait4's ru_maxrss would report for /bin/true.
-    // /bin/true ends within about a millisecond; on a loaded machine it may be gone before
-    // its first reading, and then its peak is unknown (with a note), never ceiling's. With two
-    // busy loops beside it the first reading found it in 20-28 of 60 runs, so up to 20 runs
-    // are made until one has seen it (five unseen runs in a row failed a full test run).
-    int seen = 0, runs = 0;
-    for (; runs < 20 && (runs < 5 || seen == 0); ++runs) {
+    // /bin/true ends within about a millisecond, and may be gone before the first reading
+    // (here it was seen in 20-28 of 60 loaded runs; on CI's machine in none of 20): then its
+    // peak is unknown with a note, never ceiling's. Whether it is seen is the machine's
+    // timing, so only what is reported is checked; a program alive for 50 ms must be seen.
+    for (int run = 0; run < 5; ++run) {
         const RunRecord t = run_ok(dir, {"true"});
         const Execution& e = t.executions.at(0);
         EXPECT_EQ(counter(e, "max_rss_bytes"), nullptr)
             << "wait4's peak, which holds ceiling's memory";
         if (const CounterValue* peak = counter(e, "peak_rss_bytes")) {
-            ++seen;
             EXPECT_GT(peak->value, 0);
             EXPECT_LT(peak->value, 5 * MiB);
         } else {
@@ -73,7 +71,6 @@ TEST(RunProcess, PeakMemoryIsTheProgramsNeverCeilings) {
                       t.notes.end());
         }
     }
-    EXPECT_GT(seen, 0) << "/bin/true was never seen in " << runs << " runs";
     // A program alive for 50 ms is always seen.
     const RunRecord nap = run_ok(dir, {process_target, "nap", "1", "0.05"});
     ASSERT_NE(counter(nap.executions.at(0), "peak_rss_bytes"), nullptr);

@@ -160,6 +160,33 @@ std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
                                 "compute side reads 0 %); if it computes, declare ops="};
 }
 
+// Work that needs this many times the core time its process (with those it started) had
+// while the region was open, at the roof of one core, did not run there: twice, so that the
+// sampling's error and a roof measured a little low never make a busy process look idle.
+constexpr double outside_work_ratio = 2.0;
+
+// A region that declares more work than its process's CPU time can do at one core's roof
+// (a client's range around a request to a local server, a call into a process ceiling did
+// not start) says so: its verdict describes the work as if one core did it, which the
+// process's own time shows it did not.
+std::optional<Finding> work_outside(const Diagnosis& d, double cores, const RecordedRegion& reg) {
+    if (!(cores < 1)) return std::nullopt;  // judged at the 1-thread roof only below a core
+    double needed = 0;
+    for (const auto& c : d.roofs)
+        if (c.fraction && c.threads == 1) needed = std::max(needed, *c.fraction);
+    const double had = cores + reg.busy_cores_error.value_or(0.0);
+    if (!(needed >= outside_work_ratio * had)) return std::nullopt;
+    return Finding{FindingKind::assumption,
+                   "its declared work needs " + fixed2(needed) +
+                       " cores at the 1-thread roof, and its process" +
+                       (reg.descendant_busy_cores ? " (with those it started)" : "") + " kept " +
+                       fixed2(cores) +
+                       " busy while it was open: the work ran outside it (a server or another "
+                       "process ceiling did not start, a device) or the declared amounts "
+                       "overcount it; the verdict takes it as done by one core: run ceiling on "
+                       "the process that does it to judge it where it runs"};
+}
+
 // Instances open at once on average below which a region is judged as sequential instances:
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
@@ -254,6 +281,13 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     // First among the findings: they say which roof every fraction is of, and of what work.
     std::vector<Finding> first = {Finding{FindingKind::assumption, why}};
     if (side_by_side) first.push_back(*side_by_side);
+    if (idle.empty() && judged_cores)
+        if (auto outside = work_outside(d, *judged_cores, reg)) {
+            first.push_back(*outside);
+            // Its own process is not where a lever acts: where the work runs comes first.
+            d.first_move = "judge the work where it runs (its process only waited for it); then " +
+                           d.first_move;
+        }
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
     return d;
 }

@@ -344,6 +344,35 @@ TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
     EXPECT_NE(out.str().find("3.92 (3.90 in children)"), std::string::npos) << out.str();
 }
 
+// A range whose process idled while its declared work ran at a core's roof (a client waiting
+// for a local server's answer) did not do that work: said, with where to judge it. One that
+// idled and did as much work as its CPU time allows (waits between bursts) gets no such word.
+TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
+    auto client = timed_region("infer", fp32(0.99 * 35.9e9 * 0.01, 0), 0.01);
+    client.busy_cores = 0.01;
+    auto bursts = timed_region("bursts", fp32(0.3 * 35.9e9 * 0.01, 0), 0.01);
+    bursts.busy_cores = 0.3;
+    // Too short to know its busy cores: the error, not the figure, is what it had at most.
+    auto rough = client;
+    rough.path = rough.name = "rough";
+    rough.busy_cores_error = 0.9;
+    RunRecord rec = record_of({client, bursts, rough}, 1.0);
+    judge_record(rec);
+    const auto outside = [&](const std::string& path) {
+        const Diagnosis& d = verdict(rec, path);
+        return std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+            return f.detail.find("the work ran outside it") != std::string::npos;
+        });
+    };
+    const Diagnosis& c = verdict(rec, "infer");
+    EXPECT_TRUE(outside("infer"));
+    ASSERT_TRUE(c.bound);
+    EXPECT_EQ(*c.bound, Bound::compute);  // the verdict is the work's, as if one core did it
+    EXPECT_EQ(c.first_move.rfind("judge the work where it runs", 0), 0u) << c.first_move;
+    EXPECT_FALSE(outside("bursts"));
+    EXPECT_FALSE(outside("rough"));
+}
+
 // Instances far shorter than the time between CPU-time reads bound their busy cores only
 // loosely: an error above the figure itself is said to be that, not printed bare.
 TEST(RoofOfTheCoresInUse, BusyCoresOfTinyInstancesAreSaidToBeRough) {

@@ -24,6 +24,13 @@ inline std::int64_t thread_cpu_ns() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
+// CPU time consumed by the whole calling process, every thread (CLOCK_PROCESS_CPUTIME_ID).
+inline std::int64_t process_cpu_ns() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
 // Wall-clock seconds taken by fn().
 template <typename F>
 double time_s(F&& fn) {

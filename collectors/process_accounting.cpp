@@ -226,7 +226,7 @@ std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat) {
     if (line.substr(0, 4) != "cpu ") return std::nullopt;
     const auto f = fields(line.substr(4));
     // Kernels before 2.6.11 stop before steal; without it steal is unknown, not 0.
-    constexpr std::size_t steal_index = 7;
+    constexpr std::size_t idle_index = 3, iowait_index = 4, steal_index = 7;
     if (f.size() <= steal_index) return std::nullopt;
     HostCpuTicks t;
     for (std::size_t i = 0; i <= steal_index; ++i) {
@@ -234,6 +234,7 @@ std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat) {
         if (!v || *v < 0) return std::nullopt;
         t.total += static_cast<double>(*v);
         if (i == steal_index) t.steal = static_cast<double>(*v);
+        if (i == idle_index || i == iowait_index) t.idle += static_cast<double>(*v);
     }
     return t;
 }

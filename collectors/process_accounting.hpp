@@ -90,11 +90,15 @@ ProcIo add(const ProcIo& a, const ProcIo& b);
 Readings io_readings(const ProcIo& io);
 
 // The host's CPU time from /proc/stat's aggregate "cpu" line, in clock ticks, summed over
-// every CPU: all of it (user .. steal; guest time is already inside user and nice) and the
-// part the hypervisor gave to other guests (steal).
+// every CPU: all of it (user .. steal; guest time is already inside user and nice), the
+// part the hypervisor gave to other guests (steal), and the part no task ran (idle and
+// iowait: a CPU waiting for I/O with nothing to run). The rest, total - steal - idle, is CPU
+// time some task of this host used.
 struct HostCpuTicks {
     double total = 0;
     double steal = 0;
+    double idle = 0;
+    double busy() const { return total - steal - idle; }
 };
 std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat);
 // Runnable threads on the host now: the first number of /proc/loadavg's "running/total"

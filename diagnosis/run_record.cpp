@@ -136,6 +136,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"busy_cores", r.busy_cores},
          {"busy_cores_error", r.busy_cores_error},
          {"descendant_busy_cores", r.descendant_busy_cores},
+         {"other_busy_cores", r.other_busy_cores},
          {"peak_busy_cores", r.peak_busy_cores},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
@@ -159,6 +160,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
     get_optional(j, "descendant_busy_cores", r.descendant_busy_cores);
+    get_optional(j, "other_busy_cores", r.other_busy_cores);
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);

@@ -69,6 +69,9 @@ struct RegionInstance {
     // CPU time of the processes below its process (those it started, and theirs) while it
     // was open (attribute_descendant_cpu); absent when its process's descendants used none.
     std::optional<double> descendant_cpu_s;
+    // CPU time the host's other processes (neither the program's nor ceiling) used while it
+    // was open (attribute_other_cpu); absent where the sampler's readings did not cover it.
+    std::optional<double> other_cpu_s;
     // The cores its process kept busy at once while it was open (attribute_peak_busy):
     // absent where the sampler's looks did not cover it.
     std::optional<double> peak_busy_cores;
@@ -104,6 +107,17 @@ struct NvtxCapture {
 // between reads (0: this machine's logical CPUs).
 NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
 
+// The CPU time of each instance's process's descendants while it was open, from the
+// sampler's timelines of it (Sampler::descendant_cpu; one per process whose descendants used
+// any). `cores` bounds how fast that time grows, and so the interpolation's error.
+void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
+                              double cores);
+
+// The CPU time the host's other processes used while each instance was open, from the
+// sampler's readings of it (Sampler::others_cpu): what a range that waited for another
+// process (a local server) can show of where its work ran.
+void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& others, double cores);
+
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one
 // process; `cpu` cumulative, oldest first). Each interval between two reads inside an
@@ -112,12 +126,6 @@ NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end
 // it. The mean (busy_cores) hides a team that left cores idle: two OpenMP threads, one with
 // three times the other's share, read 1.34 busy cores and 97 % of that roof, "done", while
 // the region held both cores a third of its time and the rest waited.
-// The CPU time of each instance's process's descendants while it was open, from the
-// sampler's timelines of it (Sampler::descendant_cpu; one per process whose descendants used
-// any). `cores` bounds how fast that time grows, and so the interpolation's error.
-void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
-                              double cores);
-
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu,
                          int min_looks = 3);
 

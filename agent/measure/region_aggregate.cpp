@@ -157,6 +157,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         std::int64_t first_start = 0;
         std::size_t first_execution = 0;
         double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0, descendant_cpu_s = 0;
+        double other_cpu_s = 0, other_wall_s = 0;  // over the instances the sampler covered
         std::size_t with_cpu = 0;
         double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
         CountSum counted_ops, counted_bytes;
@@ -241,6 +242,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.cpu_wall_s += d;
                 ++a.with_cpu;
             }
+            if (r.other_cpu_s) {
+                a.other_cpu_s += *r.other_cpu_s;
+                a.other_wall_s += d;
+            }
             a.counted_ops.add(r.counted_ops);
             a.counted_bytes.add(r.counted_bytes);
         }
@@ -300,6 +305,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (a->descendant_cpu_s > 0)
                 r.descendant_busy_cores = a->descendant_cpu_s / a->cpu_wall_s;
         }
+        if (a->other_wall_s > 0) r.other_busy_cores = a->other_cpu_s / a->other_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         // Over the instances the looks covered, weighted by their time, once they cover half
         // of the region's.

@@ -165,26 +165,37 @@ std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
 // sampling's error and a roof measured a little low never make a busy process look idle.
 constexpr double outside_work_ratio = 2.0;
 
-// A region that declares more work than its process's CPU time can do at one core's roof
-// (a client's range around a request to a local server, a call into a process ceiling did
-// not start) says so: its verdict describes the work as if one core did it, which the
-// process's own time shows it did not.
-std::optional<Finding> work_outside(const Diagnosis& d, double cores, const RecordedRegion& reg) {
-    if (!(cores < 1)) return std::nullopt;  // judged at the 1-thread roof only below a core
+// The cores a region's work needs at the 1-thread roof: its largest fraction of a 1-thread
+// roof (above 1 where it ran above it).
+double cores_needed(const Diagnosis& d) {
     double needed = 0;
     for (const auto& c : d.roofs)
         if (c.fraction && c.threads == 1) needed = std::max(needed, *c.fraction);
-    const double had = cores + reg.busy_cores_error.value_or(0.0);
-    if (!(needed >= outside_work_ratio * had)) return std::nullopt;
-    return Finding{FindingKind::assumption,
-                   "its declared work needs " + fixed2(needed) +
-                       " cores at the 1-thread roof, and its process" +
-                       (reg.descendant_busy_cores ? " (with those it started)" : "") + " kept " +
-                       fixed2(cores) +
-                       " busy while it was open: the work ran outside it (a server or another "
-                       "process ceiling did not start, a device) or the declared amounts "
-                       "overcount it; the verdict takes it as done by one core: run ceiling on "
-                       "the process that does it to judge it where it runs"};
+    return needed;
+}
+
+// A region judged at the 1-thread roof that declares more work than its process's CPU time
+// (`cores`, with its error) can do there: a client's range around a request to a local
+// server, a call into a process ceiling did not start. Said, with the host's other
+// processes' busy cores where the sampler measured them: the verdict describes the work as if
+// one core did it, which the process's own time shows it did not.
+std::optional<Finding> work_outside(const Diagnosis& d, double cores, const RecordedRegion& reg) {
+    if (!(cores < 1)) return std::nullopt;
+    const double needed = cores_needed(d);
+    if (!(needed >= outside_work_ratio * (cores + reg.busy_cores_error.value_or(0.0))))
+        return std::nullopt;
+    return Finding{
+        FindingKind::assumption,
+        "its declared work needs " + fixed2(needed) +
+            " cores at the 1-thread roof, and its process" +
+            (reg.descendant_busy_cores ? " (with those it started)" : "") + " kept " +
+            fixed2(cores) + " busy while it was open" +
+            (reg.other_busy_cores
+                 ? " (the host's other processes " + fixed2(*reg.other_busy_cores) + ")"
+                 : std::string()) +
+            ": the work ran outside it (a server or another process ceiling did not start, a "
+            "device) or the declared amounts overcount it; run ceiling on the process that "
+            "does it to judge it where it runs"};
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:
@@ -271,6 +282,28 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
               "-thread roof of the threads that recorded it";
     }
     Diagnosis d = diagnose_kernel(profile, m, t, judged_cores);
+    std::optional<Finding> outside;
+    if (idle.empty() && judged_cores) outside = work_outside(d, *judged_cores, reg);
+    // Done outside it, above one core's roof, and the host's other processes kept enough
+    // cores busy meanwhile to do it: judged at theirs (a two-thread server's answers read
+    // 194 % of one core's roof, "above the roof", bound unknown).
+    if (outside && d.verdict == Verdict::above_roof && reg.other_busy_cores &&
+        cores_needed(d) <= *reg.other_busy_cores * (1 + t.above_roof_tolerance)) {
+        // Read per clock tick, it can pass the host's CPUs by a tick's worth.
+        const double cpus = profile.host.logical_cpus;
+        const double others =
+            cpus > 0 ? std::min(*reg.other_busy_cores, cpus) : *reg.other_busy_cores;
+        judged_cores = others;
+        m.threads = static_cast<int>(std::ceil(std::max(1.0, others) - 1e-9));
+        why = "judged against the roof of the " + fixed2(others) +
+              " cores the host's other processes kept busy while it was open (their CPU time, "
+              "from /proc/stat less the program's and ceiling's, / wall time), not its own "
+              "process's " +
+              fixed2(*reg.busy_cores) +
+              ": above the 1-thread roof, its work can only have run there; at most the " +
+              std::to_string(m.threads) + "-thread roof";
+        d = diagnose_kernel(profile, m, t, judged_cores);
+    }
     // Whatever bounds it, the cores it left idle come first: balanced, the same work takes
     // that much less time (the table's move follows).
     if (!idle.empty())
@@ -281,13 +314,12 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     // First among the findings: they say which roof every fraction is of, and of what work.
     std::vector<Finding> first = {Finding{FindingKind::assumption, why}};
     if (side_by_side) first.push_back(*side_by_side);
-    if (idle.empty() && judged_cores)
-        if (auto outside = work_outside(d, *judged_cores, reg)) {
-            first.push_back(*outside);
-            // Its own process is not where a lever acts: where the work runs comes first.
-            d.first_move = "judge the work where it runs (its process only waited for it); then " +
-                           d.first_move;
-        }
+    if (outside) {
+        first.push_back(*outside);
+        // Its own process is not where a lever acts: where the work runs comes first.
+        d.first_move =
+            "judge the work where it runs (its process only waited for it); then " + d.first_move;
+    }
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
     return d;
 }

@@ -125,6 +125,9 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
             s.descendants[static_cast<std::size_t>(read[i].parent)].cpu_s += read[i].own_s + below;
     }
     s.own_runnable = runnable;
+    if (read_small(proc / "stat", buf))
+        if (const auto host = collectors::parse_host_cpu_ticks(buf))
+            s.host_busy_s = host->busy() * tick_s;
     if (read_small(proc / "loadavg", buf))
         if (const auto running = collectors::parse_loadavg_runnable(buf))
             s.host_runnable = std::max(0.0, *running - 1);
@@ -246,6 +249,12 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         points.push_back({s->t_ns, d.cpu_s});
     }
     s->descendants.clear();
+    // Before the tree's CPU time is replaced by the exact one below: both sides of the
+    // difference from /proc, read within the same few microseconds.
+    if (s->host_busy_s) {
+        const double ceiling_s = static_cast<double>(collectors::process_cpu_ns()) * 1e-9;
+        others_.push_back({s->t_ns, *s->host_busy_s - s->cpu_s - ceiling_s});
+    }
     if (probe) return;
     // The sample's time is the CPU read's (the /proc scan before it takes a while, longer
     // with many threads): regions are judged on CPU time over these instants.

@@ -106,6 +106,7 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
                                : nlohmann::json(nullptr)},
             {"busy_cores", optional_json(reg.busy_cores)},
             {"descendant_busy_cores", optional_json(reg.descendant_busy_cores)},
+            {"other_busy_cores", optional_json(reg.other_busy_cores)},
             {"peak_busy_cores", optional_json(reg.peak_busy_cores)},
             {"concurrency", optional_json(reg.concurrency)},
             {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};

@@ -243,6 +243,45 @@ TEST(Run, RegionsOfForkedChildrenAreRecorded) {
     EXPECT_EQ(rec.region("parent")->instances, 1u);  // the child did not close the parent's range
 }
 
+// A client's range around requests to a local server ceiling did not start: its process
+// idles while the server computes. The record has the cores the host's other processes kept
+// busy meanwhile, and the verdict says the work ran outside the program.
+TEST(Run, WorkDoneByAnotherProcessIsSaidToRunOutsideIt) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const std::string socket = (dir / "serve.sock").string();
+    const pid_t server = fork();
+    if (server == 0) {
+        execl(nvtx_target.c_str(), nvtx_target.c_str(), "serve", socket.c_str(), nullptr);
+        _exit(127);
+    }
+    ASSERT_GT(server, 0);
+    for (int i = 0; i < 500 && !std::filesystem::exists(socket); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const auto r = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "ask", socket, "10"});
+    int status = 0;
+    ::kill(server, SIGTERM);
+    ::waitpid(server, &status, 0);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    const RecordedRegion* infer = rec.region("infer");
+    ASSERT_NE(infer, nullptr);
+    ASSERT_TRUE(infer->busy_cores);
+    EXPECT_LT(*infer->busy_cores, 0.2) << "the client only waits";
+    // The server's busy core, less whatever the host lent to others meanwhile.
+    ASSERT_TRUE(infer->other_busy_cores);
+    EXPECT_GT(*infer->other_busy_cores, 0.5);
+    const auto v = std::find_if(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
+                                [](const RegionVerdict& x) { return x.path == "infer"; });
+    ASSERT_NE(v, rec.region_diagnoses.end());
+    const auto& f = v->diagnosis.findings;
+    EXPECT_NE(std::find_if(f.begin(), f.end(),
+                           [](const Finding& x) {
+                               return x.detail.find("the work ran outside it") != std::string::npos;
+                           }),
+              f.end());
+}
+
 TEST(Run, LatencyBudgetPassesAndFails) {
     TempDir dir;
     auto pass = ceiling_run(dir / "pass.json", {"-q", "--latency-budget", "10s", "--fail-on-budget"},

@@ -8,15 +8,21 @@
 //   nvtx_target crash             segfault inside an open range
 //   nvtx_target fork              a range in the parent and one in a forked child
 //   nvtx_target frames N          N x frame{model 2 ms busy (every 50th frame 8 ms), 1 ms busy}
-#include <nvtx3/nvToolsExt.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
+//   nvtx_target serve SOCKET      a local server (not under ceiling): 20 ms busy per request
+//                                 byte on a UNIX socket, until its one client hangs up
+//   nvtx_target ask SOCKET N      its client: N x "infer {ops=...}" around a request
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
+
+#include <nvtx3/nvToolsExt.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -146,6 +152,33 @@ int main(int argc, char** argv) {
         int status = 0;
         waitpid(child, &status, 0);
         nvtxRangePop();
+        return 0;
+    }
+    if (mode == "serve" || mode == "ask") {
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::strncpy(addr.sun_path, arg, sizeof addr.sun_path - 1);
+        const int s = socket(AF_UNIX, SOCK_STREAM, 0);
+        char byte = 1;
+        if (mode == "serve") {
+            unlink(arg);
+            if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(s, 1) != 0)
+                return 1;
+            const int c = accept(s, nullptr, nullptr);
+            while (read(c, &byte, 1) == 1) {
+                busy(0.020);
+                if (write(c, &byte, 1) != 1) return 1;
+            }
+            unlink(arg);
+            return 0;
+        }
+        if (connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) return 1;
+        for (int i = 0, n = argc > 3 ? std::atoi(argv[3]) : 10; i < n; ++i) {
+            // The work of the server's answer, declared by its client (4 Gop in 20 ms).
+            nvtxRangePushA("infer {ops=4G precision=fp32 engine=vector}");
+            if (write(s, &byte, 1) != 1 || read(s, &byte, 1) != 1) return 1;
+            nvtxRangePop();
+        }
         return 0;
     }
     std::fprintf(stderr, "nvtx_target: unknown mode %s\n", mode.c_str());

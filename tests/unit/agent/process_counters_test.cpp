@@ -36,6 +36,9 @@ TEST(SampleTree, SumsTheRecordedTreeIncludingItsIo) {
     EXPECT_EQ(s->io.storage_write_bytes, 50016256);
     EXPECT_EQ(s->io.read_call_bytes, 1048576 + 4032);
     EXPECT_EQ(s->host_runnable, 10) << "11 running, less the sampler reading";
+    // The host's busy CPU time: /proc/stat's user nice system irq softirq (neither idle,
+    // iowait nor steal), from which the sampler takes the tree's to get other processes'.
+    EXPECT_NEAR(*s->host_busy_s, (771950 + 125 + 103187 + 0 + 321) * tick_s, 1e-6);
     // Per thread, not per process: both of the trainer's recorded threads run, sleep sleeps.
     EXPECT_EQ(s->own_runnable, 2);
     ASSERT_EQ(s->peaks.size(), 2u);

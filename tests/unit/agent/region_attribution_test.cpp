@@ -356,7 +356,15 @@ TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
     auto rough = client;
     rough.path = rough.name = "rough";
     rough.busy_cores_error = 0.9;
-    RunRecord rec = record_of({client, bursts, rough}, 1.0);
+    // A two-thread server's answers: 1.95 x one core's roof. Judged at the cores the host's
+    // other processes kept busy meanwhile where they could have done it, else above the roof.
+    auto served = timed_region("served", fp32(1.95 * 35.9e9 * 0.01, 0), 0.01);
+    served.busy_cores = 0.01;
+    served.other_busy_cores = 2.0;
+    auto unexplained = served;
+    unexplained.path = unexplained.name = "unexplained";
+    unexplained.other_busy_cores = 0.9;  // too few to have done it
+    RunRecord rec = record_of({client, bursts, rough, served, unexplained}, 1.0);
     judge_record(rec);
     const auto outside = [&](const std::string& path) {
         const Diagnosis& d = verdict(rec, path);
@@ -371,6 +379,20 @@ TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
     EXPECT_EQ(c.first_move.rfind("judge the work where it runs", 0), 0u) << c.first_move;
     EXPECT_FALSE(outside("bursts"));
     EXPECT_FALSE(outside("rough"));
+
+    const Diagnosis& sv = verdict(rec, "served");
+    ASSERT_TRUE(sv.bound) << sv.observation;
+    EXPECT_EQ(*sv.bound, Bound::compute);
+    EXPECT_EQ(sv.roofs.front().threads, 2);
+    EXPECT_NE(
+        sv.findings.front().detail.find("the 2.00 cores the host's other processes kept busy"),
+        std::string::npos)
+        << sv.findings.front().detail;
+    EXPECT_TRUE(outside("served"));
+    const Diagnosis& u = verdict(rec, "unexplained");
+    EXPECT_EQ(u.verdict, Verdict::above_roof);
+    EXPECT_EQ(u.roofs.front().threads, 1);
+    EXPECT_TRUE(outside("unexplained"));
 }
 
 // Instances far shorter than the time between CPU-time reads bound their busy cores only

@@ -287,6 +287,30 @@ TEST(Capture, DescendantCpuIsItsOwnProcesssTimelineOverTheInstance) {
     EXPECT_FALSE(cap.instances[3].descendant_cpu_s) << "no process below pid 8 used CPU time";
 }
 
+// Other processes' CPU time over each instance the readings cover; a tick-noisy dip is not
+// read as negative time, and an instance outside the readings gets none.
+TEST(Capture, OtherProcessesCpuIsTheHostsTimelineOverTheInstance) {
+    constexpr std::int64_t ms = 1'000'000;
+    // One core busy elsewhere from 100 ms on; the reading at 150 ms is a tick low.
+    const std::vector<TimelinePoint> others = {
+        {0, 5.0}, {100 * ms, 5.0}, {150 * ms, 4.99}, {200 * ms, 5.1}, {300 * ms, 5.2}};
+    NvtxCapture cap;
+    RegionInstance quiet, served, after;
+    quiet.start_ns = 10 * ms;
+    quiet.end_ns = 90 * ms;
+    served.start_ns = 100 * ms;
+    served.end_ns = 300 * ms;
+    after.start_ns = 250 * ms;
+    after.end_ns = 400 * ms;
+    cap.instances = {quiet, served, after};
+    attribute_other_cpu(cap, others, 2);
+    ASSERT_TRUE(cap.instances[0].other_cpu_s);
+    EXPECT_NEAR(*cap.instances[0].other_cpu_s, 0.0, 1e-9);
+    ASSERT_TRUE(cap.instances[1].other_cpu_s);
+    EXPECT_NEAR(*cap.instances[1].other_cpu_s, 0.2, 1e-9);
+    EXPECT_FALSE(cap.instances[2].other_cpu_s) << "it ends after the last reading";
+}
+
 TEST(Launch, ResolvesLikeAShell) {
     CaptureDir d;
     const auto exe = d.path() / "tool";

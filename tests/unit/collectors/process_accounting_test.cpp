@@ -114,6 +114,8 @@ TEST(HostLoad, StealAndRunnableFromRecordedFiles) {
     // user nice system idle iowait irq softirq steal; guest time is inside user already.
     EXPECT_EQ(ticks->total, 771950 + 125 + 103187 + 75775 + 772 + 0 + 321 + 1286);
     EXPECT_EQ(ticks->steal, 1286);
+    EXPECT_EQ(ticks->idle, 75775 + 772);
+    EXPECT_EQ(ticks->busy(), 771950 + 125 + 103187 + 0 + 321);
     EXPECT_FALSE(parse_host_cpu_ticks("cpu  1 2 3 4\n")) << "no steal column: unknown";
     EXPECT_FALSE(parse_host_cpu_ticks("intr 1 2\n"));
     EXPECT_EQ(parse_loadavg_runnable(*run_root.read_text("/proc/loadavg")), 11);

@@ -119,6 +119,9 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     if (auto contended = contention_finding(in.process, d.system, t))
         d.findings.push_back(std::move(*contended));
     conclude(d, t);
+    // Bound as the model is, the run takes the model's move, which may begin with what comes
+    // before the table's (cores it held and left idle, cores the host left idle).
+    if (in.model && d.bound && d.bound == in.model->bound) d.first_move = in.model->first_move;
     return d;
 }
 

@@ -111,10 +111,11 @@ struct RecordedRegion {
     // it was open: their CPU time over the same wall time, from the sampler's /proc readings.
     // Absent when they used none (or for older records).
     std::optional<double> descendant_busy_cores;
-    // Cores the host's other processes (neither the program's nor ceiling) kept busy while it
-    // was open, from /proc/stat's per-tick CPU time less the program's and ceiling's: where a
-    // range that waited for another process (a local server) had its work done. Absent where
-    // the sampler's readings did not cover its instances (or for older records).
+    // Cores the host's other processes (all but its own, those it started and ceiling: a
+    // local server, a sibling worker, other programs) kept busy while it was open, from
+    // /proc/stat's per-tick CPU time less those: where a range that waited for another
+    // process had its work done, and whether the cores it left were idle. Absent where the
+    // sampler's readings did not cover its instances (or for older records).
     std::optional<double> other_busy_cores;
     // The cores its process held at once while it was open: of the sampler's looks (one
     // interval each) inside its instances, the busy cores its busiest 10 % of time reached,

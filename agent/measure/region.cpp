@@ -565,14 +565,15 @@ void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimelin
     }
 }
 
-void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& others, double cores) {
-    if (others.size() < 2) return;
-    const CumulativeTimeline timeline(others, cores);
+void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores) {
+    if (host.size() < 2) return;
+    const CumulativeTimeline timeline(host, cores);
     std::size_t hint = 0;
-    for (auto& r : cap.instances)
-        if (r.start_ns >= others.front().t_ns && r.end_ns <= others.back().t_ns)
-            if (const auto cpu = timeline.between(r.start_ns, r.end_ns, &hint))
-                r.other_cpu_s = std::max(0.0, cpu->value);
+    for (auto& r : cap.instances) {
+        if (!r.cpu_s || r.start_ns < host.front().t_ns || r.end_ns > host.back().t_ns) continue;
+        if (const auto cpu = timeline.between(r.start_ns, r.end_ns, &hint))
+            r.other_cpu_s = std::max(0.0, cpu->value - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
+    }
 }
 
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {

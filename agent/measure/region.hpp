@@ -69,8 +69,8 @@ struct RegionInstance {
     // CPU time of the processes below its process (those it started, and theirs) while it
     // was open (attribute_descendant_cpu); absent when its process's descendants used none.
     std::optional<double> descendant_cpu_s;
-    // CPU time the host's other processes (neither the program's nor ceiling) used while it
-    // was open (attribute_other_cpu); absent where the sampler's readings did not cover it.
+    // CPU time the host's other processes (all but its own, those it started and ceiling)
+    // used while it was open (attribute_other_cpu); absent where not covered.
     std::optional<double> other_cpu_s;
     // The cores its process kept busy at once while it was open (attribute_peak_busy):
     // absent where the sampler's looks did not cover it.
@@ -113,10 +113,13 @@ NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end
 void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
                               double cores);
 
-// The CPU time the host's other processes used while each instance was open, from the
-// sampler's readings of it (Sampler::others_cpu): what a range that waited for another
-// process (a local server) can show of where its work ran.
-void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& others, double cores);
+// The CPU time the host's other processes (all but the instance's own process, those it
+// started and ceiling) used while each instance was open: the host's (Sampler::host_cpu)
+// less the instance's cpu_s and descendant_cpu_s, so after attribute_descendant_cpu. What a
+// range that waited for another process (a local server, a sibling worker) can show of where
+// its work ran, and what tells cores left idle from cores busy with the program's other
+// processes. None for an instance without its process's CPU time.
+void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores);
 
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one

@@ -198,6 +198,62 @@ std::optional<Finding> work_outside(const Diagnosis& d, double cores, const Reco
             "does it to judge it where it runs"};
 }
 
+// A region that left at least half the host's CPUs idle (not busy with it, with processes it
+// started, or with other processes) gets them named where the roof nearest it is this many
+// times as high at every CPU as at the cores it was judged at: a single-threaded loop at its
+// 1-thread FMA roof is "done" on one core of two, and the other core is the first lever (the
+// system first, threading among it); a stream whose DRAM roof barely grows with threads is
+// left alone.
+constexpr double idle_headroom_ratio = 1.5;
+
+struct IdleCores {
+    Finding finding;
+    std::string move;
+};
+
+std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
+                                    const Thresholds& t, const RecordedRegion& reg,
+                                    const Diagnosis& d) {
+    const int cpus = profile.host.logical_cpus;
+    // Idle is told from busy elsewhere only where the host's other work was measured, and
+    // busy cores only from instances long enough to read them.
+    if (cpus < 2 || !reg.busy_cores || !reg.other_busy_cores ||
+        reg.busy_cores_error.value_or(0.0) > 0.25 || *reg.busy_cores < waited_below_cores)
+        return std::nullopt;
+    const double own = *reg.busy_cores, below = reg.descendant_busy_cores.value_or(0.0),
+                 others = *reg.other_busy_cores;
+    const double idle = cpus - own - below - others;
+    if (idle < std::max(1.0, cpus / 2.0) - 0.25) return std::nullopt;
+    // The roof it came nearest to (the one that binds it), against the same roof at every CPU.
+    const RoofComparison* binding = nullptr;
+    for (const auto& c : d.roofs)
+        if (c.fraction && c.roof_per_s && (!binding || *c.fraction > *binding->fraction))
+            binding = &c;
+    if (!binding) return std::nullopt;
+    m.threads = cpus;
+    const Diagnosis all = diagnose_kernel(profile, m, t, static_cast<double>(cpus));
+    const auto same =
+        std::find_if(all.roofs.begin(), all.roofs.end(), [&](const RoofComparison& c) {
+            return c.kind == binding->kind && c.level == binding->level && c.roof_per_s;
+        });
+    if (same == all.roofs.end()) return std::nullopt;
+    const double ratio = *same->roof_per_s / *binding->roof_per_s;
+    if (!(ratio >= idle_headroom_ratio)) return std::nullopt;
+    const std::string n = std::to_string(cpus);
+    return IdleCores{{FindingKind::assumption,
+                      "it kept " + fixed2(own + below) + " of the host's " + n + " CPUs busy" +
+                          (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
+                          " and other processes " + fixed2(others) + ": " + fixed2(idle) +
+                          " idle while it was open. The roof nearest it (" +
+                          (binding->kind == RoofKind::compute ? "compute " + binding->roof
+                                                              : binding->level + " bandwidth") +
+                          ") is " + fixed2(ratio) + " x as high at " + n +
+                          " threads: if its work divides, more threads (a pool, OpenMP, "
+                          "torch.set_num_threads, worker processes) raise what it can reach"},
+                     "use the idle cores (" + fixed2(ratio) + " x its roof at " + n +
+                         " threads, if its work divides); then "};
+}
+
 // Instances open at once on average below which a region is judged as sequential instances:
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
@@ -319,6 +375,11 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         // Its own process is not where a lever acts: where the work runs comes first.
         d.first_move =
             "judge the work where it runs (its process only waited for it); then " + d.first_move;
+    } else if (idle.empty()) {
+        if (auto spare = idle_cores(profile, m, t, reg, d)) {
+            first.push_back(spare->finding);
+            d.first_move = spare->move + d.first_move;
+        }
     }
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
     return d;

@@ -218,7 +218,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         if (sampler) {
             const double cpus = std::max(1u, std::thread::hardware_concurrency());
             attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
-            attribute_other_cpu(x.capture, sampler->others_cpu(), cpus);
+            attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
         }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.

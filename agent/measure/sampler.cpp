@@ -249,12 +249,10 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         points.push_back({s->t_ns, d.cpu_s});
     }
     s->descendants.clear();
-    // Before the tree's CPU time is replaced by the exact one below: both sides of the
-    // difference from /proc, read within the same few microseconds.
-    if (s->host_busy_s) {
-        const double ceiling_s = static_cast<double>(collectors::process_cpu_ns()) * 1e-9;
-        others_.push_back({s->t_ns, *s->host_busy_s - s->cpu_s - ceiling_s});
-    }
+    // ceiling's own CPU time (this sampler, mostly) is not the host's other work.
+    if (s->host_busy_s)
+        host_cpu_.push_back(
+            {s->t_ns, *s->host_busy_s - static_cast<double>(collectors::process_cpu_ns()) * 1e-9});
     if (probe) return;
     // The sample's time is the CPU read's (the /proc scan before it takes a while, longer
     // with many threads): regions are judged on CPU time over these instants.

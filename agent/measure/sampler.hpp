@@ -73,7 +73,7 @@ struct TreeSample {
     std::vector<ProcessPeak> peaks;  // every process read
     std::vector<DescendantCpu> descendants;  // every process read, in /proc's clock ticks
     // CPU time every task of the host has used since boot (/proc/stat, clock ticks: 10 ms
-    // per CPU at USER_HZ 100), what the tree's does not explain is other processes' work.
+    // per CPU at USER_HZ 100): with the program's, what other processes did meanwhile.
     std::optional<double> host_busy_s;
     // Taken in the first interval, denser than the interval, only so that short programs
     // get their peaks seen; left out of the series.
@@ -157,11 +157,10 @@ class Sampler {
     // After stop(): for each process whose descendants used CPU time, that time as the
     // samples read it (a point where it changed, and the reading before each change).
     std::vector<ProcessTimeline> descendant_cpu() const;
-    // After stop(): the CPU time of the host's other processes (neither the program's tree
-    // nor ceiling), cumulative from an arbitrary start, at each reading: the host's busy
-    // time less the tree's and ceiling's own. Within a clock tick per CPU of the truth at
-    // each point (the host's time is counted per tick).
-    std::vector<TimelinePoint> others_cpu() const { return others_; }
+    // After stop(): the CPU time every process of the host but ceiling used, cumulative from
+    // boot, at each reading: the host's busy time less ceiling's own. Within a clock tick per
+    // CPU of the truth at each point (the host's time is counted per tick).
+    std::vector<TimelinePoint> host_cpu() const { return host_cpu_; }
 
   private:
     void take(pid_t root, const CpuReader& cpu_seconds, bool probe);
@@ -179,7 +178,7 @@ class Sampler {
     std::optional<collectors::HostCpuTicks> host_start_;
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_
-    std::vector<TimelinePoint> others_;
+    std::vector<TimelinePoint> host_cpu_;
     // (pid, start) -> its descendants' CPU time: the points kept, and the last reading when
     // it equals the last point (kept once the value moves on, so the growth is placed between
     // the two readings around it, not spread back to the last change).

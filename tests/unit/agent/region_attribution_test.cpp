@@ -344,6 +344,44 @@ TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
     EXPECT_NE(out.str().find("3.92 (3.90 in children)"), std::string::npos) << out.str();
 }
 
+// One thread at its core's roof on a host of four CPUs with three idle: "done" at the
+// 1-thread roof, and the idle cores come first. Not where other processes kept them busy,
+// where they were not measured, or where the region's own team used them.
+TEST(RoofOfTheCoresInUse, CoresTheHostLeftIdleComeFirst) {
+    auto lone = timed_region("lone", fp32(0.95 * 35.9e9 * 0.01, 0), 0.01);
+    lone.busy_cores = 1.0;
+    lone.busy_cores_error = 0.001;
+    lone.other_busy_cores = 0.05;
+    auto crowded = lone;
+    crowded.path = crowded.name = "crowded";
+    crowded.other_busy_cores = 2.5;
+    auto unmeasured = lone;
+    unmeasured.path = unmeasured.name = "unmeasured";
+    unmeasured.other_busy_cores.reset();
+    auto team = timed_region("team", fp32(0.95 * 143.7e9 * 0.01, 0), 0.01);
+    team.busy_cores = 3.95;
+    team.busy_cores_error = 0.001;
+    team.other_busy_cores = 0.0;
+    RunRecord rec = record_of({lone, crowded, unmeasured, team}, 1.0);
+    judge_record(rec);
+    const auto idle_named = [&](const std::string& path) {
+        const Diagnosis& d = verdict(rec, path);
+        return std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+            return f.detail.find("idle while it was open") != std::string::npos;
+        });
+    };
+    const Diagnosis& l = verdict(rec, "lone");
+    ASSERT_TRUE(l.bound);
+    EXPECT_EQ(*l.bound, Bound::compute);
+    EXPECT_TRUE(idle_named("lone"));
+    EXPECT_EQ(l.first_move.rfind("use the idle cores (4.00 x its roof at 4 threads", 0), 0u)
+        << l.first_move;
+    EXPECT_FALSE(idle_named("crowded"));
+    EXPECT_EQ(verdict(rec, "crowded").first_move.rfind("use the idle cores", 0), std::string::npos);
+    EXPECT_FALSE(idle_named("unmeasured"));
+    EXPECT_FALSE(idle_named("team"));
+}
+
 // A range whose process idled while its declared work ran at a core's roof (a client waiting
 // for a local server's answer) did not do that work: said, with where to judge it. One that
 // idled and did as much work as its CPU time allows (waits between bursts) gets no such word.

@@ -287,28 +287,36 @@ TEST(Capture, DescendantCpuIsItsOwnProcesssTimelineOverTheInstance) {
     EXPECT_FALSE(cap.instances[3].descendant_cpu_s) << "no process below pid 8 used CPU time";
 }
 
-// Other processes' CPU time over each instance the readings cover; a tick-noisy dip is not
-// read as negative time, and an instance outside the readings gets none.
-TEST(Capture, OtherProcessesCpuIsTheHostsTimelineOverTheInstance) {
+// Other processes' CPU time over each instance: the host's less the instance's own process's
+// and its descendants'. A tick-noisy dip is not read as negative time; an instance outside the
+// readings, or without its process's CPU time, gets none.
+TEST(Capture, OtherProcessesCpuIsTheHostsLessItsOwnOverTheInstance) {
     constexpr std::int64_t ms = 1'000'000;
-    // One core busy elsewhere from 100 ms on; the reading at 150 ms is a tick low.
-    const std::vector<TimelinePoint> others = {
+    // One core busy from 100 ms on (the reading at 150 ms a tick low).
+    const std::vector<TimelinePoint> host = {
         {0, 5.0}, {100 * ms, 5.0}, {150 * ms, 4.99}, {200 * ms, 5.1}, {300 * ms, 5.2}};
     NvtxCapture cap;
-    RegionInstance quiet, served, after;
+    RegionInstance quiet, served, itself, after, unknown;
     quiet.start_ns = 10 * ms;
     quiet.end_ns = 90 * ms;
-    served.start_ns = 100 * ms;
-    served.end_ns = 300 * ms;
+    served.start_ns = itself.start_ns = unknown.start_ns = 100 * ms;
+    served.end_ns = itself.end_ns = unknown.end_ns = 300 * ms;
     after.start_ns = 250 * ms;
     after.end_ns = 400 * ms;
-    cap.instances = {quiet, served, after};
-    attribute_other_cpu(cap, others, 2);
+    quiet.cpu_s = served.cpu_s = after.cpu_s = 0.0;
+    // The busy core was its own process (0.15) and a child's (0.05): nothing else's.
+    itself.cpu_s = 0.15;
+    itself.descendant_cpu_s = 0.05;
+    cap.instances = {quiet, served, itself, after, unknown};
+    attribute_other_cpu(cap, host, 2);
     ASSERT_TRUE(cap.instances[0].other_cpu_s);
     EXPECT_NEAR(*cap.instances[0].other_cpu_s, 0.0, 1e-9);
     ASSERT_TRUE(cap.instances[1].other_cpu_s);
     EXPECT_NEAR(*cap.instances[1].other_cpu_s, 0.2, 1e-9);
-    EXPECT_FALSE(cap.instances[2].other_cpu_s) << "it ends after the last reading";
+    ASSERT_TRUE(cap.instances[2].other_cpu_s);
+    EXPECT_NEAR(*cap.instances[2].other_cpu_s, 0.0, 1e-9);
+    EXPECT_FALSE(cap.instances[3].other_cpu_s) << "it ends after the last reading";
+    EXPECT_FALSE(cap.instances[4].other_cpu_s) << "its process's CPU time is unknown";
 }
 
 TEST(Launch, ResolvesLikeAShell) {

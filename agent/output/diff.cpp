@@ -7,6 +7,7 @@
 
 #include "agent/output/format.hpp"
 #include "agent/output/table.hpp"
+#include "diagnosis/decision.hpp"
 
 namespace ceiling::output {
 
@@ -51,8 +52,18 @@ Side side_of_whole(const RunRecord& r) {
     return s;
 }
 
+// The bound's name, with the row's own words where it came from another row than the bound's
+// first ("not_the_model (I/O bound)" beside the model-share row's plain "not_the_model").
 std::string bound_text(const Diagnosis& d) {
-    return d.bound ? std::string(to_string(*d.bound)) : "unknown";
+    if (!d.bound) return "unknown";
+    std::string s(to_string(*d.bound));
+    const std::string_view first = decision_row(*d.bound).diagnosis;
+    if (d.diagnosis != first) {
+        const auto open = d.diagnosis.rfind('('), close = d.diagnosis.rfind(')');
+        if (open != std::string::npos && close != std::string::npos && close > open)
+            s += " " + d.diagnosis.substr(open, close - open + 1);
+    }
+    return s;
 }
 
 // The engine's verdict for the whole run (empty path) or a region, where the record has one.

@@ -94,6 +94,15 @@ TEST(Diff, BoundChangesAndBudgetFlips) {
     std::ostringstream out;
     render_diff(d, "a.json", "b.json", out);
     EXPECT_NE(out.str().find("compute -> not_the_model"), std::string::npos) << out.str();
+
+    // The two rows of not the model read apart: the model's share (the bound's first row) and
+    // storage at its roof.
+    auto c = b;
+    c.diagnosis->diagnosis = "not the model (I/O bound)";
+    b.diagnosis->diagnosis = "not the model (system bound)";
+    const auto flipped = diff_records(b, c);
+    EXPECT_EQ(flipped.rows[0].bound_before, "not_the_model");
+    EXPECT_EQ(flipped.rows[0].bound_after, "not_the_model (I/O bound)");
 }
 
 MachineProfile profile() {

@@ -194,8 +194,9 @@ void conclude(Diagnosis& d, const Thresholds& t) {
         d.observation = why_unknown(s, compute_above, bandwidth_above);
         d.diagnosis = "unknown";
         d.first_move =
-            "measure what is missing first: declare the work (operations, bytes) or run with "
-            "counters";
+            "measure what is missing first: NVTX ranges declaring {ops=... bytes=...} around the "
+            "hot code, `--torch` for a PyTorch program, or a machine whose PMU `ceiling doctor` "
+            "passes";
         return;
     }
     const DecisionRow& row = *decision.row;

@@ -93,7 +93,10 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
                         ? "; " + *sig.qualifier + " " + quantity(*sig.qualifier, *sig.qualifier_value)
                         : std::string())
                 << "): " << sig.meaning << "\n";
-    if (d.bound && !d.first_move.empty()) out << indent << "  first move: " << d.first_move << "\n";
+    // An unknown bound's move is said only where nothing was compared with a roof (what to
+    // measure, or what the region waited for); one whose work ran above its roof has notes.
+    if ((d.bound || d.roofs.empty()) && !d.first_move.empty())
+        out << indent << "  first move: " << d.first_move << "\n";
     for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
 }
 
@@ -135,6 +138,7 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
                     (share > 1.0 ? "instances in several processes adding up to " + percent(share)
                                  : percent(share)) +
                     " of wall time), is " + longest->second->diagnosis + " (below)";
+                run.first_move.clear();  // the region's, below
             }
         render_one_diagnosis(run, out, "  ");
     }

@@ -523,6 +523,8 @@ TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
     // The table: 1 s of instances, open half the wall time, 70 Gop/s as the region's rate.
     EXPECT_NE(text.str().find("share       5   1.00 s      50%"), std::string::npos) << text.str();
     EXPECT_NE(text.str().find("70.0 Gop/s"), std::string::npos) << text.str();
+    // What to measure is not the run's move when its regions were judged: theirs follow.
+    EXPECT_EQ(text.str().find("measure what is missing first"), std::string::npos) << text.str();
 }
 
 // An amount left out of a declaration is zero, and the verdict says so: FLOPs alone are work
@@ -582,6 +584,14 @@ TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
     std::ostringstream out;
     output::render_run_summary(rec, out);
     EXPECT_NE(out.str().find("region preprocess: bound unknown: no work declared and no PMU here"),
+              std::string::npos)
+        << out.str();
+    // An unknown whose roofs were never compared says what to do: the run what to measure,
+    // the region to declare its work.
+    EXPECT_NE(out.str().find("  first move: measure what is missing first: NVTX ranges declaring"),
+              std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("first move: declare the region's work or count it"),
               std::string::npos)
         << out.str();
 }

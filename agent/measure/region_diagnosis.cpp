@@ -352,9 +352,9 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         judged_cores = others;
         m.threads = static_cast<int>(std::ceil(std::max(1.0, others) - 1e-9));
         why = "judged against the roof of the " + fixed2(others) +
-              " cores the host's other processes kept busy while it was open (their CPU time, "
-              "from /proc/stat less the program's and ceiling's, / wall time), not its own "
-              "process's " +
+              " cores the host's other processes kept busy while it was open (the host's CPU "
+              "time from /proc/stat less its own process's, those it started and ceiling's, / "
+              "wall time), not its own process's " +
               fixed2(*reg.busy_cores) +
               ": above the 1-thread roof, its work can only have run there; at most the " +
               std::to_string(m.threads) + "-thread roof";

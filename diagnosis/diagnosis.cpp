@@ -24,6 +24,32 @@ std::string pct(double fraction) {
     return buf;
 }
 
+// Latency bound says only that the work is near neither roof. Which side of the ridge its
+// intensity lies on says which roof it should approach, and so where the gap is: right of it
+// (a naive matmul at 25 % of the FMA roof) in the core, left of it (a pointer chase) in memory
+// latency. Said with the figures; nothing for other bounds, or where a side is unknown.
+std::optional<std::string> ridge_side(const Diagnosis& d) {
+    if (d.bound != Bound::latency || !d.intensity_ops_per_byte) return std::nullopt;
+    const RoofComparison *compute = nullptr, *memory = nullptr;
+    for (const auto& c : d.roofs)
+        if (c.roof_per_s && c.fraction) (c.kind == RoofKind::compute ? compute : memory) = &c;
+    if (!compute || !memory || !(*memory->roof_per_s > 0)) return std::nullopt;
+    const double ridge = *compute->roof_per_s / *memory->roof_per_s;
+    const double intensity = *d.intensity_ops_per_byte;
+    const std::string where = "its intensity, " + g3(intensity) + " op/B, lies " +
+                              (intensity >= ridge ? "right" : "left") + " of the ridge (" +
+                              g3(ridge) + " op/B at " + memory->level + ")";
+    if (intensity >= ridge)
+        return where + ": its roof is the compute roof (" + pct(*compute->fraction) +
+               " of it), and by the declared bytes memory does not hold it back; the gap is in "
+               "the core: dependency chains, code not vectorised to the roof's width, or "
+               "operands read from caches many times more than the declared bytes (tiling for "
+               "reuse)";
+    return where + ": its roof is " + memory->level + " bandwidth (" + pct(*memory->fraction) +
+           " of it), and the gap is memory latency: dependent loads (pointer chasing), too few "
+           "misses in flight (prefetch, more independent streams or threads)";
+}
+
 std::string unit_of(RoofKind k) { return k == RoofKind::compute ? "ops_per_s" : "bytes_per_s"; }
 
 std::string describe(const RoofComparison& c) {
@@ -423,6 +449,7 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         add_finding(d, FindingKind::no_roof, "the machine profile has no bandwidth roof");
     }
     conclude(d, t);
+    if (auto side = ridge_side(d)) add_finding(d, FindingKind::assumption, std::move(*side));
     return d;
 }
 

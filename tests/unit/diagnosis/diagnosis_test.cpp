@@ -202,6 +202,35 @@ TEST_F(DiagnoseKernel, HalfwayIsLatencyBoundButGood) {
     EXPECT_EQ(d.verdict, Verdict::good);
 }
 
+// Latency bound says which side of the ridge the work lies on, with the figures: right of it
+// the gap is in the core, left of it in memory latency. Other bounds say nothing of it.
+TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
+    const auto side = [](const Diagnosis& d) -> std::string {
+        for (const auto& f : d.findings)
+            if (f.detail.find("of the ridge") != std::string::npos) return f.detail;
+        return "";
+    };
+    // 4 threads: 143.7 Gop/s FMA over the fixture's 110 GB/s DRAM, a ridge of 1.31 op/B. A
+    // naive matmul: 100 op/B at a quarter of the compute roof.
+    const Diagnosis core =
+        diagnose_kernel(profile, timed_work(work(1e10, 1e8, 1e8), 1e10 / (0.25 * 143.7e9)), t);
+    ASSERT_TRUE(core.bound);
+    EXPECT_EQ(*core.bound, Bound::latency);
+    EXPECT_NE(side(core).find("its intensity, 100 op/B, lies right of the ridge (1.31 op/B at "
+                              "DRAM): its roof is the compute roof (25% of it)"),
+              std::string::npos)
+        << side(core);
+    // A chase: 0.01 op/B at 2 % of DRAM bandwidth.
+    const Diagnosis chase =
+        diagnose_kernel(profile, timed_work(work(1e7, 1e9, 1e9), 1e9 / (0.02 * 110e9)), t);
+    ASSERT_TRUE(chase.bound);
+    EXPECT_EQ(*chase.bound, Bound::latency);
+    EXPECT_NE(side(chase).find("lies left of the ridge"), std::string::npos) << side(chase);
+    EXPECT_NE(side(chase).find("the gap is memory latency"), std::string::npos) << side(chase);
+    const Diagnosis bound = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t);
+    EXPECT_EQ(side(bound), "");
+}
+
 TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {
     struct Case {
         double fraction;

@@ -122,7 +122,11 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
                  (reg.descendant_busy_cores
                       ? " (and the processes it started " + fixed2(*reg.descendant_busy_cores) + ")"
                       : std::string()) +
-                 ": it mostly waited, for I/O, a lock, a sleep, a device or another process"});
+                 ": it mostly waited, for I/O, a lock, a sleep, a device or another process" +
+                 (reg.other_busy_cores
+                      ? " (the host's other processes kept " + fixed2(*reg.other_busy_cores) +
+                            " cores busy meanwhile)"
+                      : std::string())});
         d.first_move =
             "find what it waits for (its process was idle while it was open); then "
             "declare its work to judge the rest";

@@ -317,7 +317,11 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     if (user && sys && wall.count > 0) {
         const double busy = (*user + *sys) / n;
         out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
-            << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average\n";
+            << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average";
+        // Of how many: one busy core reads differently on a host of two and of sixty-four.
+        if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
+            out << " (of " << r.machine_profile->host.logical_cpus << " CPUs)";
+        out << "\n";
     }
     // The program's own peak memory, never ceiling's (max_rss_bytes of older records is
     // wait4's, which includes it): largest process, then the whole tree when it differs.

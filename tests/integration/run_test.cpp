@@ -86,9 +86,13 @@ TEST(Run, NotExecutableIs126WithOneLine) {
 
 TEST(Run, ProgramIsFoundOnPath) {
     TempDir dir;
-    const auto r = ceiling_run(dir / "r.json", {"-q"}, {"true"});
+    const auto r = ceiling_run(
+        dir / "r.json", {"--profile", std::string(CEILING_TEST_DATA) + "/profile_synthetic.json"},
+        {"true"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(read_record(dir / "r.json").executable.substr(0, 1), "/");
+    // Busy cores beside how many the profile's host has.
+    EXPECT_NE(r.err.find("cores busy on average (of 4 CPUs)"), std::string::npos) << r.err;
 }
 
 double cpu_seconds(const RunRecord& rec) {

@@ -81,6 +81,10 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
     std::vector<pid_t> children;
     std::set<pid_t> seen;
     std::string buf;
+    // First, at the sample's instant: the tree's walk below can take milliseconds.
+    if (read_small(proc / "stat", buf))
+        if (const auto host = collectors::parse_host_cpu_ticks(buf))
+            s.host_busy_s = host->busy() * tick_s;
     bool root_alive = false;
     double runnable = 0;
     while (!todo.empty()) {
@@ -125,9 +129,6 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
             s.descendants[static_cast<std::size_t>(read[i].parent)].cpu_s += read[i].own_s + below;
     }
     s.own_runnable = runnable;
-    if (read_small(proc / "stat", buf))
-        if (const auto host = collectors::parse_host_cpu_ticks(buf))
-            s.host_busy_s = host->busy() * tick_s;
     if (read_small(proc / "loadavg", buf))
         if (const auto running = collectors::parse_loadavg_runnable(buf))
             s.host_runnable = std::max(0.0, *running - 1);

@@ -154,8 +154,8 @@ nlohmann::json diff_json(const RecordDiff& diff, const std::string& before, cons
 std::string regions_csv(const RunRecord& r) {
     std::string out =
         "path,kind,model,instances,time_s_per_execution,p50_s,p99_s,busy_cores,"
-        "descendant_busy_cores,bound,verdict,compute_roof,compute_fraction,memory_level,"
-        "memory_fraction\n";
+        "descendant_busy_cores,other_busy_cores,bound,verdict,compute_roof,compute_fraction,"
+        "memory_level,memory_fraction\n";
     for (const auto& reg : r.regions) {
         const Diagnosis* d = diagnosis_of(r, reg.path);
         const auto& s = reg.measurement.duration_s;
@@ -170,6 +170,7 @@ std::string regions_csv(const RunRecord& r) {
             csv_number(s.count ? std::optional(s.p99) : std::nullopt),
             csv_number(reg.busy_cores),
             csv_number(reg.descendant_busy_cores),
+            csv_number(reg.other_busy_cores),
             d && d->bound ? std::string(to_string(*d->bound)) : "",
             d ? std::string(to_string(d->verdict)) : "",
             csv_cell(c.roof),

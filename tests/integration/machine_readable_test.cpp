@@ -76,6 +76,10 @@ TEST(MachineReadable, RunJsonOnStderrAndCsvMatchTheRecord) {
     const auto csv = lines_of(slurp(dir / "r.csv"));
     ASSERT_EQ(csv.size(), rec.regions.size() + 1);
     EXPECT_EQ(csv[0].rfind("path,kind,model,instances,time_s_per_execution,p50_s,p99_s,", 0), 0u) << csv[0];
+    EXPECT_NE(csv[0].find(",busy_cores,descendant_busy_cores,other_busy_cores,bound,"),
+              std::string::npos)
+        << csv[0];
+    EXPECT_TRUE(j["regions"][0].contains("other_busy_cores")) << j["regions"][0].dump();
     EXPECT_EQ(csv[1].rfind("frame,range,false,20,", 0), 0u) << csv[1];
     EXPECT_EQ(csv[2].rfind("frame/model,range,true,20,", 0), 0u) << csv[2];
 }

@@ -25,9 +25,10 @@ std::string pct(double fraction) {
 }
 
 // Latency bound says only that the work is near neither roof. Which side of the ridge its
-// intensity lies on says which roof it should approach, and so where the gap is: right of it
-// (a naive matmul at 25 % of the FMA roof) in the core, left of it (a pointer chase) in memory
-// latency. Said with the figures; nothing for other bounds, or where a side is unknown.
+// intensity lies on says which roof it should approach, and so where to look: right of it (a
+// naive matmul at 25 % of the FMA roof) in the core or the caches, left of it (a pointer
+// chase; a GEMV whose scalar loop could not issue loads fast enough) in how fast it asks for
+// bytes. Said with the figures; nothing for other bounds, or where a side is unknown.
 std::optional<std::string> ridge_side(const Diagnosis& d) {
     if (d.bound != Bound::latency || !d.intensity_ops_per_byte) return std::nullopt;
     const RoofComparison *compute = nullptr, *memory = nullptr;
@@ -41,13 +42,14 @@ std::optional<std::string> ridge_side(const Diagnosis& d) {
                               g3(ridge) + " op/B at " + memory->level + ")";
     if (intensity >= ridge)
         return where + ": its roof is the compute roof (" + pct(*compute->fraction) +
-               " of it), and by the declared bytes memory does not hold it back; the gap is in "
-               "the core: dependency chains, code not vectorised to the roof's width, or "
-               "operands read from caches many times more than the declared bytes (tiling for "
-               "reuse)";
+               " of it), and by the declared bytes memory does not hold it back: the gap is in "
+               "the core (dependency chains, code not vectorised to the roof's width) or in the "
+               "caches (operands read many times more than the declared bytes: tile for reuse)";
     return where + ": its roof is " + memory->level + " bandwidth (" + pct(*memory->fraction) +
-           " of it), and the gap is memory latency: dependent loads (pointer chasing), too few "
-           "misses in flight (prefetch, more independent streams or threads)";
+           " of it): the gap is in how fast it asks for bytes: memory latency left exposed "
+           "(dependent loads, too few misses in flight: prefetch, more independent streams or "
+           "threads) or a core too slow to issue the loads (scalar or unvectorised loops, "
+           "dependency chains)";
 }
 
 std::string unit_of(RoofKind k) { return k == RoofKind::compute ? "ops_per_s" : "bytes_per_s"; }

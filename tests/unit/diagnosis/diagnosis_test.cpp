@@ -226,7 +226,7 @@ TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
     ASSERT_TRUE(chase.bound);
     EXPECT_EQ(*chase.bound, Bound::latency);
     EXPECT_NE(side(chase).find("lies left of the ridge"), std::string::npos) << side(chase);
-    EXPECT_NE(side(chase).find("the gap is memory latency"), std::string::npos) << side(chase);
+    EXPECT_NE(side(chase).find("memory latency left exposed"), std::string::npos) << side(chase);
     const Diagnosis bound = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t);
     EXPECT_EQ(side(bound), "");
 }

@@ -258,6 +258,11 @@ const Diagnosis& verdict(const RunRecord& rec, const std::string& path) {
     throw std::runtime_error("no verdict for " + path);
 }
 
+bool has_finding(const Diagnosis& d, const std::string& words) {
+    return std::any_of(d.findings.begin(), d.findings.end(),
+                       [&](const Finding& f) { return f.detail.find(words) != std::string::npos; });
+}
+
 // Synthetic profile: fp32 vector 35.9 GFLOP/s at 1 thread, 143.7 at 4. The roof of c busy
 // cores is c x 35.9 (at least 35.9, at most the roof of ceil(c) threads).
 TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
@@ -365,10 +370,7 @@ TEST(RoofOfTheCoresInUse, CoresTheHostLeftIdleComeFirst) {
     RunRecord rec = record_of({lone, crowded, unmeasured, team}, 1.0);
     judge_record(rec);
     const auto idle_named = [&](const std::string& path) {
-        const Diagnosis& d = verdict(rec, path);
-        return std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
-            return f.detail.find("idle while it was open") != std::string::npos;
-        });
+        return has_finding(verdict(rec, path), "idle while it was open");
     };
     const Diagnosis& l = verdict(rec, "lone");
     ASSERT_TRUE(l.bound);
@@ -405,10 +407,7 @@ TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
     RunRecord rec = record_of({client, bursts, rough, served, unexplained}, 1.0);
     judge_record(rec);
     const auto outside = [&](const std::string& path) {
-        const Diagnosis& d = verdict(rec, path);
-        return std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
-            return f.detail.find("the work ran outside it") != std::string::npos;
-        });
+        return has_finding(verdict(rec, path), "the work ran outside it");
     };
     const Diagnosis& c = verdict(rec, "infer");
     EXPECT_TRUE(outside("infer"));

@@ -1,0 +1,358 @@
+// How a region is judged once its work and busy cores are known: against the roof of the
+// cores its process kept busy (or held, or that the processes it started or other processes
+// used), what it says when its work ran elsewhere or the host left cores idle, the run's line
+// when only regions were judged, and what an undeclared or half-declared region says. The
+// records are synthetic (judged_records.hpp), judged against the synthetic profile.
+#include <algorithm>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "agent/measure/region_diagnosis.hpp"
+#include "agent/output/run_summary.hpp"
+#include "tests/unit/agent/judged_records.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+using namespace judged;
+
+// Synthetic profile: fp32 vector 35.9 GFLOP/s at 1 thread, 143.7 at 4. The roof of c busy
+// cores is c x 35.9 (at least 35.9, at most the roof of ceil(c) threads).
+TEST(RoofOfTheCoresInUse, RegionsAreJudgedAtTheCoresTheirProcessKeptBusy) {
+    // Two threads doing 70 GFLOP/s kept 1.96 cores busy.
+    auto two = timed_region("fma", fp32(70e9, 1e6), 1.0);
+    two.busy_cores = 1.96;
+    two.busy_cores_error = 0.001;
+    auto unmeasured = two;
+    unmeasured.path = unmeasured.name = "fma unmeasured";
+    unmeasured.busy_cores.reset();
+    unmeasured.busy_cores_error.reset();
+    // Two threads that got 1.1 cores of CPU time (preempted by other work): at the roof of
+    // what they got, not at half the 2-thread roof.
+    auto starved = timed_region("starved", fp32(1.1 * 35.9e9, 1e6), 1.0);
+    starved.busy_cores = 1.1;
+    // Waiting most of the time: a third of a core busy, 0.3 x the 1-thread roof.
+    auto waiting = timed_region("waits", fp32(0.3 * 35.9e9, 1e6), 1.0);
+    waiting.busy_cores = 0.3;
+    RunRecord rec = record_of({two, unmeasured, starved, waiting}, 5.0);
+    judge_record(rec);
+
+    const Diagnosis& d = verdict(rec, "fma");
+    ASSERT_TRUE(d.bound) << d.observation;
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_NE(d.verdict, Verdict::above_roof);
+    EXPECT_EQ(d.roofs.front().threads, 2);
+    EXPECT_NEAR(*d.roofs.front().fraction, 70 / (1.96 * 35.9), 1e-9);
+    ASSERT_FALSE(d.findings.empty());
+    EXPECT_NE(d.findings.front().detail.find("judged against the roof of 1.96 cores busy"),
+              std::string::npos)
+        << d.findings.front().detail;
+    EXPECT_NE(d.findings.front().detail.find("at most the 2-thread roof"), std::string::npos);
+
+    // Without busy cores the thread that recorded it decides: above the 1-thread roof.
+    const Diagnosis& u = verdict(rec, "fma unmeasured");
+    EXPECT_EQ(u.verdict, Verdict::above_roof);
+    EXPECT_NE(u.findings.front().detail.find("busy cores not measured"), std::string::npos);
+
+    const Diagnosis& s = verdict(rec, "starved");
+    ASSERT_TRUE(s.bound) << s.observation;
+    EXPECT_EQ(*s.bound, Bound::compute);
+    EXPECT_NEAR(*s.roofs.front().fraction, 1.0, 1e-9);
+
+    // Idle time shows as distance from the 1-thread roof, not as a roof a third as high.
+    const Diagnosis& w = verdict(rec, "waits");
+    ASSERT_TRUE(w.bound);
+    EXPECT_EQ(*w.bound, Bound::latency);
+    EXPECT_EQ(w.roofs.front().threads, 1);
+    EXPECT_NE(w.findings.front().detail.find("judged against the 1-thread roof: 0.30 cores busy"),
+              std::string::npos);
+}
+
+// A team of two whose second thread idles after a third of the region (load imbalance): 1.33
+// cores busy on average, both held at once. Judged against the 1.33 cores it was "done" at
+// 99 %; against the two it held, at 67 %, the idle third named first. A single thread with
+// a helper's blip (peak 1.1) stays at its busy cores.
+// A region whose process waited while processes it started did the work (a subprocess, a
+// multiprocessing pool) is judged at their cores and its own; a region that computed itself
+// while workers ran beside it is judged at its own process's cores only.
+TEST(RoofOfTheCoresInUse, WorkHandedToProcessesItStartedCountsTheirCores) {
+    auto waits = timed_region("bench", fp32(143.7e9 * 0.01 * 0.9, 0), 0.01);
+    waits.busy_cores = 0.02;
+    waits.descendant_busy_cores = 3.9;
+    auto computes = timed_region("forward", fp32(35.9e9 * 0.01 * 0.9, 0), 0.01);
+    computes.busy_cores = 1.0;
+    computes.descendant_busy_cores = 3.0;  // a data loader's workers beside it
+    RunRecord rec = record_of({waits, computes}, 1.0);
+    judge_record(rec);
+    const Diagnosis& b = verdict(rec, "bench");
+    ASSERT_FALSE(b.roofs.empty());
+    EXPECT_EQ(b.roofs.front().threads, 4);
+    ASSERT_TRUE(b.roofs.front().fraction);
+    EXPECT_NEAR(*b.roofs.front().fraction, 0.9 * 143.7 / (3.92 * 35.9), 0.01);
+    EXPECT_NE(b.findings.front().detail.find("0.02 in its own process and 3.90 in the processes "
+                                             "it started"),
+              std::string::npos)
+        << b.findings.front().detail;
+    const Diagnosis& f = verdict(rec, "forward");
+    ASSERT_FALSE(f.roofs.empty());
+    EXPECT_EQ(f.roofs.front().threads, 1);
+    EXPECT_NEAR(*f.roofs.front().fraction, 0.9, 0.01);
+    std::ostringstream out;
+    output::render_run_summary(rec, out);
+    EXPECT_NE(out.str().find("3.92 (3.90 in children)"), std::string::npos) << out.str();
+}
+
+// One thread at its core's roof on a host of four CPUs with three idle: "done" at the
+// 1-thread roof, and the idle cores come first. Not where other processes kept them busy,
+// where they were not measured, or where the region's own team used them.
+TEST(RoofOfTheCoresInUse, CoresTheHostLeftIdleComeFirst) {
+    auto lone = timed_region("lone", fp32(0.95 * 35.9e9 * 0.01, 0), 0.01);
+    lone.busy_cores = 1.0;
+    lone.busy_cores_error = 0.001;
+    lone.other_busy_cores = 0.05;
+    auto crowded = lone;
+    crowded.path = crowded.name = "crowded";
+    crowded.other_busy_cores = 2.5;
+    auto unmeasured = lone;
+    unmeasured.path = unmeasured.name = "unmeasured";
+    unmeasured.other_busy_cores.reset();
+    auto team = timed_region("team", fp32(0.95 * 143.7e9 * 0.01, 0), 0.01);
+    team.busy_cores = 3.95;
+    team.busy_cores_error = 0.001;
+    team.other_busy_cores = 0.0;
+    RunRecord rec = record_of({lone, crowded, unmeasured, team}, 1.0);
+    judge_record(rec);
+    const auto idle_named = [&](const std::string& path) {
+        return has_finding(verdict(rec, path), "idle while it was open");
+    };
+    const Diagnosis& l = verdict(rec, "lone");
+    ASSERT_TRUE(l.bound);
+    EXPECT_EQ(*l.bound, Bound::compute);
+    EXPECT_TRUE(idle_named("lone"));
+    EXPECT_EQ(l.first_move.rfind("use the idle cores (4.00 x its roof at 4 threads", 0), 0u)
+        << l.first_move;
+    EXPECT_FALSE(idle_named("crowded"));
+    EXPECT_EQ(verdict(rec, "crowded").first_move.rfind("use the idle cores", 0), std::string::npos);
+    EXPECT_FALSE(idle_named("unmeasured"));
+    EXPECT_FALSE(idle_named("team"));
+}
+
+// A range whose process idled while its declared work ran at a core's roof (a client waiting
+// for a local server's answer) did not do that work: said, with where to judge it. One that
+// idled and did as much work as its CPU time allows (waits between bursts) gets no such word.
+TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
+    auto client = timed_region("infer", fp32(0.99 * 35.9e9 * 0.01, 0), 0.01);
+    client.busy_cores = 0.01;
+    auto bursts = timed_region("bursts", fp32(0.3 * 35.9e9 * 0.01, 0), 0.01);
+    bursts.busy_cores = 0.3;
+    // Too short to know its busy cores: the error, not the figure, is what it had at most.
+    auto rough = client;
+    rough.path = rough.name = "rough";
+    rough.busy_cores_error = 0.9;
+    // A two-thread server's answers: 1.95 x one core's roof. Judged at the cores the host's
+    // other processes kept busy meanwhile where they could have done it, else above the roof.
+    auto served = timed_region("served", fp32(1.95 * 35.9e9 * 0.01, 0), 0.01);
+    served.busy_cores = 0.01;
+    served.other_busy_cores = 2.0;
+    auto unexplained = served;
+    unexplained.path = unexplained.name = "unexplained";
+    unexplained.other_busy_cores = 0.9;  // too few to have done it
+    RunRecord rec = record_of({client, bursts, rough, served, unexplained}, 1.0);
+    judge_record(rec);
+    const auto outside = [&](const std::string& path) {
+        return has_finding(verdict(rec, path), "the work ran outside it");
+    };
+    const Diagnosis& c = verdict(rec, "infer");
+    EXPECT_TRUE(outside("infer"));
+    ASSERT_TRUE(c.bound);
+    EXPECT_EQ(*c.bound, Bound::compute);  // the verdict is the work's, as if one core did it
+    EXPECT_EQ(c.first_move.rfind("judge the work where it runs", 0), 0u) << c.first_move;
+    EXPECT_FALSE(outside("bursts"));
+    EXPECT_FALSE(outside("rough"));
+
+    const Diagnosis& sv = verdict(rec, "served");
+    ASSERT_TRUE(sv.bound) << sv.observation;
+    EXPECT_EQ(*sv.bound, Bound::compute);
+    EXPECT_EQ(sv.roofs.front().threads, 2);
+    EXPECT_NE(
+        sv.findings.front().detail.find("the 2.00 cores the host's other processes kept busy"),
+        std::string::npos)
+        << sv.findings.front().detail;
+    EXPECT_TRUE(outside("served"));
+    const Diagnosis& u = verdict(rec, "unexplained");
+    EXPECT_EQ(u.verdict, Verdict::above_roof);
+    EXPECT_EQ(u.roofs.front().threads, 1);
+    EXPECT_TRUE(outside("unexplained"));
+}
+
+// Instances far shorter than the time between CPU-time reads bound their busy cores only
+// loosely: an error above the figure itself is said to be that, not printed bare.
+TEST(RoofOfTheCoresInUse, BusyCoresOfTinyInstancesAreSaidToBeRough) {
+    auto tiny = timed_region("zero_", fp32(0, 1e3), 10e-6);
+    tiny.busy_cores = 0.98;
+    tiny.busy_cores_error = 7.9;
+    auto fine = timed_region("gemm", fp32(1e9, 1e6), 0.01);
+    fine.busy_cores = 1.0;
+    fine.busy_cores_error = 0.02;
+    RunRecord rec = record_of({tiny, fine}, 1.0);
+    judge_record(rec);
+    EXPECT_NE(verdict(rec, "zero_")
+                  .findings.front()
+                  .detail.find("0.98 (+-7.90: its instances are "
+                               "shorter than the 100 us"),
+              std::string::npos)
+        << verdict(rec, "zero_").findings.front().detail;
+    EXPECT_NE(verdict(rec, "gemm").findings.front().detail.find("1.00 (+-0.02) cores busy"),
+              std::string::npos)
+        << verdict(rec, "gemm").findings.front().detail;
+}
+
+TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
+    auto team = timed_region("team", fp32(1.33 * 35.9e9, 1e6), 1.0);
+    team.busy_cores = 1.33;
+    team.peak_busy_cores = 2.0;
+    auto single = timed_region("single", fp32(35.9e9, 1e6), 1.0);
+    single.busy_cores = 1.0;
+    single.peak_busy_cores = 1.1;
+    RunRecord rec = record_of({team, single}, 5.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "team");
+    EXPECT_EQ(d.roofs.front().threads, 2);
+    EXPECT_NEAR(*d.roofs.front().fraction, 1.33 / 2, 1e-9);
+    EXPECT_NE(d.findings.front().detail.find("the 2.00 cores it held at once"), std::string::npos)
+        << d.findings.front().detail;
+    EXPECT_EQ(d.first_move.rfind("keep the cores it held busy: 34 %", 0), 0u) << d.first_move;
+    const Diagnosis& s = verdict(rec, "single");
+    EXPECT_EQ(s.roofs.front().threads, 1);
+    EXPECT_NEAR(*s.roofs.front().fraction, 1.0, 1e-9);
+    EXPECT_EQ(s.first_move.find("keep the cores"), std::string::npos);
+}
+
+// Two threads, each pushing its own range around one thread's 35 GFLOP/s of FMA: each
+// instance alone is half the roof of the two cores busy, their sum is at it.
+TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {
+    auto shares = timed_region("share", fp32(35e9, 1e6), 1.0);
+    shares.busy_cores = 2.0;
+    shares.threads = 2;
+    shares.concurrency = 2.0;
+    auto alone = shares;
+    alone.path = alone.name = "alone";
+    alone.concurrency = 1.005;  // ranges that touch: within the timing's noise
+    RunRecord rec = record_of({shares, alone}, 5.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "share");
+    ASSERT_TRUE(d.bound) << d.observation;
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_NEAR(*d.roofs.front().fraction, 70 / (2 * 35.9), 1e-9);
+    ASSERT_GE(d.findings.size(), 2u);
+    EXPECT_NE(d.findings[1].detail.find("instances ran side by side: 2.00 open at once"),
+              std::string::npos)
+        << d.findings[1].detail;
+    const Diagnosis& a = verdict(rec, "alone");
+    EXPECT_NEAR(*a.roofs.front().fraction, 35 / (2 * 35.9), 1e-9);
+    for (const auto& f : a.findings) EXPECT_EQ(f.detail.find("side by side"), std::string::npos);
+}
+
+// The run's own bound is unknown without whole-run counts even where its regions were
+// judged: its line points at the longest judged region instead of reading as nothing judged.
+TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
+    auto shares = timed_region("share", fp32(7e9, 1e6), 0.2);  // 5 x 0.2 s, 2 at once
+    shares.busy_cores = 2.0;
+    shares.threads = 2;
+    shares.concurrency = 2.0;
+    auto small = timed_region("small", fp32(0.3e9, 1e6), 0.01);
+    RunRecord rec = record_of({shares, small}, 1.0);
+    judge_record(rec);
+    ASSERT_TRUE(rec.diagnosis);
+    ASSERT_FALSE(rec.diagnosis->bound);
+    std::ostringstream text;
+    output::render_run_summary(rec, text);
+    EXPECT_NE(text.str().find("bound unknown: for the run as a whole (no roof comparison was "
+                              "possible: operations and bytes were not both measured); its "
+                              "longest judged region, share (50% of wall time), is compute bound"),
+              std::string::npos)
+        << text.str();
+    // The table: 1 s of instances, open half the wall time, 70 Gop/s as the region's rate.
+    EXPECT_NE(text.str().find("share       5   1.00 s      50%"), std::string::npos) << text.str();
+    EXPECT_NE(text.str().find("70.0 Gop/s"), std::string::npos) << text.str();
+    // What to measure is not the run's move when its regions were judged: theirs follow.
+    EXPECT_EQ(text.str().find("measure what is missing first"), std::string::npos) << text.str();
+}
+
+// An amount left out of a declaration is zero, and the verdict says so: FLOPs alone are work
+// in registers, bytes alone pure data movement; both declared, nothing is said.
+TEST(DeclaredWork, OneSideLeftOutIsSaidToBeZero) {
+    auto fill = timed_region("torch::aten.fill_", fp32(0, 1e8), 0.01);
+    fill.labels["torch"] = "op";  // work from ceiling's formula, not declared by the user
+    RunRecord rec = record_of(
+        {timed_region("matmul", fp32(1e9, 0), 0.01), timed_region("copy", fp32(0, 1e8), 0.01),
+         timed_region("both", fp32(1e9, 1e8), 0.01), fill},
+        1.0);
+    judge_record(rec);
+    const auto says = [&](const std::string& path, const std::string& words) {
+        for (const auto& f : verdict(rec, path).findings)
+            if (f.kind == FindingKind::assumption && f.detail.find(words) != std::string::npos)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(says("matmul", "no bytes declared: judged as work in registers"));
+    EXPECT_FALSE(says("matmul", "no operations declared"));
+    EXPECT_TRUE(says("copy", "no operations declared: judged as pure data movement"));
+    EXPECT_FALSE(says("both", "declared:"));
+    EXPECT_FALSE(says("torch::aten.fill_", "declared:"));
+}
+
+// An undeclared region whose process was idle while it was open waited: that is said, and
+// finding what it waits for comes first; one whose process computed gets no such word.
+TEST(UndeclaredRegions, OneWhoseProcessIdledInsideItWaited) {
+    auto waits = timed_region("next batch", std::nullopt, 0.01);
+    waits.busy_cores = 0.04;
+    waits.other_busy_cores = 0.97;  // a server or a producer process doing the work
+    auto computes = timed_region("preprocess", std::nullopt, 0.01);
+    computes.busy_cores = 0.97;
+    RunRecord rec = record_of({waits, computes}, 1.0);
+    judge_record(rec);
+    const Diagnosis& w = verdict(rec, "next batch");
+    EXPECT_FALSE(w.bound);
+    ASSERT_FALSE(w.findings.empty());
+    EXPECT_NE(w.findings.back().detail.find("its process kept 0.04 cores busy while it was open: "
+                                            "it mostly waited"),
+              std::string::npos)
+        << w.findings.back().detail;
+    EXPECT_NE(w.findings.back().detail.find("(the host's other processes kept 0.97 cores busy "
+                                            "meanwhile)"),
+              std::string::npos)
+        << w.findings.back().detail;
+    EXPECT_EQ(w.first_move.rfind("find what it waits for", 0), 0u) << w.first_move;
+    const Diagnosis& c = verdict(rec, "preprocess");
+    EXPECT_TRUE(c.findings.empty());
+    EXPECT_EQ(c.first_move, "declare the region's work or count it, then judge it");
+}
+
+TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
+    auto plain = timed_region("preprocess", std::nullopt, 0.01);
+    RunRecord rec = record_of({plain}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "preprocess");
+    EXPECT_FALSE(d.bound);
+    EXPECT_EQ(d.observation,
+              "no work declared and no PMU here; declare `{ops=... bytes=...}` or run where "
+              "`ceiling doctor` finds a PMU");
+    std::ostringstream out;
+    output::render_run_summary(rec, out);
+    EXPECT_NE(out.str().find("region preprocess: bound unknown: no work declared and no PMU here"),
+              std::string::npos)
+        << out.str();
+    // An unknown whose roofs were never compared says what to do: the run what to measure,
+    // the region to declare its work.
+    EXPECT_NE(out.str().find("  first move: measure what is missing first: NVTX ranges declaring"),
+              std::string::npos)
+        << out.str();
+    EXPECT_NE(out.str().find("first move: declare the region's work or count it"),
+              std::string::npos)
+        << out.str();
+}
+
+}  // namespace
+}  // namespace ceiling::measure

@@ -43,6 +43,12 @@ constexpr std::array<LeverMove, 2> io_levers = {{
      "memory; overlap I/O with compute"},
     {Lever::change_the_problem, change_problem},
 }};
+constexpr std::array<LeverMove, 2> quota_levers = {{
+    {Lever::system,
+     "thread pools sized to the quota (OMP_NUM_THREADS, torch.set_num_threads, worker counts); "
+     "a quota as large as the cores its work can use"},
+    {Lever::change_the_problem, change_problem},
+}};
 constexpr std::array<LeverMove, 3> capacity_levers = {{
     {Lever::system, "offload, shard"},
     {Lever::quantisation, "quantise weights"},
@@ -54,7 +60,7 @@ using T = Thresholds;
 // comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
 // the model's small share (where both hold, the storage is what keeps the process slow, and
 // it names the move); then the roofs; latency is what remains when no roof is near.
-const std::array<DecisionRow, 6> table = {{
+const std::array<DecisionRow, 7> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
@@ -96,6 +102,17 @@ const std::array<DecisionRow, 6> table = {{
      "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
      "memory; overlap I/O with compute",
      io_levers},
+    // The same bound when a container's CPU limit held the process: its threads ran out of
+    // the quota's time in many periods and waited for the next, whatever their code.
+    {Bound::not_the_model,
+     "the control group's CPU quota ran out in many periods",
+     {Signal::quota_throttled_share, Comparison::at_least, &T::cpu_quota_throttled_share},
+     1,
+     "not the model (CPU quota bound)",
+     "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
+     "use, or size its thread pools to the quota where they are larger; its regions are "
+     "judged at the quota's cores",
+     quota_levers},
     {Bound::capacity,
      "footprint near memory capacity / budget",
      {Signal::capacity_fraction, Comparison::at_least, &T::capacity},
@@ -138,6 +155,8 @@ std::optional<double> Signals::value(Signal s) const {
             return capacity_fraction;
         case Signal::storage_fraction:
             return storage_fraction;
+        case Signal::quota_throttled_share:
+            return quota_throttled_share;
     }
     return std::nullopt;
 }

@@ -48,16 +48,17 @@ inline std::string_view to_string(Verdict v) { return enum_name(v, verdict_names
 // The measured quantities the table's conditions read. Each is absent when it was not
 // measured; an absent signal never satisfies a condition (unknown is not zero).
 enum class Signal {
-    compute_fraction,    // achieved ops/s / compute roof
-    bandwidth_fraction,  // achieved bytes/s / bandwidth roof of the working set's level
-    roof_fraction,       // the larger of the two; known only when both are
-    model_share,         // wall time in model regions / wall time
-    capacity_fraction,   // footprint / capacity (memory or memory budget, whichever is less)
-    storage_fraction,    // the process's storage traffic / the storage roof (the larger way)
+    compute_fraction,       // achieved ops/s / compute roof
+    bandwidth_fraction,     // achieved bytes/s / bandwidth roof of the working set's level
+    roof_fraction,          // the larger of the two; known only when both are
+    model_share,            // wall time in model regions / wall time
+    capacity_fraction,      // footprint / capacity (memory or memory budget, whichever is less)
+    storage_fraction,       // the process's storage traffic / the storage roof (the larger way)
+    quota_throttled_share,  // CPU-quota periods its control group ran out of quota / periods
 };
-inline constexpr std::array<std::string_view, 6> signal_names = {
-    "compute_fraction", "bandwidth_fraction", "roof_fraction",
-    "model_share",      "capacity_fraction",  "storage_fraction"};
+inline constexpr std::array<std::string_view, 7> signal_names = {
+    "compute_fraction",  "bandwidth_fraction", "roof_fraction",        "model_share",
+    "capacity_fraction", "storage_fraction",   "quota_throttled_share"};
 
 struct Signals {
     std::optional<double> compute_fraction;
@@ -65,6 +66,7 @@ struct Signals {
     std::optional<double> model_share;
     std::optional<double> capacity_fraction;
     std::optional<double> storage_fraction;
+    std::optional<double> quota_throttled_share;
     std::optional<double> value(Signal s) const;
 };
 

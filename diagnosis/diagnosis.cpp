@@ -192,6 +192,8 @@ Signals signals_of(const Diagnosis& d) {
     if (d.capacity) s.capacity_fraction = d.capacity->fraction;
     for (const auto& sig : d.system)
         if (sig.name == storage_signal_name) s.storage_fraction = sig.value;
+        else if (sig.name == quota_signal_name)
+            s.quota_throttled_share = sig.value;
     return s;
 }
 

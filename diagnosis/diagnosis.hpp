@@ -95,6 +95,8 @@ struct SystemSignal {
 // The system signal that is also a row of the decision table (storage traffic at its roof:
 // not the model, I/O bound); signals_of reads its value.
 inline constexpr std::string_view storage_signal_name = "storage_roof_share";
+// The same for a container's CPU limit (not the model, CPU quota bound).
+inline constexpr std::string_view quota_signal_name = "cpu_quota_throttled_share";
 
 struct LeverAdvice {
     Lever lever = Lever::system;

@@ -84,6 +84,10 @@ Opt major_page_faults_per_s(const P& p) {
     if (!p.major_page_faults || !(p.wall_s > 0)) return std::nullopt;
     return *p.major_page_faults / p.wall_s;
 }
+// Periods in which the group's threads used up the quota and waited for the next one.
+Opt cpu_quota_throttled_share(const P& p) {
+    return ratio(p.cpu_quota_throttled_periods, p.cpu_quota_periods);
+}
 Opt device_wait_share(const P& p) {
     if (!p.device_wait_s || !(p.wall_s > 0)) return std::nullopt;
     return *p.device_wait_s / p.wall_s;
@@ -128,7 +132,7 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 11> rules = {{
+const std::array<SystemRule, 12> rules = {{
     {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -193,6 +197,11 @@ const std::array<SystemRule, 11> rules = {{
     // Also a row of the decision table (not the model, I/O bound), which gives the move.
     {storage_signal_name, storage_roof_share, Comparison::at_least, &T::near_roof,
      "storage read or written near the sequential storage roof `ceiling machine` measured"},
+    // A row of the decision table too (not the model, CPU quota bound).
+    {quota_signal_name, cpu_quota_throttled_share, Comparison::at_least,
+     &T::cpu_quota_throttled_share,
+     "its control group's CPU quota (a container's CPU limit) ran out in these periods: its "
+     "threads were held off the CPUs until the next period, whatever their code"},
 }};
 
 bool compares(Comparison c, double value, double threshold) {
@@ -283,6 +292,22 @@ std::optional<Finding> contention_finding(const ProcessAccounting& p,
                    "contention: " + numbers + ": verdicts " + std::string(contention_consequence)};
 }
 
+std::optional<Finding> cpu_quota_finding(const ProcessAccounting& p) {
+    if (!p.cpu_quota_cpus || !p.cpu_quota_periods || !p.cpu_quota_throttled_periods ||
+        !(*p.cpu_quota_periods > 0))
+        return std::nullopt;
+    std::string text = "CPU quota of its control group: " + g3(*p.cpu_quota_cpus) +
+                       " CPUs' time per period; it ran out in " +
+                       g3(*p.cpu_quota_throttled_periods) + " of " + g3(*p.cpu_quota_periods) +
+                       " periods";
+    if (p.cpu_quota_throttled_s)
+        text += ", its threads held off the CPUs " + g3(*p.cpu_quota_throttled_s) +
+                " s in all (summed over CPUs)";
+    if (p.wall_s > 0 && p.user_s && p.system_s)
+        text += "; it used " + g3((*p.user_s + *p.system_s) / p.wall_s) + " CPUs on average";
+    return Finding{FindingKind::assumption, text};
+}
+
 const Finding* contention_of(const Diagnosis& d) {
     const auto it = std::find_if(d.findings.begin(), d.findings.end(), [](const Finding& f) {
         return f.kind == FindingKind::contention;
@@ -317,7 +342,11 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"storage_read_bytes", p.storage_read_bytes},
          {"storage_write_bytes", p.storage_write_bytes},
          {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
-         {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s}};
+         {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s},
+         {"cpu_quota_cpus", p.cpu_quota_cpus},
+         {"cpu_quota_periods", p.cpu_quota_periods},
+         {"cpu_quota_throttled_periods", p.cpu_quota_throttled_periods},
+         {"cpu_quota_throttled_s", p.cpu_quota_throttled_s}};
 }
 void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     j.at("wall_s").get_to(p.wall_s);
@@ -341,6 +370,10 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "storage_write_bytes", p.storage_write_bytes);
     get_optional(j, "storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s);
     get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
+    get_optional(j, "cpu_quota_cpus", p.cpu_quota_cpus);  // absent in older records
+    get_optional(j, "cpu_quota_periods", p.cpu_quota_periods);
+    get_optional(j, "cpu_quota_throttled_periods", p.cpu_quota_throttled_periods);
+    get_optional(j, "cpu_quota_throttled_s", p.cpu_quota_throttled_s);
 }
 
 }  // namespace ceiling

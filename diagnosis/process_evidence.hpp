@@ -54,6 +54,13 @@ struct ProcessAccounting {
     std::optional<double> storage_write_bytes;
     std::optional<double> storage_read_roof_bytes_per_s;
     std::optional<double> storage_write_roof_bytes_per_s;
+    // The CPU quota of the control group it ran in (a container's limit), in CPUs, and over
+    // the run the quota's periods, those in which the group ran out of quota, and the time
+    // its threads were held off the CPUs for it (summed over CPUs). Absent without a quota.
+    std::optional<double> cpu_quota_cpus;
+    std::optional<double> cpu_quota_periods;
+    std::optional<double> cpu_quota_throttled_periods;
+    std::optional<double> cpu_quota_throttled_s;
 };
 
 // A second metric read with a rule's own, choosing the rule's meaning.
@@ -98,6 +105,10 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
 std::optional<Finding> contention_finding(const ProcessAccounting& p,
                                           std::span<const SystemSignal> evidence,
                                           const Thresholds& t);
+// Where the CPU quota's periods were read: the quota, how often it ran out and for how long
+// the threads were held off the CPUs (the numbers the quota row stands on).
+std::optional<Finding> cpu_quota_finding(const ProcessAccounting& p);
+
 // The contention finding of a diagnosis, if it has one.
 const Finding* contention_of(const Diagnosis& d);
 // What a region judged during such a run carries.

@@ -103,6 +103,9 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     std::optional<std::pair<double, std::string>> capacity;
     if (in.memory_capacity_bytes && *in.memory_capacity_bytes > 0)
         capacity = {{*in.memory_capacity_bytes, "memory"}};
+    if (in.memory_limit_bytes && *in.memory_limit_bytes > 0 &&
+        (!capacity || *in.memory_limit_bytes < capacity->first))
+        capacity = {{*in.memory_limit_bytes, "memory limit (control group)"}};
     if (in.memory_budget_bytes && *in.memory_budget_bytes > 0 &&
         (!capacity || *in.memory_budget_bytes < capacity->first))
         capacity = {{*in.memory_budget_bytes, "memory budget"}};
@@ -118,6 +121,7 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     d.system = system_evidence(in.process, t);
     if (auto contended = contention_finding(in.process, d.system, t))
         d.findings.push_back(std::move(*contended));
+    if (auto quota = cpu_quota_finding(in.process)) d.findings.push_back(std::move(*quota));
     conclude(d, t);
     // Bound as the model is, the run takes the model's move, which may begin with what comes
     // before the table's (cores it held and left idle, cores the host left idle).

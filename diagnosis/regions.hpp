@@ -61,6 +61,8 @@ struct RunInputs {
     std::optional<double>
         footprint_bytes;  // peak memory (RSS, device memory); default: peak_rss_bytes
     std::optional<double> memory_capacity_bytes;  // the machine's (or device's) memory
+    // Its control group's memory limit (a container's): the wall where it is lower.
+    std::optional<double> memory_limit_bytes;
     std::optional<double> memory_budget_bytes;    // the user's budget, if any
     Coverage coverage;                            // union of model / all regions, per run
     // The diagnosis of the model's own work (e.g. its heaviest region against the roofline),

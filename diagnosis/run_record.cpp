@@ -42,11 +42,12 @@ std::optional<double> RecordedRegion::with_descendants_cores() const {
     return own + *descendant_busy_cores;
 }
 
-std::optional<double> RecordedRegion::held_cores(const Thresholds& t) const {
-    if (!busy_cores || !peak_busy_cores ||
-        *peak_busy_cores < t.held_cores_ratio * std::max(1.0, *busy_cores))
-        return std::nullopt;
-    return peak_busy_cores;
+std::optional<double> RecordedRegion::held_cores(const Thresholds& t,
+                                                 std::optional<double> usable) const {
+    if (!busy_cores || !peak_busy_cores) return std::nullopt;
+    const double held = usable ? std::min(*peak_busy_cores, *usable) : *peak_busy_cores;
+    if (held < t.held_cores_ratio * std::max(1.0, *busy_cores)) return std::nullopt;
+    return held;
 }
 
 const RecordedRegion* RunRecord::region(const std::string& path) const {

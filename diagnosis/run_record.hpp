@@ -147,9 +147,12 @@ struct RecordedRegion {
     // side in one process counted once (concurrency). Instances in several processes still
     // add up.
     double open_s_per_execution() const;
-    // The cores it held at once, where that is `held_cores_ratio` x its busy cores (at least
-    // one) or more: the cores it is judged at, the rest of their time idle in it. Else none.
-    std::optional<double> held_cores(const Thresholds& t) const;
+    // The cores it held at once, at most `usable` (the CPUs it could use: a container's quota
+    // lets threads run on more CPUs at once than its share over a period), where that is
+    // `held_cores_ratio` x its busy cores (at least one) or more: the cores it is judged at,
+    // the rest of their time idle in it. Else none.
+    std::optional<double> held_cores(const Thresholds& t,
+                                     std::optional<double> usable = std::nullopt) const;
     // The cores it is judged at when its work ran below its process: where its own process
     // mostly waited (under half a core busy) and the processes it started kept more cores
     // busy (a region around a subprocess, a multiprocessing pool's map), its process's and

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 23> fields = {{
+const std::array<ThresholdField, 24> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -57,6 +57,9 @@ const std::array<ThresholdField, 23> fields = {{
      "major page faults per run below which their rate is not judged (a few libraries paged in)"},
     {"device_wait_share", &T::device_wait_share, "share of wall time waiting for a device"},
     {"device_copy_share", &T::device_copy_share, "share of wall time copying to or from a device"},
+    {"cpu_quota_throttled_share", &T::cpu_quota_throttled_share,
+     "share of the control group's CPU-quota periods in which it ran out of quota, at or above "
+     "which the quota (a container's CPU limit) bounds the process"},
     {"stop_margin", &T::stop_margin,
      "smallest budget margin (budget - actual) / budget at which optimising stops"},
 }};
@@ -68,10 +71,16 @@ std::string num(double v) {
 }
 
 // Fields that are fractions of something and so lie in (0, 1].
-constexpr std::array<double T::*, 9> shares = {
-    &T::model_share,       &T::capacity,          &T::cpu_utilisation,        &T::system_time_share,
-    &T::device_wait_share, &T::device_copy_share, &T::voluntary_switch_share, &T::steal_share,
-    &T::stop_margin};
+constexpr std::array<double T::*, 10> shares = {&T::model_share,
+                                                &T::capacity,
+                                                &T::cpu_utilisation,
+                                                &T::system_time_share,
+                                                &T::device_wait_share,
+                                                &T::device_copy_share,
+                                                &T::voluntary_switch_share,
+                                                &T::steal_share,
+                                                &T::stop_margin,
+                                                &T::cpu_quota_throttled_share};
 constexpr std::array<double T::*, 9> rates = {&T::held_cores_ratio,
                                               &T::context_switches_per_s,
                                               &T::page_faults_per_s,

@@ -57,6 +57,9 @@ struct Thresholds {
     double major_page_faults_min = 10;
     double device_wait_share = 0.20;       // wall time blocked on an accelerator
     double device_copy_share = 0.10;       // wall time copying between host and device
+    // Share of its control group's CPU-quota periods in which the group ran out of quota, at
+    // or above which the quota (a container's CPU limit) is what held the process back.
+    double cpu_quota_throttled_share = 0.25;
     // Budgets: inside every one with at least this margin ((budget - actual) / budget), stop
     // optimising; less leaves no room for thermal throttling or a year of features.
     double stop_margin = 0.20;

@@ -287,6 +287,14 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     if (const auto usage =
             collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
         result.launch_rss_bytes = usage->max_rss_bytes;
+    // The group the child was forked into, before it runs: its limits, and the quota's
+    // periods so far.
+    result.limits =
+        collectors::read_cgroup_limits(collectors::FsRoot::system(), std::to_string(pid));
+    const auto throttled_before =
+        result.limits.cpu
+            ? collectors::read_cpu_throttling(collectors::FsRoot::system(), *result.limits.cpu)
+            : std::nullopt;
     rusage self_start{};
     const bool self_read = ::getrusage(RUSAGE_SELF, &self_start) == 0;
     result.start_ns = collectors::now_ns();
@@ -315,6 +323,10 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     result.end_ns = collectors::now_ns();
     if (rusage self_end{}; self_read && ::getrusage(RUSAGE_SELF, &self_end) == 0)
         result.observer_wakeups = static_cast<double>(self_end.ru_nvcsw - self_start.ru_nvcsw);
+    if (throttled_before)
+        if (const auto after =
+                collectors::read_cpu_throttling(collectors::FsRoot::system(), *result.limits.cpu))
+            result.throttling = collectors::throttling_delta(*throttled_before, *after);
     forward_to = 0;
     if (on_ended) on_ended();
     result.io = final_io(pid);
@@ -405,6 +417,15 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         add("own_runnable_thread_s", sampled->own_runnable_thread_s, "s");
     }
     add("observer_wakeups", child.observer_wakeups, "count");
+    if (const auto& q = child.limits.cpu) {
+        add("cpu_quota_cpus", q->cpus, "CPUs");
+        if (const auto& t = child.throttling) {
+            add("cpu_quota_periods", t->periods, "count");
+            add("cpu_quota_throttled_periods", t->throttled_periods, "count");
+            add("cpu_quota_throttled_s", t->throttled_s, "s");
+        }
+    }
+    add("memory_limit_bytes", child.limits.memory_limit_bytes, "bytes");
     if (child.io) {
         const auto io = to_counter_values(collectors::io_readings(*child.io));
         out.insert(out.end(), io.begin(), io.end());

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "agent/measure/sampler.hpp"
+#include "collectors/cgroup.hpp"
 #include "collectors/process_accounting.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -58,6 +59,12 @@ struct ChildResult {
     // a CPU, which can preempt one of the program's threads once when every CPU is busy
     // with them. Absent when getrusage failed.
     std::optional<double> observer_wakeups;
+    // The CPU quota and memory limit of the control group the program started in (ceiling's:
+    // a container's), and how often the quota held the group back while the program ran
+    // (the whole group's periods: the program, ceiling and anything else in it). Absent
+    // where no quota is set or cpu.stat could not be read.
+    collectors::CgroupLimits limits;
+    std::optional<collectors::CpuThrottling> throttling;
     int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
     int orphans_running = 0;  // descendants still running when the program ended
 };

@@ -15,6 +15,7 @@
 #include "agent/measure/roof_clock.hpp"
 #include "agent/measure/storage_roof.hpp"
 #include "agent/version.hpp"
+#include "collectors/cgroup.hpp"
 #include "collectors/clock.hpp"
 #include "diagnosis/peak_table.hpp"
 #include "kernels/parallel.hpp"
@@ -357,6 +358,20 @@ MachineProfile measure_machine(const MachineOptions& options) {
     p.host.cores_used = physical_cores_of(kernels::team_cpus(all));
     std::vector<int> thread_counts = {1};
     if (all > 1) thread_counts.push_back(all);
+    // A container's CPU quota lets a team run on all its CPUs until the period's quota is
+    // spent, then holds it: roofs timed by the wall clock (bandwidth, fork/join) read low at
+    // more threads than the quota; those timed by each thread's CPU time (compute) do not.
+    if (const auto q = collectors::read_cgroup_limits(collectors::FsRoot::system()).cpu;
+        q && q->cpus < all) {
+        const std::string said = fmt::format(
+            "measured under a CPU quota of {:.2f} CPUs (control group {}): bandwidth and "
+            "fork/join at {} threads are timed by the wall clock and read low where the quota "
+            "ran out; compute roofs (each thread's CPU time) are not lowered. `run` judges a "
+            "program here at the quota",
+            q->cpus, q->group, all);
+        spdlog::warn("{}", said);
+        p.method["cpu_quota"] = said;
+    }
 
     p.method = {
         {"roof",

@@ -1,9 +1,12 @@
 #include "agent/measure/pmu_survey.hpp"
 
+#include <cstdio>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "agent/measure/pmu_self_validation.hpp"
+#include "collectors/cgroup.hpp"
 #include "collectors/cupti/gpu_probe.hpp"
 #include "collectors/energy.hpp"
 #include "collectors/papi_api.hpp"
@@ -142,6 +145,45 @@ DoctorItem amx_item() {
     return i;
 }
 
+// A container's CPU quota and memory limit: what `run` judges a program at where they are
+// tighter than the host's CPUs and memory.
+DoctorItem cgroup_item() {
+    DoctorItem i;
+    i.id = "cgroup_limits";
+    i.title = "Control-group limits (container)";
+    const auto& root = collectors::FsRoot::system();
+    i.available = root.exists("/proc/self/cgroup");
+    if (!i.available) {
+        i.detail =
+            "/proc/self/cgroup unreadable: a container's CPU quota and memory limit are "
+            "unknown to ceiling";
+        return i;
+    }
+    const collectors::CgroupLimits l = collectors::read_cgroup_limits(root);
+    i.facts["cpu_quota_cpus"] = l.cpu ? nlohmann::json(l.cpu->cpus) : nlohmann::json(nullptr);
+    i.facts["memory_limit_bytes"] =
+        l.memory_limit_bytes ? nlohmann::json(*l.memory_limit_bytes) : nlohmann::json(nullptr);
+    char buf[160];
+    if (l.cpu) {
+        std::snprintf(buf, sizeof buf,
+                      "CPU quota %.2f CPUs per %.0f ms period (group %s, cgroup v%d)", l.cpu->cpus,
+                      l.cpu->period_s * 1e3, l.cpu->group.c_str(), l.cpu->version);
+        i.detail = std::string(buf) +
+                   ": `run` judges at most that many cores and counts the periods it ran out in";
+    } else {
+        i.detail = "no CPU quota: the host's CPUs";
+    }
+    if (l.memory_limit_bytes) {
+        std::snprintf(buf, sizeof buf,
+                      "; memory limit %.3g GiB (group %s): the capacity `run` judges against",
+                      *l.memory_limit_bytes / (1024.0 * 1024 * 1024), l.memory_group.c_str());
+        i.detail += buf;
+    } else {
+        i.detail += "; no memory limit: the host's memory";
+    }
+    return i;
+}
+
 void add_gpu_items(output::DoctorReport& r) {
     const collectors::gpu::GpuProbe g = collectors::gpu::probe_gpu();
     DoctorItem driver = item("cuda_driver", "CUDA driver", g.driver);
@@ -265,6 +307,7 @@ output::DoctorReport survey_measurement(const SurveyOptions& options) {
     }
     add_gpu_items(r);
     r.items.push_back(amx_item());
+    r.items.push_back(cgroup_item());
     r.items.push_back(self_validation_item(cpu_pmu, options.self_validation));
     return r;
 }

@@ -39,6 +39,19 @@ std::optional<double> peak(const RunRecord& r, const std::string& name) {
     return m;
 }
 
+}  // namespace
+
+std::optional<double> usable_cpus(const RunRecord& r) {
+    std::optional<double> cpus;
+    if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
+        cpus = r.machine_profile->host.logical_cpus;
+    if (const auto quota = per_run(r, "cpu_quota_cpus"))
+        cpus = std::min(cpus.value_or(*quota), *quota);
+    return cpus;
+}
+
+namespace {
+
 // What the OS said about the program, per timed execution, in the engine's terms.
 ProcessAccounting accounting_of(const RunRecord& r) {
     ProcessAccounting p;
@@ -68,12 +81,17 @@ ProcessAccounting accounting_of(const RunRecord& r) {
         p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_roof_bytes_per_s();
         p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_roof_bytes_per_s();
     }
+    // Its control group's CPU quota, and how often the quota ran out while it ran.
+    p.cpu_quota_cpus = per_run(r, "cpu_quota_cpus");
+    p.cpu_quota_periods = per_run(r, "cpu_quota_periods");
+    p.cpu_quota_throttled_periods = per_run(r, "cpu_quota_throttled_periods");
+    p.cpu_quota_throttled_s = per_run(r, "cpu_quota_throttled_s");
     // Cores the program could keep busy: its most threads at once (sampled), at most the
-    // CPUs of this machine. Unknown without sampling, so utilisation is then unknown too.
+    // CPUs of this machine and its quota. Unknown without sampling, so utilisation is then
+    // unknown too.
     if (const auto threads = peak(r, "peak_threads")) {
-        const double cpus = r.machine_profile && r.machine_profile->host.logical_cpus > 0
-                                ? r.machine_profile->host.logical_cpus
-                                : std::max(1u, std::thread::hardware_concurrency());
+        const double cpus =
+            usable_cpus(r).value_or(std::max(1u, std::thread::hardware_concurrency()));
         p.cores_used = std::min(*threads, cpus);
     }
     return p;
@@ -217,8 +235,11 @@ struct IdleCores {
 
 std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
                                     const Thresholds& t, const RecordedRegion& reg,
-                                    const Diagnosis& d) {
-    const int cpus = profile.host.logical_cpus;
+                                    const Diagnosis& d, std::optional<double> usable) {
+    // The CPUs it could use: the host's, or fewer whole ones under a container's quota.
+    const int cpus =
+        usable ? std::min(profile.host.logical_cpus, static_cast<int>(std::floor(*usable + 1e-9)))
+               : profile.host.logical_cpus;
     // Idle is told from busy elsewhere only where the host's other work was measured, and
     // busy cores only from instances long enough to read them.
     if (cpus < 2 || !reg.busy_cores || !reg.other_busy_cores ||
@@ -226,7 +247,8 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
         return std::nullopt;
     const double own = *reg.busy_cores, below = reg.descendant_busy_cores.value_or(0.0),
                  others = *reg.other_busy_cores;
-    const double idle = cpus - own - below - others;
+    // Other processes outside its control group do not spend its quota, but take CPUs.
+    const double idle = std::min<double>(cpus, profile.host.logical_cpus - others) - own - below;
     if (idle < std::max(1.0, cpus / 2.0) - 0.25) return std::nullopt;
     // The roof it came nearest to (the one that binds it), against the same roof at every CPU.
     const RoofComparison* binding = nullptr;
@@ -244,18 +266,21 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
     const double ratio = *same->roof_per_s / *binding->roof_per_s;
     if (!(ratio >= idle_headroom_ratio)) return std::nullopt;
     const std::string n = std::to_string(cpus);
-    return IdleCores{{FindingKind::assumption,
-                      "it kept " + fixed2(own + below) + " of the host's " + n + " CPUs busy" +
-                          (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
-                          " and other processes " + fixed2(others) + ": " + fixed2(idle) +
-                          " idle while it was open. The roof nearest it (" +
-                          (binding->kind == RoofKind::compute ? "compute " + binding->roof
-                                                              : binding->level + " bandwidth") +
-                          ") is " + fixed2(ratio) + " x as high at " + n +
-                          " threads: if its work divides, more threads (a pool, OpenMP, "
-                          "torch.set_num_threads, worker processes) raise what it can reach"},
-                     "use the idle cores (" + fixed2(ratio) + " x its roof at " + n +
-                         " threads, if its work divides); then "};
+    return IdleCores{
+        {FindingKind::assumption,
+         "it kept " + fixed2(own + below) + " of the " +
+             (cpus < profile.host.logical_cpus ? n + " CPUs its control group's quota gives"
+                                               : "host's " + n + " CPUs") +
+             " busy" + (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
+             " and other processes " + fixed2(others) + ": " + fixed2(idle) +
+             " idle while it was open. The roof nearest it (" +
+             (binding->kind == RoofKind::compute ? "compute " + binding->roof
+                                                 : binding->level + " bandwidth") +
+             ") is " + fixed2(ratio) + " x as high at " + n +
+             " threads: if its work divides, more threads (a pool, OpenMP, "
+             "torch.set_num_threads, worker processes) raise what it can reach"},
+        "use the idle cores (" + fixed2(ratio) + " x its roof at " + n +
+            " threads, if its work divides); then "};
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:
@@ -265,8 +290,27 @@ constexpr double concurrency_judged = 1.01;
 // A region is judged against the roofs of the cores its process really kept busy while it
 // was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
 // main thread around work on threads it starts was recorded by one thread.
-std::optional<Diagnosis> judge_region(const MachineProfile& profile, const RecordedRegion& reg,
-                                      const Thresholds& t, bool counted) {
+// The machine as a control group with a CPU quota below one CPU sees it per second of wall
+// time: every thread runs at most that share of each period, so every CPU roof is that share
+// of the measured one.
+MachineProfile time_share(MachineProfile p, double share) {
+    auto scale = [&](Summary& s) {
+        for (double* v : {&s.median, &s.p90, &s.p99, &s.min, &s.max, &s.mean}) *v *= share;
+    };
+    for (auto& r : p.compute_roofs) {
+        scale(r.ops_per_s);
+        if (r.theoretical_ops_per_s) *r.theoretical_ops_per_s *= share;
+    }
+    for (auto& r : p.bandwidth_roofs) scale(r.bytes_per_s);
+    return p;
+}
+
+std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
+                                      const Thresholds& t, bool counted,
+                                      std::optional<double> usable) {
+    std::optional<MachineProfile> shared;
+    if (usable && *usable < 1 - 1e-9) shared = time_share(machine, *usable);
+    const MachineProfile& profile = shared ? *shared : machine;
     const Measurement& given = reg.measurement;
     const bool known = given.work || given.measured_ops || given.measured_bytes;
     if (!known) {
@@ -298,7 +342,16 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
     std::string why;
     std::optional<double> judged_cores = reg.busy_cores;
     std::string idle;  // the share of the held cores' time idle, when judged at them
-    if (const auto held_at_once = reg.held_cores(t)) {
+    // A container's quota lets its threads run on more CPUs at once than the quota's share
+    // of each period: what they held past it, they paid for with time held off the CPUs.
+    std::string quota;
+    if (usable && reg.peak_busy_cores && (*reg.peak_busy_cores > *usable + 0.05 || shared) &&
+        *usable < profile.host.logical_cpus)
+        quota = "; its threads ran on " + fixed2(*reg.peak_busy_cores) +
+                " CPUs at once at most, but its control group's CPU quota gives " +
+                fixed2(*usable) + " CPUs' time per period: judged at the quota" +
+                (shared ? " (every roof " + fixed2(*usable) + " x the measured one)" : "");
+    if (const auto held_at_once = reg.held_cores(t, usable)) {
         // It held more cores at once than it kept busy on average: the idle part of them is
         // distance from the roof (a team waiting for its slowest thread, a serial section),
         // not a lower roof.
@@ -316,7 +369,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
               " of those cores' time idle inside it: a team waiting for its slowest thread "
               "(load imbalance), serial sections, waits, or preemption by other work; at most "
               "the " +
-              std::to_string(m.threads) + "-thread roof";
+              std::to_string(m.threads) + "-thread roof" + quota;
     } else if (reg.busy_cores) {
         // Its work ran in processes it started (with_descendants_cores): theirs count too.
         const auto below = reg.with_descendants_cores();
@@ -331,11 +384,12 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
                   : fixed2(busy) + busy_error(reg) +
                         " cores busy (CPU time of the whole process / wall time while it was "
                         "open)";
-        why = busy <= 1 ? "judged against the 1-thread roof: " + cores
-                        : "judged against the roof of " + cores + ": " + fixed2(busy) +
-                              " x the 1-thread roof (compute: or the per-core share of the "
-                              "roof measured on more cores, if higher), at most the " +
-                              std::to_string(m.threads) + "-thread roof";
+        why = (busy <= 1 ? "judged against the 1-thread roof: " + cores
+                         : "judged against the roof of " + cores + ": " + fixed2(busy) +
+                               " x the 1-thread roof (compute: or the per-core share of the "
+                               "roof measured on more cores, if higher), at most the " +
+                               std::to_string(m.threads) + "-thread roof") +
+              quota;
     } else {
         m.threads = std::max(1, reg.threads);
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
@@ -380,7 +434,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& profile, const Recor
         d.first_move =
             "judge the work where it runs (its process only waited for it); then " + d.first_move;
     } else if (idle.empty()) {
-        if (auto spare = idle_cores(profile, m, t, reg, d)) {
+        if (auto spare = idle_cores(profile, m, t, reg, d, usable)) {
             first.push_back(spare->finding);
             d.first_move = spare->move + d.first_move;
         }
@@ -493,7 +547,7 @@ void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagn
         return outside_tolerance(c) && !moved_within(c);
     });
     if (s.used.empty()) return;
-    auto alt = judge_region(p, reg, t, counted);
+    auto alt = judge_region(p, reg, t, counted, usable_cpus(record));
     if (!alt || !alt->bound) return;
     if (d.verdict == Verdict::above_roof && alt->verdict != Verdict::above_roof) {
         alt->findings.push_back(
@@ -576,8 +630,10 @@ void judge_record(RunRecord& record) {
         for (const auto& reg : record.regions) {
             std::vector<Finding> beside;
             const bool suite = record.kind == RecordKind::suite && !record.roof_checks.empty();
-            auto d = suite ? judge_region(roofs_beside(record, reg, beside), reg, t, counted)
-                           : judge_region(*record.machine_profile, reg, t, counted);
+            auto d =
+                suite ? judge_region(roofs_beside(record, reg, beside), reg, t, counted,
+                                     usable_cpus(record))
+                      : judge_region(*record.machine_profile, reg, t, counted, usable_cpus(record));
             if (!d) continue;
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
@@ -617,6 +673,7 @@ void judge_record(RunRecord& record) {
     in.footprint_bytes = in.process.peak_rss_bytes;
     if (record.machine_profile && record.machine_profile->host.memory_bytes > 0)
         in.memory_capacity_bytes = static_cast<double>(record.machine_profile->host.memory_bytes);
+    in.memory_limit_bytes = per_run(record, "memory_limit_bytes");
     if (record.budgets) in.memory_budget_bytes = record.budgets->memory_bytes;
     // The model's own work: its heaviest region that could be placed on the roofline.
     const RegionVerdict* heaviest = nullptr;

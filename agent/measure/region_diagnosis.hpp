@@ -27,4 +27,8 @@ std::optional<bool> budgets_met(const RunRecord& record);
 // process), per timed execution; nullopt when not measured.
 std::optional<double> peak_memory_bytes(const RunRecord& record);
 
+// The CPUs a recorded program could use at once: the machine's (its profile's), at most its
+// control group's CPU quota (a container's limit; fractional). nullopt when neither is known.
+std::optional<double> usable_cpus(const RunRecord& record);
+
 }  // namespace ceiling::measure

@@ -1,14 +1,15 @@
 #include "agent/output/run_summary.hpp"
 
-#include <cstdio>
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
-#include <optional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
+#include "agent/measure/region_diagnosis.hpp"
 #include "agent/output/format.hpp"
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
@@ -319,8 +320,10 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
             << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average";
         // Of how many: one busy core reads differently on a host of two and of sixty-four.
+        const auto quota = counter_total(r, "cpu_quota_cpus");
         if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
-            out << " (of " << r.machine_profile->host.logical_cpus << " CPUs)";
+            out << " (of " << r.machine_profile->host.logical_cpus << " CPUs"
+                << (quota ? ", a CPU quota of " + fixed(*quota / n, 2) : std::string()) << ")";
         out << "\n";
     }
     // The program's own peak memory, never ceiling's (max_rss_bytes of older records is
@@ -452,7 +455,7 @@ std::string busy_cores_text(const RunRecord& record, const RecordedRegion& reg) 
     if (const auto below = reg.with_descendants_cores())
         return fixed(*below, 2) + " (" + fixed(*reg.descendant_busy_cores, 2) + " in children)";
     std::string text = fixed(*reg.busy_cores, 2);
-    if (const auto held = reg.held_cores(record.thresholds))
+    if (const auto held = reg.held_cores(record.thresholds, measure::usable_cpus(record)))
         text += " (" + fixed(*held, 2) + " held)";
     return text;
 }

@@ -229,6 +229,51 @@ TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
     EXPECT_EQ(s.first_move.find("keep the cores"), std::string::npos);
 }
 
+// Under a container's CPU quota its threads run on more CPUs at once than the quota's share
+// of a period, then wait: a region is judged at the quota, never at the cores it held past
+// it, and below one CPU every roof is the quota's share of the measured one. The cores the
+// host left idle count only up to the quota.
+TEST(RoofOfTheCoresInUse, ACpuQuotaCapsTheCoresARegionIsJudgedAt) {
+    const auto under_quota = [](RecordedRegion r, double quota) {
+        RunRecord rec = record_of({std::move(r)}, 5.0);
+        rec.executions.front().counters.push_back({"cpu_quota_cpus", quota, "CPUs"});
+        judge_record(rec);
+        return rec;
+    };
+    auto team = timed_region("team", fp32(0.95 * 35.9e9, 1e6), 1.0);
+    team.busy_cores = 1.0;
+    team.peak_busy_cores = 2.0;
+    {
+        const RunRecord rec = under_quota(team, 1.0);
+        const Diagnosis& d = verdict(rec, "team");
+        EXPECT_NEAR(*d.roofs.front().fraction, 0.95, 1e-9) << "judged at 1 CPU, not 2 held";
+        EXPECT_EQ(d.first_move.find("keep the cores"), std::string::npos) << d.first_move;
+        EXPECT_TRUE(has_finding(d, "its control group's CPU quota gives 1.00 CPUs' time"));
+        EXPECT_EQ(rec.regions.front().held_cores(rec.thresholds, usable_cpus(rec)), std::nullopt);
+    }
+    auto half = timed_region("half", fp32(0.5 * 0.95 * 35.9e9, 1e6), 1.0);
+    half.busy_cores = 0.5;
+    half.peak_busy_cores = 1.9;
+    {
+        const RunRecord rec = under_quota(half, 0.5);
+        const Diagnosis& d = verdict(rec, "half");
+        ASSERT_TRUE(d.bound);
+        EXPECT_EQ(*d.bound, Bound::compute);
+        EXPECT_NEAR(*d.roofs.front().fraction, 0.95, 1e-9) << "half a CPU's roof";
+        EXPECT_TRUE(has_finding(d, "every roof 0.50 x the measured one"));
+    }
+    auto lone = timed_region("lone", fp32(0.95 * 35.9e9 * 0.01, 0), 0.01);
+    lone.busy_cores = 1.0;
+    lone.busy_cores_error = 0.001;
+    lone.other_busy_cores = 0.0;
+    EXPECT_FALSE(has_finding(verdict(under_quota(lone, 1.5), "lone"), "idle while it was open"))
+        << "one whole CPU under the quota: none idle";
+    const Diagnosis two = verdict(under_quota(lone, 2.0), "lone");
+    EXPECT_TRUE(has_finding(two, "of the 2 CPUs its control group's quota gives"));
+    EXPECT_EQ(two.first_move.rfind("use the idle cores (2.00 x its roof at 2 threads", 0), 0u)
+        << two.first_move;
+}
+
 // Two threads, each pushing its own range around one thread's 35 GFLOP/s of FMA: each
 // instance alone is half the roof of the two cores busy, their sum is at it.
 TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {

@@ -46,6 +46,11 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "not the model (I/O bound)",
          "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept "
          "in memory; overlap I/O with compute"},
+        {Bound::not_the_model, "the control group's CPU quota ran out in many periods",
+         "not the model (CPU quota bound)",
+         "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
+         "use, or size its thread pools to the quota where they are larger; its regions are "
+         "judged at the quota's cores"},
         {Bound::capacity, "footprint near memory capacity / budget", "memory (capacity) bound",
          "smaller footprint: quantise weights, offload, shard, shorter context"},
     };

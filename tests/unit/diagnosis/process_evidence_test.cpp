@@ -277,6 +277,8 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     with_pages.peak_rss_pages = 1234;
     with_pages.observer_wakeups = 99;
     with_pages.own_runnable_thread_s = 7;
+    with_pages.cpu_quota_cpus = 1.5;
+    with_pages.cpu_quota_throttled_s = 0.25;
     const ProcessAccounting back = nlohmann::json(with_pages).get<ProcessAccounting>();
     EXPECT_EQ(back.peak_rss_pages, 1234);
     EXPECT_EQ(back.host_cpu_s, 20);
@@ -284,6 +286,9 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     EXPECT_EQ(back.host_runnable_thread_s, 42);
     EXPECT_EQ(back.observer_wakeups, 99);
     EXPECT_EQ(back.own_runnable_thread_s, 7);
+    EXPECT_EQ(back.cpu_quota_cpus, 1.5);
+    EXPECT_EQ(back.cpu_quota_throttled_s, 0.25);
+    EXPECT_FALSE(back.cpu_quota_periods);
     // An older record without them reads them as unknown.
     auto old = nlohmann::json(p);
     old.erase("host_cpu_s");
@@ -357,6 +362,63 @@ TEST(StorageRoofShare, DecidesARunWithoutModelRegions) {
     ASSERT_EQ(both.bound, Bound::not_the_model);
     EXPECT_EQ(both.diagnosis, "not the model (I/O bound)");
     EXPECT_TRUE(both.also_held.empty());
+}
+
+// A container's CPU quota that ran out in a quarter of its periods or more is a row of the
+// decision table: the run is quota bound whatever its regions, with the numbers in a finding.
+// Below it, or without a quota's periods, no word of it.
+TEST(CpuQuota, ThrottledInManyPeriodsIsQuotaBound) {
+    RunInputs in;
+    in.process.wall_s = 4;
+    in.process.user_s = 2.0;
+    in.process.system_s = 0.0;
+    in.process.cpu_quota_cpus = 0.5;
+    in.process.cpu_quota_periods = 40;
+    in.process.cpu_quota_throttled_periods = 39;
+    in.process.cpu_quota_throttled_s = 5.2;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::not_the_model);
+    EXPECT_EQ(d.diagnosis, "not the model (CPU quota bound)");
+    EXPECT_TRUE(says(d.first_move, "raise the CPU quota")) << d.first_move;
+    EXPECT_EQ(d.levers.front().lever, Lever::system);
+    const auto quota = signal(d.system, "cpu_quota_throttled_share");
+    ASSERT_TRUE(quota.value);
+    EXPECT_NEAR(*quota.value, 39.0 / 40, 1e-12);
+    EXPECT_TRUE(quota.fired);
+    EXPECT_TRUE(std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+        return says(f.detail,
+                    "CPU quota of its control group: 0.5 CPUs' time per period; it ran out in 39 "
+                    "of 40 periods, its threads held off the CPUs 5.2 s in all (summed over "
+                    "CPUs); it used 0.5 CPUs on average");
+    }));
+    in.process.cpu_quota_throttled_periods = 4;  // 10 %
+    const Diagnosis few = diagnose_run(in, t);
+    EXPECT_FALSE(few.bound);
+    EXPECT_FALSE(signal(few.system, "cpu_quota_throttled_share").fired);
+    in.process.cpu_quota_periods.reset();
+    in.process.cpu_quota_throttled_periods.reset();
+    const Diagnosis none = diagnose_run(in, t);
+    EXPECT_FALSE(signal(none.system, "cpu_quota_throttled_share").value);
+    EXPECT_FALSE(std::any_of(none.findings.begin(), none.findings.end(),
+                             [](const Finding& f) { return says(f.detail, "CPU quota"); }));
+}
+
+// The tighter of the machine's memory and its control group's limit is the capacity.
+TEST(CpuQuota, AMemoryLimitBelowTheMachinesIsTheCapacity) {
+    RunInputs in;
+    in.process.wall_s = 1;
+    in.footprint_bytes = 0.95e9;
+    in.memory_capacity_bytes = 16e9;
+    in.memory_limit_bytes = 1e9;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::capacity);
+    ASSERT_TRUE(d.capacity);
+    EXPECT_EQ(d.capacity->against, "memory limit (control group)");
+    in.memory_limit_bytes = 32e9;  // above the machine's: the machine's memory is the wall
+    const Diagnosis roomy = diagnose_run(in, t);
+    ASSERT_TRUE(roomy.capacity);
+    EXPECT_EQ(roomy.capacity->against, "memory");
+    EXPECT_FALSE(roomy.bound);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -291,6 +292,11 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     // periods so far.
     result.limits =
         collectors::read_cgroup_limits(collectors::FsRoot::system(), std::to_string(pid));
+    // Only a mask narrower than this host's online CPUs: judged against another host's
+    // profile, a smaller host is not a mask.
+    if (cpu_set_t mask; ::sched_getaffinity(pid, sizeof mask, &mask) == 0 &&
+                        CPU_COUNT(&mask) < ::sysconf(_SC_NPROCESSORS_ONLN))
+        result.affinity_cpus = CPU_COUNT(&mask);
     const auto throttled_before =
         result.limits.cpu
             ? collectors::read_cpu_throttling(collectors::FsRoot::system(), *result.limits.cpu)
@@ -426,6 +432,8 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         }
     }
     add("memory_limit_bytes", child.limits.memory_limit_bytes, "bytes");
+    if (child.affinity_cpus)
+        add("affinity_cpus", static_cast<double>(*child.affinity_cpus), "CPUs");
     if (child.io) {
         const auto io = to_counter_values(collectors::io_readings(*child.io));
         out.insert(out.end(), io.begin(), io.end());

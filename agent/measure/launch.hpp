@@ -64,6 +64,9 @@ struct ChildResult {
     // (the whole group's periods: the program, ceiling and anything else in it). Absent
     // where no quota is set or cpu.stat could not be read.
     collectors::CgroupLimits limits;
+    // The CPUs its affinity mask allowed at start (taskset, numactl, a container's cpuset:
+    // ceiling's own mask, inherited) where fewer than the host's online CPUs; else absent.
+    std::optional<int> affinity_cpus;
     std::optional<collectors::CpuThrottling> throttling;
     int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
     int orphans_running = 0;  // descendants still running when the program ended

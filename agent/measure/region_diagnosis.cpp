@@ -39,15 +39,32 @@ std::optional<double> peak(const RunRecord& r, const std::string& name) {
     return m;
 }
 
+// What the program was allowed of the host's CPUs, each absent where not recorded: its
+// affinity mask's CPUs at start (taskset, numactl, a container's cpuset) and its control
+// group's CPU quota.
+struct CpuLimits {
+    std::optional<double> affinity;
+    std::optional<double> quota;
+};
+
+CpuLimits cpu_limits(const RunRecord& r) {
+    return {peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
+}
+
+// The CPUs it could use at once: `cpus` (where known), at most its limits'.
+std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
+    for (const auto& limit : {l.affinity, l.quota})
+        if (limit) cpus = std::min(cpus.value_or(*limit), *limit);
+    return cpus;
+}
+
 }  // namespace
 
 std::optional<double> usable_cpus(const RunRecord& r) {
     std::optional<double> cpus;
     if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
         cpus = r.machine_profile->host.logical_cpus;
-    if (const auto quota = per_run(r, "cpu_quota_cpus"))
-        cpus = std::min(cpus.value_or(*quota), *quota);
-    return cpus;
+    return within(cpu_limits(r), cpus);
 }
 
 namespace {
@@ -235,11 +252,16 @@ struct IdleCores {
 
 std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
                                     const Thresholds& t, const RecordedRegion& reg,
-                                    const Diagnosis& d, std::optional<double> usable) {
-    // The CPUs it could use: the host's, or fewer whole ones under a container's quota.
-    const int cpus =
-        usable ? std::min(profile.host.logical_cpus, static_cast<int>(std::floor(*usable + 1e-9)))
-               : profile.host.logical_cpus;
+                                    const Diagnosis& d, const CpuLimits& limits) {
+    const int host = profile.host.logical_cpus;
+    // The whole CPUs its quota lets it use, and of those the ones its affinity mask allows: a
+    // mask narrower than the quota's is itself the lever (taskset -c 0 around eight threads
+    // read "use the idle cores ... more threads" before).
+    const auto whole = [](double cpus) { return static_cast<int>(std::floor(cpus + 1e-9)); };
+    const int reachable = limits.quota ? std::min(host, whole(*limits.quota)) : host;
+    const int allowed = limits.affinity ? std::min(reachable, whole(*limits.affinity)) : reachable;
+    const bool masked = allowed < reachable;
+    const int cpus = reachable;
     // Idle is told from busy elsewhere only where the host's other work was measured, and
     // busy cores only from instances long enough to read them.
     if (cpus < 2 || !reg.busy_cores || !reg.other_busy_cores ||
@@ -248,7 +270,7 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
     const double own = *reg.busy_cores, below = reg.descendant_busy_cores.value_or(0.0),
                  others = *reg.other_busy_cores;
     // Other processes outside its control group do not spend its quota, but take CPUs.
-    const double idle = std::min<double>(cpus, profile.host.logical_cpus - others) - own - below;
+    const double idle = std::min<double>(cpus, host - others) - own - below;
     if (idle < std::max(1.0, cpus / 2.0) - 0.25) return std::nullopt;
     // The roof it came nearest to (the one that binds it), against the same roof at every CPU.
     const RoofComparison* binding = nullptr;
@@ -266,17 +288,28 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
     const double ratio = *same->roof_per_s / *binding->roof_per_s;
     if (!(ratio >= idle_headroom_ratio)) return std::nullopt;
     const std::string n = std::to_string(cpus);
+    const std::string roof = binding->kind == RoofKind::compute ? "compute " + binding->roof
+                                                                : binding->level + " bandwidth";
+    // "<own> busy ... idle while it was open", after naming which CPUs.
+    const std::string busy =
+        " busy" + (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
+        " and other processes " + fixed2(others) + ": " + fixed2(idle) + " idle while it was open";
+    if (masked)
+        return IdleCores{
+            {FindingKind::assumption,
+             "its CPU affinity allowed " + std::to_string(allowed) + " of the " + n +
+                 " CPUs it could use (taskset, numactl, a container's cpuset); it kept " +
+                 fixed2(own + below) + busy + ". The roof nearest it (" + roof + ") is " +
+                 fixed2(ratio) + " x as high at " + n +
+                 " threads: a wider mask, and threads to fill it, raise what it can reach"},
+            "widen its CPU affinity (it allowed " + std::to_string(allowed) + " of " + n +
+                " CPUs; " + fixed2(ratio) + " x its roof at " + n + " threads); then "};
     return IdleCores{
         {FindingKind::assumption,
          "it kept " + fixed2(own + below) + " of the " +
-             (cpus < profile.host.logical_cpus ? n + " CPUs its control group's quota gives"
-                                               : "host's " + n + " CPUs") +
-             " busy" + (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
-             " and other processes " + fixed2(others) + ": " + fixed2(idle) +
-             " idle while it was open. The roof nearest it (" +
-             (binding->kind == RoofKind::compute ? "compute " + binding->roof
-                                                 : binding->level + " bandwidth") +
-             ") is " + fixed2(ratio) + " x as high at " + n +
+             (cpus < host ? n + " CPUs its control group's quota gives" : "host's " + n + " CPUs") +
+             busy + ". The roof nearest it (" + roof + ") is " + fixed2(ratio) + " x as high at " +
+             n +
              " threads: if its work divides, more threads (a pool, OpenMP, "
              "torch.set_num_threads, worker processes) raise what it can reach"},
         "use the idle cores (" + fixed2(ratio) + " x its roof at " + n +
@@ -306,10 +339,10 @@ MachineProfile time_share(MachineProfile p, double share) {
 }
 
 std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
-                                      const Thresholds& t, bool counted,
-                                      std::optional<double> usable) {
+                                      const Thresholds& t, bool counted, const CpuLimits& limits) {
+    const std::optional<double> usable = within(limits, std::nullopt);
     std::optional<MachineProfile> shared;
-    if (usable && *usable < 1 - 1e-9) shared = time_share(machine, *usable);
+    if (limits.quota && *limits.quota < 1 - 1e-9) shared = time_share(machine, *limits.quota);
     const MachineProfile& profile = shared ? *shared : machine;
     const Measurement& given = reg.measurement;
     const bool known = given.work || given.measured_ops || given.measured_bytes;
@@ -345,12 +378,13 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
     // A container's quota lets its threads run on more CPUs at once than the quota's share
     // of each period: what they held past it, they paid for with time held off the CPUs.
     std::string quota;
-    if (usable && reg.peak_busy_cores && (*reg.peak_busy_cores > *usable + 0.05 || shared) &&
-        *usable < profile.host.logical_cpus)
+    if (const auto& q = limits.quota; q && reg.peak_busy_cores &&
+                                      (*reg.peak_busy_cores > *q + 0.05 || shared) &&
+                                      *q < profile.host.logical_cpus)
         quota = "; its threads ran on " + fixed2(*reg.peak_busy_cores) +
-                " CPUs at once at most, but its control group's CPU quota gives " +
-                fixed2(*usable) + " CPUs' time per period: judged at the quota" +
-                (shared ? " (every roof " + fixed2(*usable) + " x the measured one)" : "");
+                " CPUs at once at most, but its control group's CPU quota gives " + fixed2(*q) +
+                " CPUs' time per period: judged at the quota" +
+                (shared ? " (every roof " + fixed2(*q) + " x the measured one)" : "");
     if (const auto held_at_once = reg.held_cores(t, usable)) {
         // It held more cores at once than it kept busy on average: the idle part of them is
         // distance from the roof (a team waiting for its slowest thread, a serial section),
@@ -434,7 +468,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         d.first_move =
             "judge the work where it runs (its process only waited for it); then " + d.first_move;
     } else if (idle.empty()) {
-        if (auto spare = idle_cores(profile, m, t, reg, d, usable)) {
+        if (auto spare = idle_cores(profile, m, t, reg, d, limits)) {
             first.push_back(spare->finding);
             d.first_move = spare->move + d.first_move;
         }
@@ -547,7 +581,7 @@ void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagn
         return outside_tolerance(c) && !moved_within(c);
     });
     if (s.used.empty()) return;
-    auto alt = judge_region(p, reg, t, counted, usable_cpus(record));
+    auto alt = judge_region(p, reg, t, counted, cpu_limits(record));
     if (!alt || !alt->bound) return;
     if (d.verdict == Verdict::above_roof && alt->verdict != Verdict::above_roof) {
         alt->findings.push_back(
@@ -632,8 +666,8 @@ void judge_record(RunRecord& record) {
             const bool suite = record.kind == RecordKind::suite && !record.roof_checks.empty();
             auto d =
                 suite ? judge_region(roofs_beside(record, reg, beside), reg, t, counted,
-                                     usable_cpus(record))
-                      : judge_region(*record.machine_profile, reg, t, counted, usable_cpus(record));
+                                     cpu_limits(record))
+                      : judge_region(*record.machine_profile, reg, t, counted, cpu_limits(record));
             if (!d) continue;
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());

@@ -320,9 +320,14 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
             << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average";
         // Of how many: one busy core reads differently on a host of two and of sixty-four.
+        // And what it was allowed of them: its affinity mask's CPUs, its control group's quota.
         const auto quota = counter_total(r, "cpu_quota_cpus");
-        if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
-            out << " (of " << r.machine_profile->host.logical_cpus << " CPUs"
+        const auto allowed = counter_total(r, "affinity_cpus");
+        if (const int cpus = r.machine_profile ? r.machine_profile->host.logical_cpus : 0; cpus > 0)
+            out << " (of " << cpus << " CPUs"
+                << (allowed && *allowed / n < cpus
+                        ? ", " + fixed(*allowed / n, 0) + " allowed by its affinity mask"
+                        : std::string())
                 << (quota ? ", a CPU quota of " + fixed(*quota / n, 2) : std::string()) << ")";
         out << "\n";
     }

@@ -2,7 +2,7 @@
 // CPU-quota bound with the periods it ran out in, and the CPU line names the quota. The test
 // makes its own group, so it needs root and a cgroup hierarchy with the cpu controller it can
 // write (v1's cpu mount, or v2 with cpu enabled for children); skipped with the reason
-// elsewhere.
+// elsewhere. And under a narrower affinity mask (taskset), the record has the CPUs allowed.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -106,6 +106,20 @@ TEST(RunInAContainer, WithoutAQuotaNoQuotaRowHolds) {
     const RunRecord rec = read_record(dir / "r.json");
     ASSERT_TRUE(rec.diagnosis);
     EXPECT_NE(rec.diagnosis->diagnosis, "not the model (CPU quota bound)");
+}
+
+TEST(RunInAContainer, TheAffinityMaskItStartsWithIsRecorded) {
+    if (::access("/usr/bin/taskset", X_OK) != 0) GTEST_SKIP() << "no taskset (util-linux)";
+    TempDir dir;
+    const auto r =
+        run_process({"/usr/bin/taskset", "-c", "0", CEILING_BINARY, "run", "-q", "--output",
+                     (dir / "r.json").string(), "--", run_target, "print", "x"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    double allowed = 0;
+    for (const auto& c : rec.executions.at(0).counters)
+        if (c.name == "affinity_cpus") allowed = c.value;
+    EXPECT_EQ(allowed, 1);
 }
 
 }  // namespace

@@ -274,6 +274,31 @@ TEST(RoofOfTheCoresInUse, ACpuQuotaCapsTheCoresARegionIsJudgedAt) {
         << two.first_move;
 }
 
+// Eight threads under `taskset -c 0` on a host of idle CPUs: the mask, not the thread
+// count, is the lever ("use the idle cores ... more threads" before).
+TEST(RoofOfTheCoresInUse, ANarrowAffinityMaskIsTheLeverWhereTheHostIdles) {
+    auto lone = timed_region("lone", fp32(0.95 * 35.9e9 * 0.01, 0), 0.01);
+    lone.busy_cores = 1.0;
+    lone.busy_cores_error = 0.001;
+    lone.other_busy_cores = 0.0;
+    const auto masked_to = [&](double cpus) {
+        RunRecord rec = record_of({lone}, 5.0);
+        rec.executions.front().counters.push_back({"affinity_cpus", cpus, "CPUs"});
+        judge_record(rec);
+        return verdict(rec, "lone");
+    };
+    const Diagnosis one = masked_to(1);
+    EXPECT_EQ(one.first_move.rfind("widen its CPU affinity (it allowed 1 of 4 CPUs; 4.00 x its "
+                                   "roof at 4 threads); then ",
+                                   0),
+              0u)
+        << one.first_move;
+    EXPECT_TRUE(has_finding(one, "its CPU affinity allowed 1 of the 4 CPUs it could use"));
+    const Diagnosis all = masked_to(4);
+    EXPECT_EQ(all.first_move.rfind("use the idle cores (4.00 x its roof at 4 threads", 0), 0u)
+        << all.first_move;
+}
+
 // Two threads, each pushing its own range around one thread's 35 GFLOP/s of FMA: each
 // instance alone is half the roof of the two cores busy, their sum is at it.
 TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {

@@ -136,6 +136,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"self_s", r.self_s},
          {"busy_cores", r.busy_cores},
          {"busy_cores_error", r.busy_cores_error},
+         {"busy_cores_outliers", r.busy_cores_outliers},
          {"descendant_busy_cores", r.descendant_busy_cores},
          {"other_busy_cores", r.other_busy_cores},
          {"peak_busy_cores", r.peak_busy_cores},
@@ -160,6 +161,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "self_s", r.self_s);
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
+    get_optional(j, "busy_cores_outliers", r.busy_cores_outliers);
     get_optional(j, "descendant_busy_cores", r.descendant_busy_cores);
     get_optional(j, "other_busy_cores", r.other_busy_cores);
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);

@@ -107,6 +107,11 @@ struct RecordedRegion {
     // not measured (kernels, records of older versions).
     std::optional<double> busy_cores;
     std::optional<double> busy_cores_error;
+    // Instances of one size are judged at their median duration; where some took over twice
+    // the median (of four or more), busy_cores, its error, descendant_, other_ and
+    // peak_busy_cores are those of the rest, and this counts the instances left out (a cold
+    // start's wait would read as cores the typical instance left idle). Absent otherwise.
+    std::optional<int> busy_cores_outliers;
     // Cores the processes below its process (those it started, and theirs) kept busy while
     // it was open: their CPU time over the same wall time, from the sampler's /proc readings.
     // Absent when they used none (or for older records).

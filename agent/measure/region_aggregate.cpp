@@ -139,6 +139,11 @@ void add_counted(Measurement& m, const CountSum& s, std::size_t instances, const
 
 }  // namespace
 
+// An instance longer than this many times its region's median duration is an outlier its
+// busy cores leave out (where the region is judged at the median), among at least this many.
+constexpr double outlier_ratio = 2.0;
+constexpr std::size_t min_instances_for_outliers = 4;
+
 std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCapture*>& executions,
                                               const std::optional<std::regex>& model,
                                               std::size_t durations_limit) {
@@ -160,6 +165,13 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         double other_cpu_s = 0, other_wall_s = 0;  // over the instances the sampler covered
         std::size_t with_cpu = 0;
         double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
+        // The same sums over its typical instances (busy_cores_outliers): those within
+        // `outlier_ratio` x the median duration.
+        double typical_limit_s = 0;
+        std::size_t outliers = 0;
+        double t_cpu_s = 0, t_cpu_error_s = 0, t_cpu_wall_s = 0, t_descendant_cpu_s = 0;
+        double t_other_cpu_s = 0, t_other_wall_s = 0, t_peak_busy_s = 0, t_peak_wall_s = 0,
+               t_wall_s = 0;
         CountSum counted_ops, counted_bytes;
         WorkRange declared_range, counted_range;  // per instance (Measurement::work_spread)
         double non_model_s = 0;
@@ -261,6 +273,39 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             for (std::size_t k = 0; k < split.size(); ++k) by_index[k]->non_model_s += split[k];
         }
     }
+    // Instances of one size are judged at their median duration, which leaves a slow one out
+    // (a cold start paging in mmap'ed weights: 1.05 s against 0.23 s); their busy cores then
+    // leave it out too, or its idle wait reads as cores the others held and left idle. A
+    // second pass sums the instances within `outlier_ratio` x the median.
+    for (Acc* a : by_index)
+        if (a->with_cpu >= min_instances_for_outliers && !a->durations.empty())
+            a->typical_limit_s = outlier_ratio * summarize(a->durations).median;
+    for (std::size_t x = 0; x < n; ++x) {
+        for (const auto& r : executions[x]->instances) {
+            Acc& a = by_path.find(r.path)->second;
+            if (!(a.typical_limit_s > 0)) continue;
+            const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
+            if (d > a.typical_limit_s) {
+                a.outliers += r.cpu_s ? 1 : 0;
+                continue;
+            }
+            a.t_wall_s += d;
+            if (r.peak_busy_cores) {
+                a.t_peak_busy_s += *r.peak_busy_cores * d;
+                a.t_peak_wall_s += d;
+            }
+            if (r.cpu_s) {
+                a.t_cpu_s += *r.cpu_s;
+                a.t_cpu_error_s += r.cpu_error_s;
+                a.t_descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
+                a.t_cpu_wall_s += d;
+            }
+            if (r.other_cpu_s) {
+                a.t_other_cpu_s += *r.other_cpu_s;
+                a.t_other_wall_s += d;
+            }
+        }
+    }
     std::vector<Acc*> order = by_index;
     // Timeline order: the region that started first comes first, an enclosing region before
     // what it encloses.
@@ -332,6 +377,20 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                                     : r.measurement.measured_ops || r.measurement.measured_bytes
                                         ? a->counted_range.spread()
                                         : std::nullopt;
+        // Judged at the median duration: busy cores of the instances it stands for.
+        if (a->outliers > 0 && a->t_cpu_wall_s > 0 && !instances_differ_in_size(r.measurement)) {
+            r.busy_cores_outliers = static_cast<int>(a->outliers);
+            r.busy_cores = a->t_cpu_s / a->t_cpu_wall_s;
+            r.busy_cores_error = a->t_cpu_error_s / a->t_cpu_wall_s;
+            r.descendant_busy_cores.reset();
+            if (a->t_descendant_cpu_s > 0)
+                r.descendant_busy_cores = a->t_descendant_cpu_s / a->t_cpu_wall_s;
+            r.other_busy_cores.reset();
+            if (a->t_other_wall_s > 0) r.other_busy_cores = a->t_other_cpu_s / a->t_other_wall_s;
+            r.peak_busy_cores.reset();
+            if (a->t_peak_wall_s > 0 && a->t_peak_wall_s >= 0.5 * a->t_wall_s)
+                r.peak_busy_cores = a->t_peak_busy_s / a->t_peak_wall_s;
+        }
         if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
         r.durations_subsampled = a->durations.size() > durations_limit;
         r.measurement.durations_s = subsample(a->durations, durations_limit);

@@ -429,6 +429,12 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
               "-thread roof of the threads that recorded it";
     }
+    if (const auto n = reg.busy_cores_outliers)
+        why +=
+            "; busy cores of its instances within 2x the median duration, which its rate is "
+            "judged at: " +
+            std::to_string(*n) + (*n == 1 ? " slower instance" : " slower instances") +
+            " left out (a cold start, a stall: see its p99)";
     Diagnosis d = diagnose_kernel(profile, m, t, judged_cores);
     std::optional<Finding> outside;
     if (idle.empty() && judged_cores) outside = work_outside(d, *judged_cores, reg);

@@ -111,6 +111,40 @@ TEST(BusyCores, ComeFromTheWholeProcessNotTheThreadThatRecorded) {
     EXPECT_FALSE(r.at("elsewhere")->busy_cores);
 }
 
+// Instances of one size are judged at their median duration, which leaves a slow first one
+// out (a cold start waiting for its weights to page in); their busy cores leave it out too,
+// or its wait reads as cores the typical instance held and left idle. Of different sizes
+// (judged at the mean) every instance counts.
+TEST(BusyCores, OfTheInstancesTheMedianDurationStandsFor) {
+    const auto tokens = [](const std::string& second_name) {
+        CaptureFiles d;
+        d.strings(45, 1, {{1, "token {ops=1G}"}, {2, second_name}});
+        // The first instance: 4 ms at 0.25 cores; then four of 1 ms at 2 cores.
+        std::vector<inject::Event> ev = {cpu_read(1000, 0), event(EventKind::push, 1000, 1),
+                                         event(EventKind::pop, 4'001'000),
+                                         cpu_read(4'001'000, 1'000'000)};
+        for (std::int64_t k = 0; k < 4; ++k) {
+            const std::int64_t start = 4'001'000 + k * 1'000'000;
+            ev.push_back(event(EventKind::push, start, k == 3 ? 2 : 1));
+            ev.push_back(event(EventKind::pop, start + 1'000'000));
+            ev.push_back(cpu_read(start + 1'000'000, 1'000'000 + (k + 1) * 2'000'000));
+        }
+        d.events(45, 1, 45, 0, ev);
+        const NvtxCapture c = read_nvtx_capture(d.path(), 9'000'000, 2);
+        return aggregate_regions({&c}, std::nullopt);
+    };
+    const auto same = tokens("token {ops=1G}");
+    const RecordedRegion* typical = by_path(same).at("token");
+    ASSERT_TRUE(typical->busy_cores);
+    EXPECT_NEAR(*typical->busy_cores, 2.0, 0.01);
+    EXPECT_EQ(typical->busy_cores_outliers, 1);
+    const auto mixed = tokens("token {ops=9G}");
+    const RecordedRegion* all = by_path(mixed).at("token");
+    ASSERT_TRUE(all->busy_cores);
+    EXPECT_NEAR(*all->busy_cores, 9.0 / 8.0, 0.01) << "judged at the mean: every instance";
+    EXPECT_FALSE(all->busy_cores_outliers);
+}
+
 // One region name for instances of different sizes: the work per instance is their mean,
 // and the spread of their sizes goes with it, so the judge times them by their total time
 // (diagnose); instances of one size have a spread of 1.

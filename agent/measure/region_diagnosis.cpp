@@ -3,12 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <thread>
 
 #include "agent/inject/nvtx_event_format.hpp"
-#include "agent/measure/roof_check.hpp"
+#include "agent/measure/region_judging.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
 
@@ -39,18 +38,6 @@ std::optional<double> peak(const RunRecord& r, const std::string& name) {
     return m;
 }
 
-// What the program was allowed of the host's CPUs, each absent where not recorded: its
-// affinity mask's CPUs at start (taskset, numactl, a container's cpuset) and its control
-// group's CPU quota.
-struct CpuLimits {
-    std::optional<double> affinity;
-    std::optional<double> quota;
-};
-
-CpuLimits cpu_limits(const RunRecord& r) {
-    return {peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
-}
-
 // The CPUs it could use at once: `cpus` (where known), at most its limits'.
 std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
     for (const auto& limit : {l.affinity, l.quota})
@@ -59,6 +46,16 @@ std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
 }
 
 }  // namespace
+
+CpuLimits cpu_limits(const RunRecord& r) {
+    return {peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
+}
+
+std::string fixed2(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+    return buf;
+}
 
 std::optional<double> usable_cpus(const RunRecord& r) {
     std::optional<double> cpus;
@@ -125,12 +122,6 @@ bool pmu_counted(const RunRecord& r) {
         return g.measurement.measured_ops_source == Source::pmu ||
                g.measurement.measured_bytes_source == Source::pmu;
     });
-}
-
-std::string fixed2(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-    return buf;
 }
 
 // A range that neither declares its work nor was counted: said so, with what to do, instead
@@ -320,9 +311,6 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
 
-// A region is judged against the roofs of the cores its process really kept busy while it
-// was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
-// main thread around work on threads it starts was recorded by one thread.
 // The machine as a control group with a CPU quota below one CPU sees it per second of wall
 // time: every thread runs at most that share of each period, so every CPU roof is that share
 // of the measured one.
@@ -337,6 +325,8 @@ MachineProfile time_share(MachineProfile p, double share) {
     for (auto& r : p.bandwidth_roofs) scale(r.bytes_per_s);
     return p;
 }
+
+}  // namespace
 
 std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
                                       const Thresholds& t, bool counted, const CpuLimits& limits) {
@@ -482,141 +472,6 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
     return d;
 }
-
-std::string rate_of(const RoofCheck& c) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.1f %s", c.now_per_s / 1e9,
-                  c.kind == RoofKind::compute ? "Gop/s" : "GB/s");
-    return buf;
-}
-
-std::string named(const RoofCheck& c) {
-    return (c.kind == RoofKind::compute ? c.kernel : "DRAM " + c.kernel) + " (" +
-           std::to_string(c.threads) + (c.threads == 1 ? " thread)" : " threads)");
-}
-
-// Puts the roofs of the checks `take` accepts in place of the profile's: only a check taken
-// against this very profile's figure (`report --profile` with another profile judges against
-// that one). Returns which it used, and those whose looks moved.
-struct Substituted {
-    std::string used, moved;
-};
-Substituted substitute_checked_roofs(MachineProfile& p, const std::vector<RoofCheck>& checks,
-                                     const std::function<bool(const RoofCheck&)>& take) {
-    Substituted out;
-    for (const auto& c : checks) {
-        if (!take(c) || c.derived() || c.now_per_s <= 0 || !c.slowest_per_s) continue;
-        Summary* figure = nullptr;
-        if (c.kind == RoofKind::compute) {
-            for (auto& r : p.compute_roofs)
-                if (r.name == c.kernel && r.threads == c.threads) figure = &r.ops_per_s;
-        } else {
-            for (auto& r : p.bandwidth_roofs)
-                if (r.level == "DRAM" && r.kernel == c.kernel && r.threads == c.threads)
-                    figure = &r.bytes_per_s;
-        }
-        if (!figure || figure->median != c.profile_per_s) continue;
-        std::string what =
-            named(c) + " " + rate_of(c) + ", " + fixed2(c.ratio()) + " x the profile's";
-        if (c.kind == RoofKind::compute) {
-            figure->median = c.now_per_s;
-        } else {
-            // One stream kernel is looked at (the one the work was first judged against);
-            // which kernel's roof judges it depends on its rate (roofline.hpp), so DRAM's
-            // other kernels at these threads get the same share of the host.
-            for (auto& r : p.bandwidth_roofs)
-                if (r.level == "DRAM" && r.threads == c.threads) r.bytes_per_s.median *= c.ratio();
-            what += " (the other DRAM kernels' roofs scaled alike)";
-        }
-        out.used += std::string(out.used.empty() ? "" : "; ") + what;
-        if (moved_within(c))
-            out.moved += std::string(out.moved.empty() ? "" : "; ") + named(c) + " between " +
-                         fixed2(c.slowest_ratio().value_or(0)) + " and " + fixed2(c.ratio()) +
-                         " x the profile's";
-    }
-    return out;
-}
-
-// A suite case is judged against the roofs measured in turns with it (RoofCheck::beside;
-// suite.cpp): the variants of a shape are compared as ratios of times taken in the same
-// rounds, and a fraction of a roof is a ratio too. The profile's figure was measured minutes
-// or days before, and a shared host gives a share of the cores and of DRAM that moves (0.54
-// of the profile's FMA roof seen for one shape, 0.9 for the next). The best look is what the
-// host gave while the case ran. Where the looks disagreed beyond roof_check_tolerance the
-// host moved during the rounds; the best look still judges (the profile, taken at another
-// moment, says less about these rounds: with it, decode GEMMs streaming at 0.93 of the read
-// roof beside them read 1.1-1.2 x the profile's, "above the roof"), and a finding says the
-// case may have run while the host gave less, so its fraction may be higher than shown. Only
-// a check taken against this very profile's roof replaces it (`report --profile` with another
-// profile judges against that one). Returns the profile to judge against, the findings that
-// say which roofs came from where.
-MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
-                            std::vector<Finding>& findings) {
-    MachineProfile p = *record.machine_profile;
-    const auto s = substitute_checked_roofs(p, record.roof_checks, [&](const RoofCheck& c) {
-        return std::find(c.beside.begin(), c.beside.end(), reg.path) != c.beside.end();
-    });
-    if (!s.used.empty())
-        findings.push_back({FindingKind::assumption,
-                            "judged against the roofs measured in turns with it: " + s.used +
-                                " (what the host gave while it ran)"});
-    if (!s.moved.empty())
-        findings.push_back({FindingKind::contention,
-                            "the roofs measured in turns with it moved: " + s.moved +
-                                ": judged against the best look; where it ran while the host "
-                                "gave less, its fractions are higher than shown"});
-    return p;
-}
-
-// A run's roofs measured again right after it (check_roofs) are evidence, not its roofs: the
-// program ran before them, maybe while the host gave what the profile says. They count where
-// they moved beyond the tolerance in agreeing looks, in two ways:
-// - work that ran above the profile's roof, and within the roofs measured right after, is
-//   judged against those: the host gave more than when the profile was measured, and the
-//   program shows it did then too (such work read "above the roof", bound unknown; this
-//   VM's host gave 1.45 x the profile's DRAM roof right after one run, 0.83 x after another);
-// - otherwise, where the region reads another bound against them, the verdict sits near a
-//   line the host's share moves it across: said, with what it would read (a decode step at
-//   57 % of the profile's DRAM roof, "latency bound", read 69 % of what the host gave right
-//   after).
-void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
-                       const Thresholds& t, bool counted) {
-    if (record.kind != RecordKind::run || record.roof_checks.empty()) return;
-    MachineProfile p = *record.machine_profile;
-    const auto s = substitute_checked_roofs(p, record.roof_checks, [](const RoofCheck& c) {
-        return outside_tolerance(c) && !moved_within(c);
-    });
-    if (s.used.empty()) return;
-    auto alt = judge_region(p, reg, t, counted, cpu_limits(record));
-    if (!alt || !alt->bound) return;
-    if (d.verdict == Verdict::above_roof && alt->verdict != Verdict::above_roof) {
-        alt->findings.push_back(
-            {FindingKind::assumption,
-             "judged against the roofs measured right after the run (" + s.used +
-                 "): it ran above the profile's, so the host gave more than when the profile "
-                 "was measured"});
-        d = std::move(*alt);
-        return;
-    }
-    if (alt->bound == d.bound) return;
-    std::string fractions;
-    for (const auto& c : alt->roofs)
-        if (c.fraction)
-            fractions += std::string(fractions.empty() ? "" : ", ") +
-                         (c.kind == RoofKind::compute ? c.roof : c.level) + " " +
-                         std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
-    // Unstable, not contention: the run's contention finding says other work competed for
-    // the CPUs, which this does not show.
-    d.findings.push_back(
-        {FindingKind::unstable,
-         "against the roofs measured right after the run (" + s.used + ") it reads " +
-             alt->diagnosis + " (" + fractions +
-             "): the host's share moved between the profile and the run, and the verdict is "
-             "near a line that moves with it: judge the distribution (--repeat), or measure "
-             "the profile again on a quieter host"});
-}
-
-}  // namespace
 
 std::optional<double> peak_memory_bytes(const RunRecord& r) {
     if (auto tree = peak(r, "peak_tree_rss_bytes")) return tree;

@@ -1,0 +1,41 @@
+#pragma once
+// Inside judge_record: how one region is judged (region_diagnosis.cpp), shared with judging it
+// again against roofs measured right after the run or beside a suite case
+// (roof_rejudge.cpp). Not an interface for other parts of ceiling.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::measure {
+
+// What the program was allowed of the host's CPUs, each absent where not recorded: its
+// affinity mask's CPUs at start (taskset, numactl, a container's cpuset) and its control
+// group's CPU quota.
+struct CpuLimits {
+    std::optional<double> affinity;
+    std::optional<double> quota;
+};
+CpuLimits cpu_limits(const RunRecord& r);
+
+// A region is judged against the roofs of the cores its process really kept busy while it
+// was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
+// main thread around work on threads it starts was recorded by one thread. At most the
+// cores its limits allow. nullopt for a region with nothing to judge.
+std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
+                                      const Thresholds& t, bool counted, const CpuLimits& limits);
+
+// A suite case's profile with the roofs measured beside it in place of the profile's, and
+// findings saying which (none: the record's profile).
+MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
+                            std::vector<Finding>& findings);
+// A run's region judged again against the roofs measured right after the run, where they
+// moved: adopted or said (roof_rejudge.cpp).
+void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
+                       const Thresholds& t, bool counted);
+
+std::string fixed2(double v);  // "%.2f"
+
+}  // namespace ceiling::measure

@@ -1,0 +1,148 @@
+// Judging a region again against roofs measured after its run (`run`'s roof check) or beside
+// its suite case, where those moved from the profile's: which are adopted, and what is said.
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "agent/measure/region_judging.hpp"
+#include "agent/measure/roof_check.hpp"
+
+namespace ceiling::measure {
+namespace {
+
+std::string rate_of(const RoofCheck& c) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.1f %s", c.now_per_s / 1e9,
+                  c.kind == RoofKind::compute ? "Gop/s" : "GB/s");
+    return buf;
+}
+
+std::string named(const RoofCheck& c) {
+    return (c.kind == RoofKind::compute ? c.kernel : "DRAM " + c.kernel) + " (" +
+           std::to_string(c.threads) + (c.threads == 1 ? " thread)" : " threads)");
+}
+
+// Puts the roofs of the checks `take` accepts in place of the profile's: only a check taken
+// against this very profile's figure (`report --profile` with another profile judges against
+// that one). Returns which it used, and those whose looks moved.
+struct Substituted {
+    std::string used, moved;
+};
+Substituted substitute_checked_roofs(MachineProfile& p, const std::vector<RoofCheck>& checks,
+                                     const std::function<bool(const RoofCheck&)>& take) {
+    Substituted out;
+    for (const auto& c : checks) {
+        if (!take(c) || c.derived() || c.now_per_s <= 0 || !c.slowest_per_s) continue;
+        Summary* figure = nullptr;
+        if (c.kind == RoofKind::compute) {
+            for (auto& r : p.compute_roofs)
+                if (r.name == c.kernel && r.threads == c.threads) figure = &r.ops_per_s;
+        } else {
+            for (auto& r : p.bandwidth_roofs)
+                if (r.level == "DRAM" && r.kernel == c.kernel && r.threads == c.threads)
+                    figure = &r.bytes_per_s;
+        }
+        if (!figure || figure->median != c.profile_per_s) continue;
+        std::string what =
+            named(c) + " " + rate_of(c) + ", " + fixed2(c.ratio()) + " x the profile's";
+        if (c.kind == RoofKind::compute) {
+            figure->median = c.now_per_s;
+        } else {
+            // One stream kernel is looked at (the one the work was first judged against);
+            // which kernel's roof judges it depends on its rate (roofline.hpp), so DRAM's
+            // other kernels at these threads get the same share of the host.
+            for (auto& r : p.bandwidth_roofs)
+                if (r.level == "DRAM" && r.threads == c.threads) r.bytes_per_s.median *= c.ratio();
+            what += " (the other DRAM kernels' roofs scaled alike)";
+        }
+        out.used += std::string(out.used.empty() ? "" : "; ") + what;
+        if (moved_within(c))
+            out.moved += std::string(out.moved.empty() ? "" : "; ") + named(c) + " between " +
+                         fixed2(c.slowest_ratio().value_or(0)) + " and " + fixed2(c.ratio()) +
+                         " x the profile's";
+    }
+    return out;
+}
+
+}  // namespace
+
+// A suite case is judged against the roofs measured in turns with it (RoofCheck::beside;
+// suite.cpp): the variants of a shape are compared as ratios of times taken in the same
+// rounds, and a fraction of a roof is a ratio too. The profile's figure was measured minutes
+// or days before, and a shared host gives a share of the cores and of DRAM that moves (0.54
+// of the profile's FMA roof seen for one shape, 0.9 for the next). The best look is what the
+// host gave while the case ran. Where the looks disagreed beyond roof_check_tolerance the
+// host moved during the rounds; the best look still judges (the profile, taken at another
+// moment, says less about these rounds: with it, decode GEMMs streaming at 0.93 of the read
+// roof beside them read 1.1-1.2 x the profile's, "above the roof"), and a finding says the
+// case may have run while the host gave less, so its fraction may be higher than shown. Only
+// a check taken against this very profile's roof replaces it (`report --profile` with another
+// profile judges against that one). Returns the profile to judge against, the findings that
+// say which roofs came from where.
+MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
+                            std::vector<Finding>& findings) {
+    MachineProfile p = *record.machine_profile;
+    const auto s = substitute_checked_roofs(p, record.roof_checks, [&](const RoofCheck& c) {
+        return std::find(c.beside.begin(), c.beside.end(), reg.path) != c.beside.end();
+    });
+    if (!s.used.empty())
+        findings.push_back({FindingKind::assumption,
+                            "judged against the roofs measured in turns with it: " + s.used +
+                                " (what the host gave while it ran)"});
+    if (!s.moved.empty())
+        findings.push_back({FindingKind::contention,
+                            "the roofs measured in turns with it moved: " + s.moved +
+                                ": judged against the best look; where it ran while the host "
+                                "gave less, its fractions are higher than shown"});
+    return p;
+}
+
+// A run's roofs measured again right after it (check_roofs) are evidence, not its roofs: the
+// program ran before them, maybe while the host gave what the profile says. They count where
+// they moved beyond the tolerance in agreeing looks, in two ways:
+// - work that ran above the profile's roof, and within the roofs measured right after, is
+//   judged against those: the host gave more than when the profile was measured, and the
+//   program shows it did then too (such work read "above the roof", bound unknown; this
+//   VM's host gave 1.45 x the profile's DRAM roof right after one run, 0.83 x after another);
+// - otherwise, where the region reads another bound against them, the verdict sits near a
+//   line the host's share moves it across: said, with what it would read (a decode step at
+//   57 % of the profile's DRAM roof, "latency bound", read 69 % of what the host gave right
+//   after).
+void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
+                       const Thresholds& t, bool counted) {
+    if (record.kind != RecordKind::run || record.roof_checks.empty()) return;
+    MachineProfile p = *record.machine_profile;
+    const auto s = substitute_checked_roofs(p, record.roof_checks, [](const RoofCheck& c) {
+        return outside_tolerance(c) && !moved_within(c);
+    });
+    if (s.used.empty()) return;
+    auto alt = judge_region(p, reg, t, counted, cpu_limits(record));
+    if (!alt || !alt->bound) return;
+    if (d.verdict == Verdict::above_roof && alt->verdict != Verdict::above_roof) {
+        alt->findings.push_back(
+            {FindingKind::assumption,
+             "judged against the roofs measured right after the run (" + s.used +
+                 "): it ran above the profile's, so the host gave more than when the profile "
+                 "was measured"});
+        d = std::move(*alt);
+        return;
+    }
+    if (alt->bound == d.bound) return;
+    std::string fractions;
+    for (const auto& c : alt->roofs)
+        if (c.fraction)
+            fractions += std::string(fractions.empty() ? "" : ", ") +
+                         (c.kind == RoofKind::compute ? c.roof : c.level) + " " +
+                         std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
+    // Unstable, not contention: the run's contention finding says other work competed for
+    // the CPUs, which this does not show.
+    d.findings.push_back(
+        {FindingKind::unstable,
+         "against the roofs measured right after the run (" + s.used + ") it reads " +
+             alt->diagnosis + " (" + fractions +
+             "): the host's share moved between the profile and the run, and the verdict is "
+             "near a line that moves with it: judge the distribution (--repeat), or measure "
+             "the profile again on a quieter host"});
+}
+
+}  // namespace ceiling::measure

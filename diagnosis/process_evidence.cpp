@@ -70,6 +70,17 @@ Opt involuntary_switches_per_cpu_s(const P& p) {
     if (!p.user_s || !p.system_s) return std::nullopt;
     return ratio(preempted_by_others(p), *p.user_s + *p.system_s);
 }
+// Of the threads that shared its CPU time and the CPUs it could use (the fewer), the share
+// that ran at once on average: busy cores over that number. Only where the work was spread
+// over threads; one thread with idle cores is cpu_utilisation's to judge. Four Python
+// threads under the GIL on 2 CPUs: 4 working threads, 0.99 cores busy, 0.5.
+Opt thread_concurrency(const P& p) {
+    if (!p.working_threads || *p.working_threads < working_threads_min || !p.cores_used ||
+        !(*p.cores_used > 0) || !p.user_s || !p.system_s || !(p.wall_s > 0))
+        return std::nullopt;
+    const double busy = (*p.user_s + *p.system_s) / p.wall_s;
+    return busy / std::min(*p.working_threads, *p.cores_used);
+}
 Opt steal_share(const P& p) { return ratio(p.host_steal_s, p.host_cpu_s); }
 // Mean runnable threads per CPU: runnable thread-seconds over CPU-seconds of the same window.
 Opt run_queue_per_cpu(const P& p) { return ratio(p.host_runnable_thread_s, p.host_cpu_s); }
@@ -142,7 +153,7 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 12> rules = {{
+const std::array<SystemRule, 13> rules = {{
     {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -151,6 +162,20 @@ const std::array<SystemRule, 12> rules = {{
      "were preempted and queued for a CPU behind other work, they did not wait",
      "CPU busy well below the cores used: waiting or queued for a CPU (context switches not "
      "measured)"},
+    {"thread_concurrency",
+     thread_concurrency,
+     Comparison::below,
+     &T::thread_concurrency,
+     "its CPU time was spread over several threads, yet fewer ran at once than it had such "
+     "threads and CPUs, and most context switches voluntary: its threads took turns, waiting "
+     "on each other (a lock held while working: Python's GIL, a mutex around the work; "
+     "hand-offs between stages) or on I/O; let them run at once (processes instead of "
+     "threads under the GIL, native code that releases it, finer locks) or use fewer threads",
+     &blocked,
+     {},
+     "its CPU time was spread over several threads, yet fewer ran at once than it had such "
+     "threads and CPUs: its threads took turns (waiting on each other or on I/O) or queued "
+     "for a CPU (context switches not measured)"},
     {"system_time_share", system_time_share, Comparison::at_least, &T::system_time_share,
      "much CPU time in the kernel: system calls, copies, page faults"},
     {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
@@ -339,6 +364,7 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"voluntary_context_switches", p.voluntary_context_switches},
          {"involuntary_context_switches", p.involuntary_context_switches},
          {"observer_wakeups", p.observer_wakeups},
+         {"working_threads", p.working_threads},
          {"minor_page_faults", p.minor_page_faults},
          {"major_page_faults", p.major_page_faults},
          {"device_wait_s", p.device_wait_s},
@@ -366,6 +392,7 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "voluntary_context_switches", p.voluntary_context_switches);
     get_optional(j, "involuntary_context_switches", p.involuntary_context_switches);
     get_optional(j, "observer_wakeups", p.observer_wakeups);
+    get_optional(j, "working_threads", p.working_threads);
     get_optional(j, "minor_page_faults", p.minor_page_faults);
     get_optional(j, "major_page_faults", p.major_page_faults);
     get_optional(j, "device_wait_s", p.device_wait_s);

@@ -30,6 +30,9 @@ struct ProcessAccounting {
     // preempted one of the program's threads, so as many involuntary switches are not
     // counted as other work's.
     std::optional<double> observer_wakeups;
+    // How many threads shared its CPU time: the participation ratio of the sampled threads'
+    // CPU times (n for n equal shares, 1 when one thread did it all).
+    std::optional<double> working_threads;
     std::optional<double> minor_page_faults;
     std::optional<double> major_page_faults;
     std::optional<double> device_wait_s;  // blocked on an accelerator (synchronise, event wait)
@@ -91,6 +94,10 @@ struct SystemRule {
     std::string_view meaning_own = {};
 };
 std::span<const SystemRule> system_rules();
+
+// Fewer threads than this sharing its CPU time is one thread doing the work (with helpers):
+// whether threads took turns is not asked. 1.5 is two threads at a 3:1 split or closer.
+inline constexpr double working_threads_min = 1.5;
 
 // Past this share of its roof a storage write rate is the page cache's, not storage's
 // (storage_roof_share; the run summary's I/O line says so).

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 24> fields = {{
+const std::array<ThresholdField, 25> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -29,9 +29,13 @@ const std::array<ThresholdField, 24> fields = {{
     {"voluntary_switch_share", &T::voluntary_switch_share,
      "voluntary / all context switches at or above which idle cores mean waiting, below which "
      "queueing for a CPU"},
+    {"thread_concurrency", &T::thread_concurrency,
+     "busy cores over the threads that shared its CPU time (at most the CPUs it could use) "
+     "below which its threads took turns rather than ran at once"},
     {"involuntary_switches_per_cpu_s", &T::involuntary_switches_per_cpu_s,
-     "involuntary context switches per second of its CPU time, less one per wakeup of "
-     "ceiling's own, at or above which (most switches being involuntary) it was preempted "
+     "involuntary context switches per second of its CPU time, less ceiling's own wakeups "
+     "in its share of the runnable threads, at or above which (most switches being involuntary) it "
+     "was preempted "
      "by other work (contention)"},
     {"steal_share", &T::steal_share,
      "share of the host's CPU time stolen by the hypervisor at or above which it is contention"},
@@ -71,16 +75,11 @@ std::string num(double v) {
 }
 
 // Fields that are fractions of something and so lie in (0, 1].
-constexpr std::array<double T::*, 10> shares = {&T::model_share,
-                                                &T::capacity,
-                                                &T::cpu_utilisation,
-                                                &T::system_time_share,
-                                                &T::device_wait_share,
-                                                &T::device_copy_share,
-                                                &T::voluntary_switch_share,
-                                                &T::steal_share,
-                                                &T::stop_margin,
-                                                &T::cpu_quota_throttled_share};
+constexpr std::array<double T::*, 11> shares = {
+    &T::model_share,       &T::thread_concurrency,       &T::capacity,
+    &T::cpu_utilisation,   &T::system_time_share,        &T::device_wait_share,
+    &T::device_copy_share, &T::voluntary_switch_share,   &T::steal_share,
+    &T::stop_margin,       &T::cpu_quota_throttled_share};
 constexpr std::array<double T::*, 9> rates = {&T::held_cores_ratio,
                                               &T::context_switches_per_s,
                                               &T::page_faults_per_s,

@@ -33,6 +33,9 @@ struct Thresholds {
     // voluntary / all context switches at or above which idle cores mean waiting (blocked),
     // below which queueing for a CPU (preempted).
     double voluntary_switch_share = 0.50;
+    // Busy cores over the threads that shared its CPU time (at most the CPUs it could use)
+    // below which, its work spread over threads, they took turns rather than ran at once.
+    double thread_concurrency = 0.60;
     // Contention: involuntary switches per second of its CPU time (while most switches are
     // involuntary), and the host's CPU time stolen by the hypervisor, at or above which
     // other work competed for the CPUs.

@@ -417,6 +417,7 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
     if (sampled) {
         add("peak_tree_rss_bytes", sampled->tree_rss_bytes, "bytes", !enough_samples);
         add("peak_threads", sampled->threads, "count");
+        add("working_threads", sampled->working_threads, "count", !enough_samples);
         add("host_cpu_s", sampled->host_cpu_s, "s");
         add("host_steal_s", sampled->host_steal_s, "s");
         add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");

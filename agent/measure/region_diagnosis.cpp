@@ -75,6 +75,7 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.voluntary_context_switches = per_run(r, "voluntary_context_switches");
     p.involuntary_context_switches = per_run(r, "involuntary_context_switches");
     p.observer_wakeups = per_run(r, "observer_wakeups");
+    p.working_threads = per_run(r, "working_threads");
     p.minor_page_faults = per_run(r, "minor_faults");
     p.major_page_faults = per_run(r, "major_faults");
     p.peak_rss_bytes = peak_memory_bytes(r);

@@ -35,19 +35,24 @@ bool read_small(const fs::path& path, std::string& out) {
     return used > 0;
 }
 
-// Children of every thread of `pid` (a child belongs to the thread that forked it), and how
+// Children of every thread of `pid` (a child belongs to the thread that forked it), how
 // many of its threads are runnable (state R: running or queued for a CPU), so that a run
-// queue past the CPUs can be told the program's own from other work's.
+// queue past the CPUs can be told the program's own from other work's, and each thread's
+// CPU time, so that threads taking turns can be told from threads working at once.
 void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf,
-                  double& runnable) {
+                  double& runnable, std::vector<ThreadCpu>& cpu, double tick_s) {
     const fs::path task = proc / std::to_string(pid) / "task";
     DIR* d = ::opendir(task.c_str());
     if (!d) return;
     while (dirent* e = ::readdir(d)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         if (read_small(task / e->d_name / "stat", buf))
-            if (const auto f = collectors::parse_proc_stat(buf); f && f->state == 'R')
-                runnable += 1;
+            if (const auto f = collectors::parse_proc_stat(buf)) {
+                if (f->state == 'R') runnable += 1;
+                if (const auto tid = collectors::parse_int(e->d_name))
+                    cpu.push_back({static_cast<pid_t>(*tid), f->start_ticks,
+                                   (f->utime_ticks + f->stime_ticks) * tick_s});
+            }
         if (!read_small(task / e->d_name / "children", buf)) continue;
         std::string_view s(buf);
         while (!s.empty()) {
@@ -63,6 +68,16 @@ void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
 }
 
 }  // namespace
+
+std::optional<double> working_threads(const std::vector<double>& cpu_s) {
+    double sum = 0, squares = 0;
+    for (const double c : cpu_s) {
+        sum += c;
+        squares += c * c;
+    }
+    if (!(squares > 0)) return std::nullopt;
+    return sum * sum / squares;
+}
 
 std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
     static const double tick_s = 1.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
@@ -118,7 +133,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
                                            : collectors::ProcIo{};
         children.clear();
-        scan_threads(proc, pid, children, buf, runnable);
+        scan_threads(proc, pid, children, buf, runnable, s.thread_cpu, tick_s);
         for (const pid_t c : children) todo.emplace_back(c, index);
     }
     if (!root_alive) return std::nullopt;
@@ -150,9 +165,40 @@ void PeakAccumulator::add(const TreeSample& s) {
         double& hwm = hwm_[{p.pid, p.start_ticks}];
         hwm = std::max(hwm, p.hwm_bytes);
     }
+    // Threads' CPU time in windows: one closes at the first sample past thread_window_s and
+    // the next opens there.
+    if (!s.thread_cpu.empty()) {
+        const bool closes =
+            window_start_ns_ &&
+            static_cast<double>(s.t_ns - *window_start_ns_) * 1e-9 >= thread_window_s;
+        if (closes) {
+            const auto [weighted, weight] = thread_window(s.thread_cpu);
+            working_weighted_ += weighted;
+            working_weight_ += weight;
+        }
+        if (closes || !window_start_ns_) {
+            window_start_ns_ = s.t_ns;
+            window_cpu_.clear();
+            for (const auto& t : s.thread_cpu) window_cpu_[{t.tid, t.start_ticks}] = t.cpu_s;
+        }
+        last_thread_cpu_ = s.thread_cpu;
+    }
     // The run queues hold their values until the next sample: step functions.
     host_runnable_.add(s.t_ns, s.host_runnable);
     own_runnable_.add(s.t_ns, s.own_runnable);
+}
+
+std::pair<double, double> PeakAccumulator::thread_window(const std::vector<ThreadCpu>& now) const {
+    std::vector<double> used;
+    double sum = 0;
+    for (const auto& t : now) {
+        // A thread the window's first sample did not see started within it: all its time.
+        const auto it = window_cpu_.find({t.tid, t.start_ticks});
+        used.push_back(std::max(0.0, t.cpu_s - (it != window_cpu_.end() ? it->second : 0.0)));
+        sum += used.back();
+    }
+    const auto w = working_threads(used);
+    return w ? std::pair(*w * sum, sum) : std::pair(0.0, 0.0);
 }
 
 void StepIntegral::add(std::int64_t t_ns, std::optional<double> value) {
@@ -183,6 +229,12 @@ SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
         for (const auto& [key, hwm] : hwm_) sum += hwm;
         p.process_hwm_sum_bytes = sum;
     }
+    // The last window, however short, closes at the last sample.
+    auto [weighted, weight] =
+        window_start_ns_ ? thread_window(last_thread_cpu_) : std::pair(0.0, 0.0);
+    weighted += working_weighted_;
+    weight += working_weight_;
+    if (weight > 0) p.working_threads = weighted / weight;
     // Within one clock tick the host's CPU time reads 0: unknown, not 0. The run queue is
     // kept only beside it, since it is read per CPU as one over the other.
     if (host_start && host_end && host_end->total > host_start->total && clock_ticks_per_s > 0) {
@@ -264,7 +316,9 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
             s->t_ns = t0 + (collectors::now_ns() - t0) / 2;
         }
     }
-    s->peaks.clear();  // folded into the accumulator; an hour of samples need not keep them
+    // Folded into the accumulator; an hour of samples need not keep them.
+    s->peaks.clear();
+    s->thread_cpu.clear();
     samples_.push_back(std::move(*s));
 }
 

@@ -56,6 +56,18 @@ struct DescendantCpu {
     double cpu_s = 0;
 };
 
+// One thread's CPU time so far (utime + stime of /proc/PID/task/TID/stat).
+struct ThreadCpu {
+    pid_t tid = 0;
+    double start_ticks = 0;  // with the tid, names the thread (tids are reused)
+    double cpu_s = 0;
+};
+
+// How many threads shared a CPU time: the participation ratio (sum c)^2 / sum c^2 of their
+// CPU times, n for n threads with equal shares, 1 when one thread did it all, ~1.3 for one
+// thread with three quarters. nullopt when no thread used any CPU time (a tick).
+std::optional<double> working_threads(const std::vector<double>& cpu_s);
+
 // Totals over the process tree at one instant. CPU and I/O are cumulative (rates come from
 // differences), memory and threads are levels. An I/O total is absent when some process's
 // /proc/PID/io could not be read (a partial sum would read as a drop).
@@ -72,6 +84,7 @@ struct TreeSample {
     std::optional<double> own_runnable;
     std::vector<ProcessPeak> peaks;  // every process read
     std::vector<DescendantCpu> descendants;  // every process read, in /proc's clock ticks
+    std::vector<ThreadCpu> thread_cpu;       // every thread read
     // CPU time every task of the host has used since boot (/proc/stat, clock ticks: 10 ms
     // per CPU at USER_HZ 100): with the program's, what other processes did meanwhile.
     std::optional<double> host_busy_s;
@@ -95,6 +108,14 @@ struct SampledPeaks {
     // touch can explain the tree's page faults with.
     std::optional<double> process_hwm_sum_bytes;
     std::optional<double> threads;
+    // How many threads shared the work at a time: working_threads of the CPU time each
+    // thread used within a window of thread_window_s, over the threads alive at its end,
+    // averaged over the windows weighted by that CPU time. The window is long enough for
+    // threads taking turns on a lock to each get some (Python hands the GIL on every 5 ms,
+    // not evenly, and /proc counts in 10 ms ticks); threads that ended within it are left
+    // out, so threads started one after another count as one. Unknown when no thread used
+    // CPU time (a tick) in any window.
+    std::optional<double> working_threads;
     // Over the sampled window, the host as a whole (from /proc/stat and /proc/loadavg):
     std::optional<double> host_cpu_s;    // CPU time of every CPU that elapsed (window x CPUs)
     std::optional<double> host_steal_s;  // of which the hypervisor gave to other guests
@@ -118,6 +139,8 @@ class StepIntegral {
     bool known_ = false;
 };
 
+inline constexpr double thread_window_s = 0.5;
+
 // Folds samples into SampledPeaks, oldest first; a pure step so tests can drive it with
 // recorded samples. `finish` closes the window at `end_ns` with the host's CPU ticks then.
 class PeakAccumulator {
@@ -130,6 +153,14 @@ class PeakAccumulator {
   private:
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, double> hwm_;                // (pid, start ticks) -> VmHWM
+    // The open window's working threads times their CPU time, and that CPU time, were it
+    // closed at `now` (the latest sample's threads).
+    std::pair<double, double> thread_window(const std::vector<ThreadCpu>& now) const;
+    // The open window: when it started and each thread's CPU time then, (tid, start) keyed.
+    std::optional<std::int64_t> window_start_ns_;
+    std::map<std::pair<pid_t, double>, double> window_cpu_;
+    std::vector<ThreadCpu> last_thread_cpu_;  // the latest sample's threads
+    double working_weighted_ = 0, working_weight_ = 0;
     StepIntegral host_runnable_, own_runnable_;
 };
 

@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "agent/measure/region_diagnosis.hpp"
+#include "agent/measure/sampler.hpp"
 #include "agent/output/format.hpp"
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
@@ -329,6 +330,11 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                         ? ", " + fixed(*allowed / n, 0) + " allowed by its affinity mask"
                         : std::string())
                 << (quota ? ", a CPU quota of " + fixed(*quota / n, 2) : std::string()) << ")";
+        // Beside the busy cores, how many threads shared the work: 4 sharing 1 busy core took
+        // turns (the thread_concurrency rule).
+        if (const auto working = counter_total(r, "working_threads"))
+            out << "; its CPU time shared by " << fixed(*working / n, 1) << " threads (per "
+                << fixed(measure::thread_window_s, 2) << " s)";
         out << "\n";
     }
     // The program's own peak memory, never ceiling's (max_rss_bytes of older records is

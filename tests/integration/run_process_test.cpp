@@ -240,6 +240,37 @@ TEST(RunProcess, CeilingsOwnSamplingIsNotOtherWork) {
                 1e-6);
 }
 
+// Threads that share the work but hold one lock while working (as Python's threads hold
+// the GIL) run one at a time: they took turns. Threads working at once, or one after
+// another, did not.
+TEST(RunProcess, ThreadsHandingOneLockRoundTookTurns) {
+    TempDir dir;
+    const RunRecord r = run_ok(dir, {process_target, "turns", "4", "1.5"});
+    const SystemSignal* turns = signal(r, "thread_concurrency");
+    ASSERT_NE(turns, nullptr);
+    ASSERT_TRUE(turns->value) << "working threads not measured";
+    EXPECT_TRUE(turns->fired) << *turns->value;
+    EXPECT_TRUE(says(turns->meaning, "took turns")) << turns->meaning;
+    const CounterValue* working = counter(r.executions[0], "working_threads");
+    ASSERT_NE(working, nullptr);
+    EXPECT_GT(working->value, 3) << "the four threads shared the work";
+}
+
+TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
+    TempDir dir;
+    const RunRecord at_once = run_ok(dir, {process_target, "spin", "2", "1"});
+    const SystemSignal* s = signal(at_once, "thread_concurrency");
+    ASSERT_NE(s, nullptr);
+    EXPECT_FALSE(s->fired) << s->value.value_or(-1);
+    const RunRecord serial = run_ok(dir, {process_target, "oneafter", "3", "1.5"});
+    s = signal(serial, "thread_concurrency");
+    ASSERT_NE(s, nullptr);
+    EXPECT_FALSE(s->fired) << s->value.value_or(-1);
+    const CounterValue* working = counter(serial.executions[0], "working_threads");
+    ASSERT_NE(working, nullptr);
+    EXPECT_LT(working->value, 1.5) << "one thread at a time did the work";
+}
+
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
     TempDir dir;
     const RunRecord r = run_ok(dir, {process_target, "nap", "25", "0.02"});

@@ -4,12 +4,18 @@
 //   process_target churn BYTES ROUNDS     ROUNDS times: map BYTES, touch every page, unmap
 //   process_target spin THREADS SECONDS   THREADS threads of pure arithmetic for SECONDS
 //   process_target nap COUNT SECONDS      COUNT sleeps of SECONDS each (blocked, not busy)
+//   process_target turns THREADS SECONDS  THREADS threads passing one token round, each
+//                                         computing 2 ms on its turn: one runs at a time
+//   process_target oneafter THREADS SECONDS  THREADS threads started one after another,
+//                                         each computing SECONDS / THREADS alone
 // Memory is mapped with mmap, not malloc, so that no allocator keeps pages between rounds,
 // and transparent huge pages are refused so that faults count base pages.
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -61,18 +67,46 @@ int write_file(const std::string& dir, long long bytes) {
 
 volatile double sink = 0;
 
+// Pure arithmetic for `seconds` of wall time.
+void burn(double seconds) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    double x = 1.0;
+    while (std::chrono::steady_clock::now() < end)
+        for (int i = 0; i < 10000; ++i) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
 void spin(int threads, double seconds) {
     std::vector<std::thread> team;
+    for (int t = 0; t < threads; ++t) team.emplace_back([seconds] { burn(seconds); });
+    for (auto& t : team) t.join();
+}
+
+// A lock held while working, handed on fairly (as Python's GIL is, every 5 ms): the
+// threads share the work but never run at once.
+void turns(int threads, double seconds) {
+    std::mutex m;
+    std::condition_variable cv;
+    int turn = 0;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    std::vector<std::thread> team;
     for (int t = 0; t < threads; ++t)
-        team.emplace_back([seconds] {
-            const auto end =
-                std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-            double x = 1.0;
-            while (std::chrono::steady_clock::now() < end)
-                for (int i = 0; i < 100000; ++i) x = x * 1.0000001 + 1e-9;
-            sink = x;
+        team.emplace_back([&, t] {
+            std::unique_lock lock(m);
+            for (;;) {
+                cv.wait(lock, [&] { return turn == t; });
+                const bool done = std::chrono::steady_clock::now() >= end;
+                if (!done) burn(0.002);
+                turn = (turn + 1) % threads;
+                cv.notify_all();
+                if (done) return;
+            }
         });
     for (auto& t : team) t.join();
+}
+
+void one_after_another(int threads, double seconds) {
+    for (int t = 0; t < threads; ++t) std::thread([&] { burn(seconds / threads); }).join();
 }
 
 }  // namespace
@@ -102,6 +136,14 @@ int main(int argc, char** argv) {
         spin(std::atoi(a), std::atof(b));
         return 0;
     }
+    if (mode == "turns") {
+        turns(std::atoi(a), std::atof(b));
+        return 0;
+    }
+    if (mode == "oneafter") {
+        one_after_another(std::atoi(a), std::atof(b));
+        return 0;
+    }
     if (mode == "nap") {
         for (int i = 0; i < std::atoi(a); ++i)
             std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));
@@ -109,6 +151,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: process_target write DIR BYTES | touch BYTES | churn BYTES ROUNDS "
-                 "| spin THREADS SECONDS | nap COUNT SECONDS\n");
+                 "| spin THREADS SECONDS | nap COUNT SECONDS | turns THREADS SECONDS "
+                 "| oneafter THREADS SECONDS\n");
     return 64;
 }

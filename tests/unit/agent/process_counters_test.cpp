@@ -47,6 +47,10 @@ TEST(SampleTree, SumsTheRecordedTreeIncludingItsIo) {
     ASSERT_NE(root, s->peaks.end());
     EXPECT_EQ(root->hwm_bytes, 300000 * 1024.0);
     EXPECT_EQ(root->start_ticks, 476914);
+    // Each thread's own CPU time (its task's stat), keyed by thread id and start.
+    ASSERT_EQ(s->thread_cpu.size(), 3u);
+    for (const auto& t : s->thread_cpu)
+        EXPECT_NEAR(t.cpu_s, (t.tid == 4101 ? 10 + 5 : 250 + 30) * tick_s, 1e-9) << t.tid;
     // Below each process: the root has the children it waited for (12 + 4 ticks) and its live
     // child (10 + 5); nothing is below the child.
     ASSERT_EQ(s->descendants.size(), 2u);
@@ -113,6 +117,54 @@ TEST(PeakAccumulator, NothingSeenIsUnknownNotZero) {
     EXPECT_FALSE(p.host_steal_s);
     EXPECT_FALSE(p.host_runnable_thread_s);
     EXPECT_FALSE(p.own_runnable_thread_s);
+}
+
+TEST(WorkingThreads, IsHowManyThreadsSharedTheTime) {
+    EXPECT_DOUBLE_EQ(*working_threads({1, 1, 1, 1}), 4);
+    EXPECT_DOUBLE_EQ(*working_threads({5, 0, 0}), 1) << "idle helpers are no workers";
+    EXPECT_DOUBLE_EQ(*working_threads({3, 1}), 1.6);
+    EXPECT_FALSE(working_threads({}));
+    EXPECT_FALSE(working_threads({0, 0})) << "no CPU time at all: unknown";
+}
+
+// Samples every 50 ms of threads (tid, CPU seconds so far), all started at tick 7.
+TreeSample threads_at(double t_s, std::vector<std::pair<pid_t, double>> threads) {
+    TreeSample s = at(t_s, 1 * MiB, {}, std::nullopt);
+    for (const auto& [tid, cpu] : threads) s.thread_cpu.push_back({tid, 7, cpu});
+    return s;
+}
+
+std::optional<double> working_of(const std::vector<TreeSample>& samples) {
+    PeakAccumulator acc;
+    for (const auto& s : samples) acc.add(s);
+    return acc.finish(samples.back().t_ns, std::nullopt, std::nullopt, 100.0).working_threads;
+}
+
+TEST(PeakAccumulator, ThreadsTakingTurnsShareEachWindow) {
+    // Four threads, one running at a time, each 1/4 of every 50 ms: four working threads.
+    std::vector<TreeSample> turns;
+    for (int i = 0; i <= 20; ++i)
+        turns.push_back(threads_at(
+            0.05 * i, {{1, 0.0125 * i}, {2, 0.0125 * i}, {3, 0.0125 * i}, {4, 0.0125 * i}}));
+    EXPECT_NEAR(*working_of(turns), 4, 1e-9);
+    // The same second spent by four threads started one after another (250 ms each): at a
+    // window's end one thread works; those that ended within it are not counted there.
+    std::vector<TreeSample> serial;
+    for (int i = 0; i <= 20; ++i) {
+        const double t = 0.05 * i;
+        std::vector<std::pair<pid_t, double>> live;
+        for (int k = 0; k < 4; ++k)
+            if (t >= 0.25 * k && t <= 0.25 * (k + 1)) live.push_back({10 + k, t - 0.25 * k});
+        serial.push_back(threads_at(t, live));
+    }
+    EXPECT_NEAR(*working_of(serial), 1, 1e-9);
+    // A program shorter than a window still closes its last one at its last sample, and
+    // threads started after its first sample count with all their time.
+    EXPECT_NEAR(
+        *working_of({threads_at(0, {{1, 0}}), threads_at(0.1, {{1, 0.05}, {2, 0.04}, {3, 0.05}})}),
+        0.14 * 0.14 / (0.05 * 0.05 * 2 + 0.04 * 0.04), 1e-9);
+    EXPECT_FALSE(working_of({threads_at(0, {{1, 0}}), threads_at(0.1, {{1, 0}})}))
+        << "no CPU time: unknown";
 }
 
 TEST(Sampler, TakesItsFirstSampleAtOnce) {

@@ -81,6 +81,50 @@ TEST(IdleCores, WithoutBothSwitchCountsNeitherIsClaimed) {
     EXPECT_TRUE(says(cpu.meaning, "waiting or queued")) << cpu.meaning;
 }
 
+// Four Python threads under the GIL on 2 CPUs, as measured here: 3.6 threads shared the
+// work, 0.99 cores busy, most switches voluntary (waits for the GIL).
+ProcessAccounting gil_threads() {
+    ProcessAccounting p;
+    p.wall_s = 0.57;
+    p.cores_used = 2;
+    p.user_s = 0.55;
+    p.system_s = 0.01;
+    p.working_threads = 3.6;
+    p.voluntary_context_switches = 580;
+    p.involuntary_context_switches = 90;
+    return p;
+}
+
+TEST(ThreadConcurrency, ThreadsSharingTheWorkOneAtATimeTookTurns) {
+    const auto& s = signal(system_evidence(gil_threads(), t), "thread_concurrency");
+    EXPECT_TRUE(s.fired);
+    EXPECT_NEAR(*s.value, 0.56 / 0.57 / 2, 1e-12) << "busy cores over min(threads, CPUs)";
+    EXPECT_TRUE(says(s.meaning, "took turns")) << s.meaning;
+    EXPECT_TRUE(says(s.meaning, "GIL")) << s.meaning;
+}
+
+TEST(ThreadConcurrency, NotAskedOfOneThreadOrThreadsRunningAtOnce) {
+    auto one = gil_threads();
+    one.working_threads = 1.2;  // one thread did the work, its helpers hardly any
+    EXPECT_FALSE(signal(system_evidence(one, t), "thread_concurrency").value);
+    auto together = gil_threads();
+    together.user_s = 1.1;  // both CPUs busy: the four threads ran two at a time
+    EXPECT_FALSE(signal(system_evidence(together, t), "thread_concurrency").fired);
+    auto unknown = gil_threads();
+    unknown.working_threads.reset();
+    EXPECT_FALSE(signal(system_evidence(unknown, t), "thread_concurrency").value);
+}
+
+TEST(ThreadConcurrency, PreemptedThreadsDidNotTakeTurns) {
+    // Held off the CPUs by other work: most switches involuntary, that is contention's.
+    auto p = gil_threads();
+    p.voluntary_context_switches = 20;
+    p.involuntary_context_switches = 900;
+    const auto& s = signal(system_evidence(p, t), "thread_concurrency");
+    EXPECT_TRUE(s.value);
+    EXPECT_FALSE(s.fired) << s.meaning;
+}
+
 TEST(Contention, PreemptionIsContentionWithItsEvidence) {
     const auto p = preempted_compute();
     const auto s = system_evidence(p, t);
@@ -298,6 +342,7 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     with_pages.peak_rss_pages = 1234;
     with_pages.observer_wakeups = 99;
     with_pages.own_runnable_thread_s = 7;
+    with_pages.working_threads = 3.5;
     with_pages.cpu_quota_cpus = 1.5;
     with_pages.cpu_quota_throttled_s = 0.25;
     const ProcessAccounting back = nlohmann::json(with_pages).get<ProcessAccounting>();
@@ -307,6 +352,7 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     EXPECT_EQ(back.host_runnable_thread_s, 42);
     EXPECT_EQ(back.observer_wakeups, 99);
     EXPECT_EQ(back.own_runnable_thread_s, 7);
+    EXPECT_EQ(back.working_threads, 3.5);
     EXPECT_EQ(back.cpu_quota_cpus, 1.5);
     EXPECT_EQ(back.cpu_quota_throttled_s, 0.25);
     EXPECT_FALSE(back.cpu_quota_periods);

@@ -140,6 +140,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"descendant_busy_cores", r.descendant_busy_cores},
          {"other_busy_cores", r.other_busy_cores},
          {"peak_busy_cores", r.peak_busy_cores},
+         {"working_threads", r.working_threads},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
@@ -165,6 +166,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "descendant_busy_cores", r.descendant_busy_cores);
     get_optional(j, "other_busy_cores", r.other_busy_cores);
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);
+    get_optional(j, "working_threads", r.working_threads);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);

@@ -129,6 +129,11 @@ struct RecordedRegion {
     // Well above busy_cores: cores the region held part of the time and left idle the rest
     // (a team waiting for its slowest thread, serial sections).
     std::optional<double> peak_busy_cores;
+    // How many threads of the program shared its work while it was open (the sampler's
+    // working-threads windows over its instances, weighted by time; for instances shorter
+    // than a window, the threads around them). Well above busy_cores, with CPUs left idle,
+    // its threads took turns. Absent where not sampled, and in older records.
+    std::optional<double> working_threads;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

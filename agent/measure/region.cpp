@@ -570,9 +570,20 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
     const CumulativeTimeline timeline(host, cores);
     std::size_t hint = 0;
     for (auto& r : cap.instances) {
-        if (!r.cpu_s || r.start_ns < host.front().t_ns || r.end_ns > host.back().t_ns) continue;
-        if (const auto cpu = timeline.between(r.start_ns, r.end_ns, &hint))
-            r.other_cpu_s = std::max(0.0, cpu->value - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
+        // A range opened as the program starts begins before the sampler's first reading:
+        // read over the part the readings cover, at least 90 % of it, at that rate.
+        const std::int64_t begin = std::max(r.start_ns, host.front().t_ns),
+                           end = std::min(r.end_ns, host.back().t_ns);
+        const auto length = r.end_ns - r.start_ns, covered = end - begin;
+        if (!r.cpu_s || covered < 0 ||
+            static_cast<double>(covered) < 0.9 * static_cast<double>(length))
+            continue;
+        if (const auto cpu = timeline.between(begin, end, &hint)) {
+            const double host_s = covered > 0 ? cpu->value * static_cast<double>(length) /
+                                                    static_cast<double>(covered)
+                                              : cpu->value;
+            r.other_cpu_s = std::max(0.0, host_s - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
+        }
     }
 }
 
@@ -603,6 +614,23 @@ void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu
                 break;
             }
         }
+    }
+}
+
+void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>& windows) {
+    for (auto& r : cap.instances) {
+        const auto first =
+            std::lower_bound(windows.begin(), windows.end(), r.start_ns,
+                             [](const ThreadWindow& w, std::int64_t t) { return w.end_ns <= t; });
+        double weighted = 0, weight = 0;
+        for (auto w = first; w != windows.end() && w->start_ns < r.end_ns; ++w) {
+            const auto overlap = std::min(w->end_ns, r.end_ns) - std::max(w->start_ns, r.start_ns);
+            // An instant instance (start = end) inside a window takes that window's.
+            const double dt = std::max<double>(1, static_cast<double>(overlap));
+            weighted += w->working_threads * dt;
+            weight += dt;
+        }
+        if (weight > 0) r.working_threads = weighted / weight;
     }
 }
 

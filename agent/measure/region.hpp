@@ -28,6 +28,7 @@
 
 #include "agent/measure/cumulative_timeline.hpp"
 #include "agent/measure/interned.hpp"
+#include "agent/measure/sampler.hpp"
 #include "diagnosis/run_record.hpp"
 
 namespace ceiling::measure {
@@ -75,6 +76,9 @@ struct RegionInstance {
     // The cores its process kept busy at once while it was open (attribute_peak_busy):
     // absent where the sampler's looks did not cover it.
     std::optional<double> peak_busy_cores;
+    // How many threads of the program shared its work while it was open
+    // (attribute_working_threads): absent where no window of the sampler's covered it.
+    std::optional<double> working_threads;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -131,6 +135,11 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 // the region held both cores a third of its time and the rest waited.
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu,
                          int min_looks = 3);
+
+// How many threads shared the program's work while each instance was open: the sampler's
+// windows (SampledPeaks::thread_windows, oldest first) that overlap it, weighted by the
+// overlap. A window is 0.5 s, so for a shorter instance this is the threads around it.
+void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>& windows);
 
 // The record's regions from the captures of the timed executions, depth first (each region
 // right after the one enclosing it, siblings in the order they first started): instance

@@ -165,6 +165,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         double other_cpu_s = 0, other_wall_s = 0;  // over the instances the sampler covered
         std::size_t with_cpu = 0;
         double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
+        double working_s = 0, working_wall_s = 0;             // working threads x time, its time
         // The same sums over its typical instances (busy_cores_outliers): those within
         // `outlier_ratio` x the median duration.
         double typical_limit_s = 0;
@@ -246,6 +247,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (r.peak_busy_cores) {
                 a.peak_busy_s += *r.peak_busy_cores * d;
                 a.peak_wall_s += d;
+            }
+            if (r.working_threads) {
+                a.working_s += *r.working_threads * d;
+                a.working_wall_s += d;
             }
             if (r.cpu_s) {
                 a.descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
@@ -352,6 +357,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         }
         if (a->other_wall_s > 0) r.other_busy_cores = a->other_cpu_s / a->other_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
+        if (a->working_wall_s > 0) r.working_threads = a->working_s / a->working_wall_s;
         // Over the instances the looks covered, weighted by their time, once they cover half
         // of the region's.
         if (a->peak_wall_s > 0 && a->peak_wall_s >= 0.5 * a->wall_s)

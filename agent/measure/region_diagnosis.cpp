@@ -308,6 +308,40 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
             " threads, if its work divides); then "};
 }
 
+// Threads that shared its work but took turns: the program's working threads while it was
+// open well above the cores it kept busy (busy over the fewer of those threads and the CPUs
+// it could use below thread_concurrency), while CPUs sat idle, so nothing else held them
+// off. Four threads handing one lock round read "use the idle cores ... more threads"
+// before, which adds a fifth thread to the queue. Not asked of a region that mostly waited
+// (below waited_below_cores: I/O, a device), nor where the host's other work is unknown.
+std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
+                                    const RecordedRegion& reg, const CpuLimits& limits) {
+    const auto usable = within(limits, profile.host.logical_cpus > 0
+                                           ? std::optional<double>(profile.host.logical_cpus)
+                                           : std::nullopt);
+    if (!reg.working_threads || *reg.working_threads < working_threads_min || !reg.busy_cores ||
+        !reg.other_busy_cores || !usable)
+        return std::nullopt;
+    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
+    const double could = std::min(*reg.working_threads, *usable);
+    const double share = busy / could;
+    const double idle = std::min(*usable, profile.host.logical_cpus - *reg.other_busy_cores) - busy;
+    if (busy < waited_below_cores || !(share < t.thread_concurrency) || idle < 0.5)
+        return std::nullopt;
+    const std::string threads = fixed2(*reg.working_threads) + " threads shared the program's work";
+    return IdleCores{
+        {FindingKind::assumption,
+         "its threads took turns: " + threads + " while it was open, but " + fixed2(busy) +
+             " cores were busy at once, " + fixed2(idle) + " CPUs idle (thread_concurrency " +
+             fixed2(share) + ", below " + fixed2(t.thread_concurrency) +
+             "): they waited on each other, a lock held while working (Python's GIL, a mutex "
+             "around the work) or hand-offs between stages. Running at once they could keep " +
+             fixed2(could) + " cores busy; more threads would only queue"},
+        "let its threads run at once (" + threads + ", " + fixed2(busy) +
+            " cores busy: they took turns; processes instead of threads under the GIL, native "
+            "code that releases it, finer locks); then "};
+}
+
 // Instances open at once on average below which a region is judged as sequential instances:
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
@@ -465,7 +499,10 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         d.first_move =
             "judge the work where it runs (its process only waited for it); then " + d.first_move;
     } else if (idle.empty()) {
-        if (auto spare = idle_cores(profile, m, t, reg, d, limits)) {
+        if (auto turns = took_turns(profile, t, reg, limits)) {
+            first.push_back(turns->finding);
+            d.first_move = turns->move + d.first_move;
+        } else if (auto spare = idle_cores(profile, m, t, reg, d, limits)) {
             first.push_back(spare->finding);
             d.first_move = spare->move + d.first_move;
         }

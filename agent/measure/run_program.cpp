@@ -219,6 +219,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             const double cpus = std::max(1u, std::thread::hardware_concurrency());
             attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
             attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
+            attribute_working_threads(x.capture, sampler->peaks().thread_windows);
         }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.

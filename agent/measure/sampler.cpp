@@ -171,24 +171,23 @@ void PeakAccumulator::add(const TreeSample& s) {
         const bool closes =
             window_start_ns_ &&
             static_cast<double>(s.t_ns - *window_start_ns_) * 1e-9 >= thread_window_s;
-        if (closes) {
-            const auto [weighted, weight] = thread_window(s.thread_cpu);
-            working_weighted_ += weighted;
-            working_weight_ += weight;
-        }
+        if (closes)
+            if (const auto w = thread_window(s.t_ns, s.thread_cpu)) thread_windows_.push_back(*w);
         if (closes || !window_start_ns_) {
             window_start_ns_ = s.t_ns;
             window_cpu_.clear();
             for (const auto& t : s.thread_cpu) window_cpu_[{t.tid, t.start_ticks}] = t.cpu_s;
         }
         last_thread_cpu_ = s.thread_cpu;
+        last_thread_ns_ = s.t_ns;
     }
     // The run queues hold their values until the next sample: step functions.
     host_runnable_.add(s.t_ns, s.host_runnable);
     own_runnable_.add(s.t_ns, s.own_runnable);
 }
 
-std::pair<double, double> PeakAccumulator::thread_window(const std::vector<ThreadCpu>& now) const {
+std::optional<ThreadWindow> PeakAccumulator::thread_window(
+    std::int64_t now_ns, const std::vector<ThreadCpu>& now) const {
     std::vector<double> used;
     double sum = 0;
     for (const auto& t : now) {
@@ -198,7 +197,8 @@ std::pair<double, double> PeakAccumulator::thread_window(const std::vector<Threa
         sum += used.back();
     }
     const auto w = working_threads(used);
-    return w ? std::pair(*w * sum, sum) : std::pair(0.0, 0.0);
+    if (!w || !window_start_ns_) return std::nullopt;
+    return ThreadWindow{*window_start_ns_, now_ns, *w, sum};
 }
 
 void StepIntegral::add(std::int64_t t_ns, std::optional<double> value) {
@@ -230,10 +230,14 @@ SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
         p.process_hwm_sum_bytes = sum;
     }
     // The last window, however short, closes at the last sample.
-    auto [weighted, weight] =
-        window_start_ns_ ? thread_window(last_thread_cpu_) : std::pair(0.0, 0.0);
-    weighted += working_weighted_;
-    weight += working_weight_;
+    p.thread_windows = thread_windows_;
+    if (const auto w = thread_window(last_thread_ns_, last_thread_cpu_))
+        if (w->end_ns > w->start_ns) p.thread_windows.push_back(*w);
+    double weighted = 0, weight = 0;
+    for (const auto& w : p.thread_windows) {
+        weighted += w.working_threads * w.cpu_s;
+        weight += w.cpu_s;
+    }
     if (weight > 0) p.working_threads = weighted / weight;
     // Within one clock tick the host's CPU time reads 0: unknown, not 0. The run queue is
     // kept only beside it, since it is read per CPU as one over the other.

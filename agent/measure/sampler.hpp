@@ -68,6 +68,14 @@ struct ThreadCpu {
 // thread with three quarters. nullopt when no thread used any CPU time (a tick).
 std::optional<double> working_threads(const std::vector<double>& cpu_s);
 
+// One window of thread_window_s (SampledPeaks::working_threads): its span, how many threads
+// shared the CPU time used in it, and that CPU time.
+struct ThreadWindow {
+    std::int64_t start_ns = 0, end_ns = 0;
+    double working_threads = 0;
+    double cpu_s = 0;
+};
+
 // Totals over the process tree at one instant. CPU and I/O are cumulative (rates come from
 // differences), memory and threads are levels. An I/O total is absent when some process's
 // /proc/PID/io could not be read (a partial sum would read as a drop).
@@ -116,6 +124,7 @@ struct SampledPeaks {
     // out, so threads started one after another count as one. Unknown when no thread used
     // CPU time (a tick) in any window.
     std::optional<double> working_threads;
+    std::vector<ThreadWindow> thread_windows;  // each window with CPU time in it, oldest first
     // Over the sampled window, the host as a whole (from /proc/stat and /proc/loadavg):
     std::optional<double> host_cpu_s;    // CPU time of every CPU that elapsed (window x CPUs)
     std::optional<double> host_steal_s;  // of which the hypervisor gave to other guests
@@ -153,14 +162,16 @@ class PeakAccumulator {
   private:
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, double> hwm_;                // (pid, start ticks) -> VmHWM
-    // The open window's working threads times their CPU time, and that CPU time, were it
-    // closed at `now` (the latest sample's threads).
-    std::pair<double, double> thread_window(const std::vector<ThreadCpu>& now) const;
+    // The open window were it closed at `now_ns` with `now` (the latest sample's threads);
+    // nullopt when no thread used CPU time in it.
+    std::optional<ThreadWindow> thread_window(std::int64_t now_ns,
+                                              const std::vector<ThreadCpu>& now) const;
     // The open window: when it started and each thread's CPU time then, (tid, start) keyed.
     std::optional<std::int64_t> window_start_ns_;
     std::map<std::pair<pid_t, double>, double> window_cpu_;
-    std::vector<ThreadCpu> last_thread_cpu_;  // the latest sample's threads
-    double working_weighted_ = 0, working_weight_ = 0;
+    std::vector<ThreadCpu> last_thread_cpu_;  // the latest sample's threads, and its time
+    std::int64_t last_thread_ns_ = 0;
+    std::vector<ThreadWindow> thread_windows_;  // closed
     StepIntegral host_runnable_, own_runnable_;
 };
 

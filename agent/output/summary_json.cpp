@@ -108,6 +108,7 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
             {"descendant_busy_cores", optional_json(reg.descendant_busy_cores)},
             {"other_busy_cores", optional_json(reg.other_busy_cores)},
             {"peak_busy_cores", optional_json(reg.peak_busy_cores)},
+            {"working_threads", optional_json(reg.working_threads)},
             {"busy_cores_outliers", optional_json(reg.busy_cores_outliers)},
             {"concurrency", optional_json(reg.concurrency)},
             {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};

@@ -256,6 +256,32 @@ TEST(RunProcess, ThreadsHandingOneLockRoundTookTurns) {
     EXPECT_GT(working->value, 3) << "the four threads shared the work";
 }
 
+// The same inside an NVTX range: the region's first move is to let its threads run at
+// once, not to add threads (the idle CPU read "use the idle cores" before).
+TEST(RunProcess, ARegionWhoseThreadsTookTurnsIsToldToLetThemRunAtOnce) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "turns", "4", "1.5"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    const RecordedRegion* stage = rec.region("stage");
+    ASSERT_NE(stage, nullptr);
+    ASSERT_TRUE(stage->working_threads);
+    EXPECT_GT(*stage->working_threads, 3);
+    const auto v = std::find_if(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
+                                [](const RegionVerdict& x) { return x.path == "stage"; });
+    ASSERT_NE(v, rec.region_diagnoses.end());
+    // Without an idle CPU to run them on (one CPU, or other tests busy beside this one)
+    // nothing is claimed.
+    const double cpus = std::thread::hardware_concurrency();
+    ASSERT_TRUE(stage->busy_cores);
+    ASSERT_TRUE(stage->other_busy_cores) << "a range opened as the program starts is covered";
+    if (cpus - *stage->other_busy_cores - *stage->busy_cores < 0.5)
+        GTEST_SKIP() << "no idle CPU while it ran: other work took it";
+    EXPECT_TRUE(says(v->diagnosis.first_move, "let its threads run at once"))
+        << v->diagnosis.first_move;
+}
+
 TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     TempDir dir;
     const RunRecord at_once = run_ok(dir, {process_target, "spin", "2", "1"});

@@ -229,6 +229,40 @@ TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
     EXPECT_EQ(s.first_move.find("keep the cores"), std::string::npos);
 }
 
+// Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
+// host: the lever is letting them run at once; more threads would only queue.
+TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {
+    auto turns = timed_region("turns", fp32(0.95 * 35.9e9 * 0.01, 0), 0.01);
+    turns.busy_cores = 1.0;
+    turns.busy_cores_error = 0.001;
+    turns.other_busy_cores = 0.05;
+    turns.working_threads = 4.0;
+    auto alone = turns;  // one thread did the work: more threads are the lever
+    alone.path = alone.name = "alone";
+    alone.working_threads = 1.0;
+    auto together = turns;  // four threads at once
+    together.path = together.name = "together";
+    together.busy_cores = 3.9;
+    auto crowded = turns;  // other processes held the CPUs it could have used
+    crowded.path = crowded.name = "crowded";
+    crowded.other_busy_cores = 2.8;
+    auto waiting = turns;  // mostly waited (I/O, a device): not turns on a lock
+    waiting.path = waiting.name = "waiting";
+    waiting.busy_cores = 0.3;
+    RunRecord rec = record_of({turns, alone, together, crowded, waiting}, 1.0);
+    judge_record(rec);
+    const Diagnosis& t = verdict(rec, "turns");
+    EXPECT_EQ(t.first_move.rfind("let its threads run at once (4.00 threads shared", 0), 0u)
+        << t.first_move;
+    EXPECT_TRUE(has_finding(t, "its threads took turns: 4.00 threads"));
+    EXPECT_TRUE(has_finding(t, "keep 4.00 cores busy"));
+    EXPECT_FALSE(has_finding(t, "idle while it was open")) << "not told to add threads";
+    EXPECT_EQ(verdict(rec, "alone").first_move.rfind("use the idle cores", 0), 0u)
+        << verdict(rec, "alone").first_move;
+    for (const char* path : {"alone", "together", "crowded", "waiting"})
+        EXPECT_FALSE(has_finding(verdict(rec, path), "took turns")) << path;
+}
+
 // Under a container's CPU quota its threads run on more CPUs at once than the quota's share
 // of a period, then wait: a region is judged at the quota, never at the cores it held past
 // it, and below one CPU every roof is the quota's share of the measured one. The cores the

@@ -296,7 +296,7 @@ TEST(Capture, OtherProcessesCpuIsTheHostsLessItsOwnOverTheInstance) {
     const std::vector<TimelinePoint> host = {
         {0, 5.0}, {100 * ms, 5.0}, {150 * ms, 4.99}, {200 * ms, 5.1}, {300 * ms, 5.2}};
     NvtxCapture cap;
-    RegionInstance quiet, served, itself, after, unknown;
+    RegionInstance quiet, served, itself, after, unknown, early;
     quiet.start_ns = 10 * ms;
     quiet.end_ns = 90 * ms;
     served.start_ns = itself.start_ns = unknown.start_ns = 100 * ms;
@@ -307,7 +307,12 @@ TEST(Capture, OtherProcessesCpuIsTheHostsLessItsOwnOverTheInstance) {
     // The busy core was its own process (0.15) and a child's (0.05): nothing else's.
     itself.cpu_s = 0.15;
     itself.descendant_cpu_s = 0.05;
-    cap.instances = {quiet, served, itself, after, unknown};
+    // Opened 10 ms before the first reading (a range at the program's start): read over
+    // the 190 ms covered (0.08 s: the 150 ms reading is raised to 5.0), at that rate.
+    early.start_ns = -10 * ms;
+    early.end_ns = 190 * ms;
+    early.cpu_s = 0.0;
+    cap.instances = {quiet, served, itself, after, unknown, early};
     attribute_other_cpu(cap, host, 2);
     ASSERT_TRUE(cap.instances[0].other_cpu_s);
     EXPECT_NEAR(*cap.instances[0].other_cpu_s, 0.0, 1e-9);
@@ -317,6 +322,34 @@ TEST(Capture, OtherProcessesCpuIsTheHostsLessItsOwnOverTheInstance) {
     EXPECT_NEAR(*cap.instances[2].other_cpu_s, 0.0, 1e-9);
     EXPECT_FALSE(cap.instances[3].other_cpu_s) << "it ends after the last reading";
     EXPECT_FALSE(cap.instances[4].other_cpu_s) << "its process's CPU time is unknown";
+    ASSERT_TRUE(cap.instances[5].other_cpu_s);
+    EXPECT_NEAR(*cap.instances[5].other_cpu_s, 0.08 * 200.0 / 190, 1e-9);
+}
+
+// Working threads of the sampler's windows over each instance, weighted by the overlap; an
+// instance inside one window takes that window's; one outside every window gets none.
+TEST(Capture, WorkingThreadsOfTheWindowsOverEachInstance) {
+    constexpr std::int64_t ms = 1'000'000;
+    const std::vector<ThreadWindow> windows = {{0, 500 * ms, 4.0, 0.5},
+                                               {500 * ms, 1000 * ms, 1.0, 0.5}};
+    NvtxCapture cap;
+    RegionInstance inside, across, instant, outside;
+    inside.start_ns = 100 * ms;
+    inside.end_ns = 200 * ms;
+    across.start_ns = 400 * ms;  // 100 ms in the first window, 300 in the second
+    across.end_ns = 800 * ms;
+    instant.start_ns = instant.end_ns = 600 * ms;
+    outside.start_ns = 1100 * ms;
+    outside.end_ns = 1200 * ms;
+    cap.instances = {inside, across, instant, outside};
+    attribute_working_threads(cap, windows);
+    ASSERT_TRUE(cap.instances[0].working_threads);
+    EXPECT_DOUBLE_EQ(*cap.instances[0].working_threads, 4.0);
+    ASSERT_TRUE(cap.instances[1].working_threads);
+    EXPECT_DOUBLE_EQ(*cap.instances[1].working_threads, (4.0 * 100 + 1.0 * 300) / 400);
+    ASSERT_TRUE(cap.instances[2].working_threads);
+    EXPECT_DOUBLE_EQ(*cap.instances[2].working_threads, 1.0);
+    EXPECT_FALSE(cap.instances[3].working_threads);
 }
 
 TEST(Launch, ResolvesLikeAShell) {

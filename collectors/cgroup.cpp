@@ -133,13 +133,23 @@ std::optional<CpuQuota> quota_in(const FsRoot& root, const std::string& dir, int
 // v1 writes "no limit" as the largest page-aligned signed 64-bit value.
 constexpr double unlimited_bytes = 1ULL << 60;
 
-std::optional<double> memory_limit_in(const FsRoot& root, const std::string& dir, int version) {
-    const auto line =
-        root.read_line(dir + (version == 1 ? "/memory.limit_in_bytes" : "/memory.max"));
+std::optional<double> memory_file_limit(const FsRoot& root, const std::string& path) {
+    const auto line = root.read_line(path);
     if (!line || *line == "max") return std::nullopt;
     const auto v = parse_double(*line);
     if (!v || *v <= 0 || *v >= unlimited_bytes) return std::nullopt;
     return v;
+}
+
+// v2 also has memory.high: above it the group's allocations are throttled and its memory
+// reclaimed hard (systemd's MemoryHigh=), so the footprint it can hold at speed is the
+// lower of the two.
+std::optional<double> memory_limit_in(const FsRoot& root, const std::string& dir, int version) {
+    if (version == 1) return memory_file_limit(root, dir + "/memory.limit_in_bytes");
+    auto limit = memory_file_limit(root, dir + "/memory.max");
+    if (const auto high = memory_file_limit(root, dir + "/memory.high"))
+        limit = std::min(limit.value_or(*high), *high);
+    return limit;
 }
 
 }  // namespace

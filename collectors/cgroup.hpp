@@ -6,11 +6,11 @@
 // next period: throughput is at most the quota, and every period may end in a stall.
 //
 // cgroup v2: cpu.max ("QUOTA PERIOD" or "max PERIOD"), cpu.stat (nr_periods, nr_throttled,
-// throttled_usec), memory.max. cgroup v1: the cpu controller's cpu.cfs_quota_us (-1: none)
-// and cpu.cfs_period_us, cpu.stat (throttled_time in ns), the memory controller's
-// memory.limit_in_bytes. A limit is the tightest over the group and the ancestors visible in
-// its mount. Where a v1 controller is mounted it is read; otherwise the v2 hierarchy (hybrid
-// hosts mount both). Everything is read through an FsRoot.
+// throttled_usec), memory.max and memory.high (the lower). cgroup v1: the cpu controller's
+// cpu.cfs_quota_us (-1: none) and cpu.cfs_period_us, cpu.stat (throttled_time in ns), the memory
+// controller's memory.limit_in_bytes. A limit is the tightest over the group and the ancestors
+// visible in its mount. Where a v1 controller is mounted it is read; otherwise the v2 hierarchy
+// (hybrid hosts mount both). Everything is read through an FsRoot.
 
 #include <optional>
 #include <string>

@@ -83,6 +83,13 @@ TEST(CgroupLimits, ReadsTheV2HierarchyWhereNoV1ControllerIsMounted) {
     EXPECT_EQ(l.cpu->stat_path, "/sys/fs/cgroup/user.slice/cpu.stat");
     ASSERT_TRUE(l.memory_limit_bytes);
     EXPECT_DOUBLE_EQ(*l.memory_limit_bytes, 1073741824.0);
+    // memory.high below memory.max (systemd's MemoryHigh=): allocations past it are
+    // throttled, so it is the footprint the group holds at speed.
+    m.file("/sys/fs/cgroup/user.slice/job.scope/memory.high", "536870912\n");
+    const auto high = read_cgroup_limits(m.root());
+    ASSERT_TRUE(high.memory_limit_bytes);
+    EXPECT_DOUBLE_EQ(*high.memory_limit_bytes, 536870912.0);
+    EXPECT_EQ(high.memory_group, "/user.slice/job.scope");
 }
 
 TEST(CgroupLimits, InAContainerTheMountsRootIsItsOwnGroup) {

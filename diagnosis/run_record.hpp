@@ -134,6 +134,11 @@ struct RecordedRegion {
     // than a window, the threads around them). Well above busy_cores, with CPUs left idle,
     // its threads took turns. Absent where not sampled, and in older records.
     std::optional<double> working_threads;
+    // Of busy_cores, the cores other recording threads of its process spent in their own
+    // ranges open beside it (a pipeline's other stages; not ranges wholly inside its
+    // instances, which may be its work handed on), from each thread's own CPU-time reads.
+    // Its roof is that of busy_cores less these. Absent where threads did not read theirs.
+    std::optional<double> beside_busy_cores;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

@@ -16,6 +16,9 @@
 // cpu_time events come from any thread of the image, at most one per cpu_read_interval_ns:
 // together they are the image's CPU-time timeline, which the reader interpolates at each
 // range's ends (agent/measure/region.cpp) to get the cores the process kept busy.
+// thread_cpu_time events come from a thread that records ranges, at most one per
+// cpu_read_interval_ns per thread: its own CPU time, so that what its ranges used can be told
+// from what ranges open beside them on other threads used (a pipeline's stages).
 
 #include <cstdint>
 
@@ -38,6 +41,7 @@ enum class EventKind : std::uint8_t {
     mark = 5,         // instant: string, domain
     thread_name = 6,  // nvtxNameOsThread: range_id holds the named thread id, string the name
     cpu_time = 7,     // CPU time of the whole process (all its threads) at t_ns: range_id, in ns
+    thread_cpu_time = 8,  // CPU time of this chunk's thread at t_ns: range_id, in ns
 };
 
 struct EventFileHeader {

@@ -127,6 +127,7 @@ struct ThreadState {
     std::uint32_t chunk = 0;
     int tid = 0;
     int depth = 0;
+    std::int64_t last_thread_cpu_ns = 0;  // when this thread last read its own CPU time
     bool failed = false;  // could not create a chunk: stop trying on this thread
     CacheEntry cache[256];
 
@@ -282,17 +283,31 @@ std::int64_t read_cpu_if_due(std::int64_t t) {
     return after;
 }
 
-// Push: the name is interned and the CPU time read before the clock, and pop reads the clock
-// first, so our own work stays outside the measured range.
+// This thread's own CPU time when its last read is at least cpu_read_interval_ns old, stamped
+// and returning like read_cpu_if_due.
+std::int64_t read_thread_cpu_if_due(std::int64_t t) {
+    if (t - state.last_thread_cpu_ns < ceiling::inject::cpu_read_interval_ns) return t;
+    state.last_thread_cpu_ns = t;
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    const std::int64_t after = now_ns();
+    emit(EventKind::thread_cpu_time, t + (after - t) / 2, 0, 0,
+         static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
+             static_cast<std::uint64_t>(ts.tv_nsec));
+    return after;
+}
+
+// Push: the name is interned and the CPU times read before the clock, and pop reads the
+// clock first, so our own work stays outside the measured range.
 int push(std::uint32_t string, std::uint32_t domain) {
-    emit(EventKind::push, read_cpu_if_due(now_ns()), string, domain, 0);
+    emit(EventKind::push, read_thread_cpu_if_due(read_cpu_if_due(now_ns())), string, domain, 0);
     return state.depth++;
 }
 int pop(std::uint32_t domain) {
     const std::int64_t t = now_ns();
     if (state.depth == 0) return -1;  // unbalanced pop: NVTX reports an error, so do we
     emit(EventKind::pop, t, 0, domain, 0);
-    read_cpu_if_due(t);
+    read_thread_cpu_if_due(read_cpu_if_due(t));
     return --state.depth;
 }
 nvtxRangeId_t start(std::uint32_t string, std::uint32_t domain) {

@@ -257,6 +257,79 @@ constexpr std::size_t populate_ahead_min_bytes = std::size_t{8} << 20;
 
 }  // namespace
 
+namespace {
+
+// What other recording threads of its process spent, while each push/pop instance was
+// open, inside their own outermost ranges of another path (side by side instances of the
+// same path are RecordedRegion::concurrency's). A region whose instances lie wholly inside
+// this one's nearly every time it meets them (90 %) is taken as its work handed to another
+// thread and not counted. A pipeline's stages, each a range on its own thread, each read the
+// whole process's busy cores before: judged at twice the cores their one thread used. From
+// each thread's own CPU-time reads; instances of a thread without them get none.
+void attribute_beside_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines) {
+    if (thread_timelines.size() < 2) return;
+    // Each thread's outermost push/pop instances, by start (disjoint within a domain).
+    std::map<std::pair<std::string, int>, std::vector<std::size_t>> outermost;
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        const auto& r = cap.instances[i];
+        if (r.push_pop && r.depth == 0) outermost[{*instance_image[i], r.tid}].push_back(i);
+    }
+    for (auto& [key, list] : outermost)
+        std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+            return cap.instances[a].start_ns < cap.instances[b].start_ns;
+        });
+    // Calls visit(other instance, its thread's timeline) for each outermost instance of
+    // another path on another recording thread of its image that overlaps instance i.
+    const auto each_beside = [&](std::size_t i, const auto& visit) {
+        const auto& r = cap.instances[i];
+        for (const auto& [key, list] : outermost) {
+            if (key.first != *instance_image[i] || key.second == r.tid) continue;
+            const auto timeline = thread_timelines.find(key);
+            if (timeline == thread_timelines.end()) continue;
+            // The first that ends after this one starts: ends rise with starts.
+            auto j = std::partition_point(list.begin(), list.end(), [&](std::size_t k) {
+                return cap.instances[k].end_ns <= r.start_ns;
+            });
+            for (; j != list.end() && cap.instances[*j].start_ns < r.end_ns; ++j)
+                if (cap.instances[*j].path != r.path) visit(cap.instances[*j], timeline->second);
+        }
+    };
+    const auto inside = [](const RegionInstance& o, const RegionInstance& r) {
+        return o.start_ns >= r.start_ns && o.end_ns <= r.end_ns;
+    };
+    // (its path, the other's path) -> (met, of which wholly inside it)
+    std::map<std::pair<const void*, const void*>, std::pair<int, int>> met;
+    const auto pair_of = [](const RegionInstance& r, const RegionInstance& o) {
+        return std::pair<const void*, const void*>(&r.path.str(), &o.path.str());
+    };
+    for (std::size_t i = 0; i < cap.instances.size(); ++i)
+        if (cap.instances[i].push_pop)
+            each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline&) {
+                auto& [n, in] = met[pair_of(cap.instances[i], o)];
+                ++n;
+                in += inside(o, cap.instances[i]) ? 1 : 0;
+            });
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        auto& r = cap.instances[i];
+        const auto own = thread_timelines.find({*instance_image[i], r.tid});
+        if (!r.push_pop || own == thread_timelines.end()) continue;
+        if (const auto cpu = own->second.between(r.start_ns, r.end_ns)) r.thread_cpu_s = cpu->value;
+        double beside = 0;
+        each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline& timeline) {
+            const auto [n, in] = met[pair_of(r, o)];
+            if (in >= 0.9 * n) return;  // its own work on another thread
+            if (const auto cpu = timeline.between(std::max(o.start_ns, r.start_ns),
+                                                  std::min(o.end_ns, r.end_ns)))
+                beside += cpu->value;
+        });
+        r.beside_cpu_s = beside;
+    }
+}
+
+}  // namespace
+
 NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus) {
     NvtxCapture cap;
     std::error_code ec;
@@ -350,6 +423,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     std::map<std::string, std::vector<std::pair<std::uint64_t, std::int64_t>>> ended;
     // Each image's process CPU-time reads, and the image of each instance (same order).
     std::map<std::string, std::vector<TimelinePoint>> cpu_reads;
+    std::map<std::pair<std::string, int>, std::vector<TimelinePoint>> thread_cpu_reads;
     std::vector<const std::string*> instance_image;
     // At most one instance per two events in a push/pop capture: reserved once, so 200 000
     // instances are not moved on every growth of the vector.
@@ -394,7 +468,9 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                 e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(end_ns, 0));
                 const auto kind = static_cast<EventKind>(e.kind);
                 if (kind == EventKind::none) return false;
-                ++(kind == EventKind::cpu_time ? cpu_events : range_events);
+                ++(kind == EventKind::cpu_time || kind == EventKind::thread_cpu_time
+                       ? cpu_events
+                       : range_events);
                 switch (kind) {
                     case EventKind::push: {
                         auto& stack = stacks[e.domain];
@@ -459,6 +535,10 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
                         break;
                     case EventKind::cpu_time:
                         cpu_reads[image].push_back(
+                            {e.t_ns, static_cast<double>(e.range_id) * 1e-9});
+                        break;
+                    case EventKind::thread_cpu_time:
+                        thread_cpu_reads[{image, c.header.tid}].push_back(
                             {e.t_ns, static_cast<double>(e.range_id) * 1e-9});
                         break;
                     default:
@@ -534,6 +614,11 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             r.cpu_error_s = cpu->error;
         }
     }
+    // Each recording thread's own CPU time, at most one core's worth per second.
+    std::map<std::pair<std::string, int>, CumulativeTimeline> thread_timelines;
+    for (auto& [key, reads] : thread_cpu_reads)
+        thread_timelines.emplace(key, CumulativeTimeline(std::move(reads), 1.0));
+    attribute_beside_cpu(cap, instance_image, thread_timelines);
     for (const auto& [image, ns] : calibration_ns) recording_ns += ns;
     if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
     sort_instances(cap.instances);

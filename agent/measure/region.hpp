@@ -79,6 +79,11 @@ struct RegionInstance {
     // How many threads of the program shared its work while it was open
     // (attribute_working_threads): absent where no window of the sampler's covered it.
     std::optional<double> working_threads;
+    // Its own thread's CPU time while it was open, and what other recording threads of its
+    // process spent meanwhile in ranges of theirs open beside it (attribute_beside_cpu):
+    // absent where its thread did not read its CPU time.
+    std::optional<double> thread_cpu_s;
+    std::optional<double> beside_cpu_s;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;

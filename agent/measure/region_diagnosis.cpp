@@ -261,8 +261,10 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
         return std::nullopt;
     const double own = *reg.busy_cores, below = reg.descendant_busy_cores.value_or(0.0),
                  others = *reg.other_busy_cores;
-    // Other processes outside its control group do not spend its quota, but take CPUs.
-    const double idle = std::min<double>(cpus, host - others) - own - below;
+    // Other processes outside its control group do not spend its quota, but take CPUs; so
+    // do its own other threads' ranges open beside it.
+    const double idle =
+        std::min<double>(cpus, host - others) - own - below - reg.beside_busy_cores.value_or(0.0);
     if (idle < std::max(1.0, cpus / 2.0) - 0.25) return std::nullopt;
     // The roof it came nearest to (the one that binds it), against the same roof at every CPU.
     const RoofComparison* binding = nullptr;
@@ -322,7 +324,9 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
     if (!reg.working_threads || *reg.working_threads < working_threads_min || !reg.busy_cores ||
         !reg.other_busy_cores || !usable)
         return std::nullopt;
-    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
+    // The program's: its working threads are the whole program's too.
+    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0) +
+                        reg.beside_busy_cores.value_or(0.0);
     const double could = std::min(*reg.working_threads, *usable);
     const double share = busy / could;
     const double idle = std::min(*usable, profile.host.logical_cpus - *reg.other_busy_cores) - busy;
@@ -363,8 +367,27 @@ MachineProfile time_share(MachineProfile p, double share) {
 
 }  // namespace
 
-std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
+std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& recorded,
                                       const Thresholds& t, bool counted, const CpuLimits& limits) {
+    // What other recording threads spent in their own ranges open beside it (a pipeline's
+    // other stages) is not its work: its busy cores are its process's less those.
+    RecordedRegion own = recorded;
+    own.beside_busy_cores.reset();  // set where taken out of busy_cores
+    std::string beside;
+    if (recorded.busy_cores && recorded.beside_busy_cores && *recorded.beside_busy_cores >= 0.05) {
+        const double b = *recorded.beside_busy_cores;
+        own.busy_cores = std::max(0.0, *recorded.busy_cores - b);
+        own.beside_busy_cores = b;
+        if (own.peak_busy_cores)
+            own.peak_busy_cores = std::max(*own.busy_cores, *own.peak_busy_cores - b);
+        beside = "; its process kept " + fixed2(*recorded.busy_cores) + " cores busy, " +
+                 fixed2(b) +
+                 " of them on its other threads inside their own ranges open beside it (other "
+                 "stages of a pipeline, from each thread's CPU time): not its work";
+    }
+    const RecordedRegion& reg = own;
+    const std::string basis = beside.empty() ? "CPU time of the whole process"
+                                             : "CPU time of the whole process less those ranges'";
     const std::optional<double> usable = within(limits, std::nullopt);
     std::optional<MachineProfile> shared;
     if (limits.quota && *limits.quota < 1 - 1e-9) shared = time_share(machine, *limits.quota);
@@ -421,8 +444,8 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
                " %";
         why = "judged against the roof of the " + fixed2(held) +
               " cores it held at once (its busiest 10 % of the sampler's looks), not the " +
-              fixed2(*reg.busy_cores) +
-              " cores busy on average (CPU time of the whole process / wall time while it was "
+              fixed2(*reg.busy_cores) + " cores busy on average (" + basis +
+              " / wall time while it was "
               "open): " +
               idle +
               " of those cores' time idle inside it: a team waiting for its slowest thread "
@@ -440,8 +463,8 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
                         " in its own process and " + fixed2(*reg.descendant_busy_cores) +
                         " in the processes it started, where its work ran (their CPU time / "
                         "wall time while it was open)"
-                  : fixed2(busy) + busy_error(reg) +
-                        " cores busy (CPU time of the whole process / wall time while it was "
+                  : fixed2(busy) + busy_error(reg) + " cores busy (" + basis +
+                        " / wall time while it was "
                         "open)";
         why = (busy <= 1 ? "judged against the 1-thread roof: " + cores
                          : "judged against the roof of " + cores + ": " + fixed2(busy) +
@@ -454,6 +477,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         why = "busy cores not measured: judged against the " + std::to_string(m.threads) +
               "-thread roof of the threads that recorded it";
     }
+    why += beside;
     if (const auto n = reg.busy_cores_outliers)
         why +=
             "; busy cores of its instances within 2x the median duration, which its rate is "

@@ -282,6 +282,30 @@ TEST(RunProcess, ARegionWhoseThreadsTookTurnsIsToldToLetThemRunAtOnce) {
         << v->diagnosis.first_move;
 }
 
+// Two stages, each a range on its own thread: each region's process kept both cores busy,
+// but one of them was the other stage's, which each thread's own CPU-time reads tell.
+TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "stages", "1"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    for (const char* path : {"produce", "consume"}) {
+        const RecordedRegion* g = rec.region(path);
+        ASSERT_NE(g, nullptr) << path;
+        ASSERT_TRUE(g->busy_cores && g->beside_busy_cores) << path;
+        // Each thread one core at most: what is left is about its own (less on a busy host).
+        EXPECT_GT(*g->beside_busy_cores, 0.3) << path;
+        EXPECT_LT(*g->busy_cores - *g->beside_busy_cores, 1.1) << path;
+        const auto v = std::find_if(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
+                                    [&](const RegionVerdict& x) { return x.path == path; });
+        ASSERT_NE(v, rec.region_diagnoses.end());
+        EXPECT_TRUE(std::any_of(v->diagnosis.findings.begin(), v->diagnosis.findings.end(),
+                                [](const Finding& f) { return says(f.detail, "not its work"); }))
+            << path;
+    }
+}
+
 TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     TempDir dir;
     const RunRecord at_once = run_ok(dir, {process_target, "spin", "2", "1"});

@@ -11,6 +11,8 @@
 //   nvtx_target serve SOCKET      a local server (not under ceiling): 20 ms busy per request
 //                                 byte on a UNIX socket, until its one client hangs up
 //   nvtx_target ask SOCKET N      its client: N x "infer {ops=...}" around a request
+//   nvtx_target stages S          two threads for S seconds, each busy in ranges of its own,
+//                                 "produce" and "consume" (5 ms each): a pipeline's stages
 //   nvtx_target turns T S         "stage {ops=...}" around T threads handing one lock round
 //                                 for S seconds, each 2 ms busy on its turn (one at a time)
 #include <chrono>
@@ -94,6 +96,21 @@ int main(int argc, char** argv) {
             busy(0.005);
             nvtxRangePop();
         }
+        return 0;
+    }
+    if (mode == "stages") {
+        const double seconds = std::atof(arg);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        const auto stage = [&](const char* name) {
+            while (std::chrono::steady_clock::now() < end) {
+                nvtxRangePushA(name);
+                busy(0.005);
+                nvtxRangePop();
+            }
+        };
+        std::thread producer(stage, "produce {ops=10M precision=fp64 engine=scalar}");
+        stage("consume {ops=10M precision=fp64 engine=scalar}");
+        producer.join();
         return 0;
     }
     if (mode == "turns") {

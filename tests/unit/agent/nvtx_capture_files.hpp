@@ -81,5 +81,9 @@ inline inject::Event event(inject::EventKind k, std::int64_t t, std::uint32_t st
 inline inject::Event cpu_read(std::int64_t t, std::int64_t cpu_ns) {
     return event(inject::EventKind::cpu_time, t, 0, static_cast<std::uint64_t>(cpu_ns));
 }
+// The recording thread's own CPU time (a thread_cpu_time event).
+inline inject::Event thread_cpu_read(std::int64_t t, std::int64_t cpu_ns) {
+    return event(inject::EventKind::thread_cpu_time, t, 0, static_cast<std::uint64_t>(cpu_ns));
+}
 
 }  // namespace ceiling::testing

@@ -25,6 +25,7 @@ using inject::EventKind;
 using testing::CaptureFiles;
 using testing::cpu_read;
 using testing::event;
+using testing::thread_cpu_read;
 using namespace judged;
 
 std::map<std::string, const RecordedRegion*> by_path(const std::vector<RecordedRegion>& regions) {
@@ -80,6 +81,55 @@ TEST(CumulativeTimeline, AHintedSearchAnswersAsThePlainOne) {
         EXPECT_DOUBLE_EQ(hinted->value, plain->value) << b << " " << e;
         EXPECT_DOUBLE_EQ(hinted->error, plain->error) << b << " " << e;
     }
+}
+
+// A pipeline: two stages, each a range on its own thread, each thread one core busy, so the
+// process two. Each stage's busy cores are its process's, and the part its other thread
+// spent inside its own ranges meanwhile is said beside it (judged without, region_judging).
+// A range whose instances lie inside another thread's range every time is that range's
+// work handed on: not taken out of it.
+TEST(BusyCores, RangesOpenBesideItOnOtherThreadsAreSaid) {
+    constexpr std::int64_t ms = 1'000'000;
+    CaptureFiles d;
+    d.strings(50, 1, {{1, "load"}, {2, "compute"}});
+    std::vector<inject::Event> load = {cpu_read(0, 0), thread_cpu_read(0, 0)};
+    for (int k = 0; k < 4; ++k) {
+        load.push_back(event(EventKind::push, k * ms, 1));
+        load.push_back(event(EventKind::pop, (k + 1) * ms));
+    }
+    load.push_back(cpu_read(4 * ms, 8 * ms));
+    load.push_back(thread_cpu_read(4 * ms, 4 * ms));
+    d.events(50, 1, 50, 0, load);
+    std::vector<inject::Event> compute = {thread_cpu_read(0, 0)};
+    for (int k = 0; k < 3; ++k) {
+        compute.push_back(event(EventKind::push, k * ms + ms / 2, 2));
+        compute.push_back(event(EventKind::pop, (k + 1) * ms + ms / 2));
+    }
+    compute.push_back(thread_cpu_read(4 * ms, 4 * ms));
+    d.events(50, 1, 51, 0, compute);
+    // A step on one thread, its gemm on another (inside the step every time).
+    d.strings(60, 1, {{1, "step"}, {2, "gemm"}});
+    d.events(
+        60, 1, 60, 0,
+        {cpu_read(0, 0), thread_cpu_read(0, 0), event(EventKind::push, 0, 1),
+         event(EventKind::pop, 4 * ms), cpu_read(4 * ms, 6 * ms), thread_cpu_read(4 * ms, 4 * ms)});
+    d.events(60, 1, 61, 0,
+             {thread_cpu_read(0, 0), event(EventKind::push, 1 * ms, 2),
+              event(EventKind::pop, 2 * ms), event(EventKind::push, 5 * ms / 2, 2),
+              event(EventKind::pop, 7 * ms / 2), thread_cpu_read(4 * ms, 2 * ms)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 5 * ms, 2);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const auto r = by_path(regions);
+    // load [k, k+1] ms meets compute [0.5, 1.5], [1.5, 2.5], [2.5, 3.5]: 3 of its 4 ms.
+    ASSERT_TRUE(r.at("load")->beside_busy_cores);
+    EXPECT_NEAR(*r.at("load")->beside_busy_cores, 0.75, 1e-6);
+    EXPECT_NEAR(*r.at("load")->busy_cores, 2.0, 1e-6);
+    ASSERT_TRUE(r.at("compute")->beside_busy_cores);
+    EXPECT_NEAR(*r.at("compute")->beside_busy_cores, 1.0, 1e-6);
+    ASSERT_TRUE(r.at("step")->beside_busy_cores);
+    EXPECT_NEAR(*r.at("step")->beside_busy_cores, 0.0, 1e-9) << "its gemm is its work";
+    ASSERT_TRUE(r.at("gemm")->beside_busy_cores);
+    EXPECT_NEAR(*r.at("gemm")->beside_busy_cores, 1.0, 1e-6) << "the step's own thread";
 }
 
 // The reported case: a range pushed on the main thread around work on two threads it

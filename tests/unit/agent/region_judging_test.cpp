@@ -229,6 +229,28 @@ TEST(RoofOfTheCoresInUse, ARegionIsJudgedAtTheCoresItHeldWhenItLeftThemIdle) {
     EXPECT_EQ(s.first_move.find("keep the cores"), std::string::npos);
 }
 
+// A pipeline's stage: its process kept 1.9 cores busy, 0.95 of them its other thread inside
+// the other stage's ranges. Judged at the 0.95 that are its own (at 1.9 its 0.9 x one core's
+// roof read 47 %, latency bound), and those cores are not idle.
+TEST(RoofOfTheCoresInUse, AStageIsJudgedWithoutTheStagesBesideIt) {
+    auto stage = timed_region("stage", fp32(0.9 * 35.9e9 * 0.01, 0), 0.01);
+    stage.busy_cores = 1.9;
+    stage.busy_cores_error = 0.001;
+    stage.other_busy_cores = 0.05;
+    stage.beside_busy_cores = 0.95;
+    RunRecord rec = record_of({stage}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "stage");
+    ASSERT_TRUE(d.bound) << d.observation;
+    EXPECT_EQ(*d.bound, Bound::compute);
+    EXPECT_NEAR(*d.roofs.front().fraction, 0.9, 1e-9) << "of one core's roof";
+    EXPECT_TRUE(has_finding(d, "judged against the 1-thread roof: 0.95 cores busy"));
+    EXPECT_TRUE(
+        has_finding(d, "its process kept 1.90 cores busy, 0.95 of them on its other threads"));
+    // 4 CPUs: 4 - 0.05 - 0.95 - 0.95 = 2.05 idle, the same as before the stages were told apart.
+    EXPECT_TRUE(has_finding(d, "2.05 idle while it was open")) << d.first_move;
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

@@ -255,10 +255,6 @@ void populate_pages(void* p, std::size_t bytes) {
 // Below this a helper thread costs more than the page faults it would take over.
 constexpr std::size_t populate_ahead_min_bytes = std::size_t{8} << 20;
 
-}  // namespace
-
-namespace {
-
 // What other recording threads of its process spent, while each push/pop instance was
 // open, inside their own outermost ranges of another path (side by side instances of the
 // same path are RecordedRegion::concurrency's). A region whose instances lie wholly inside

@@ -116,6 +116,15 @@ struct NvtxCapture {
 // between reads (0: this machine's logical CPUs).
 NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
 
+// What other recording threads of its process spent, while each push/pop instance was
+// open, inside their own outermost ranges (RegionInstance::beside_cpu_s), and its own
+// thread's CPU time (thread_cpu_s), from each thread's CPU-time reads (`thread_timelines`,
+// keyed by image and thread id; `instance_image` the image of each instance). Called by
+// read_nvtx_capture.
+void attribute_beside_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
+
 // The CPU time of each instance's process's descendants while it was open, from the
 // sampler's timelines of it (Sampler::descendant_cpu; one per process whose descendants used
 // any). `cores` bounds how fast that time grows, and so the interpolation's error.

@@ -102,12 +102,17 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.cpu_quota_throttled_periods = per_run(r, "cpu_quota_throttled_periods");
     p.cpu_quota_throttled_s = per_run(r, "cpu_quota_throttled_s");
     // Cores the program could keep busy: its most threads at once (sampled), at most the
-    // CPUs of this machine and its quota. Unknown without sampling, so utilisation is then
-    // unknown too.
+    // CPUs of this machine and its quota, and at most the threads its work was spread over
+    // (working_threads, at least one): a main thread waiting in join for one worker, or an
+    // idle pool beside one busy thread, is not a core it left idle (one worker started
+    // after another read "50 % ... the process waits"). Unknown without sampling, so
+    // utilisation is then unknown too.
     if (const auto threads = peak(r, "peak_threads")) {
         const double cpus =
             usable_cpus(r).value_or(std::max(1u, std::thread::hardware_concurrency()));
         p.cores_used = std::min(*threads, cpus);
+        if (p.working_threads)
+            p.cores_used = std::min(*p.cores_used, std::max(1.0, *p.working_threads));
     }
     return p;
 }

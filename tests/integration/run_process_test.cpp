@@ -319,6 +319,10 @@ TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     const CounterValue* working = counter(serial.executions[0], "working_threads");
     ASSERT_NE(working, nullptr);
     EXPECT_LT(working->value, 1.5) << "one thread at a time did the work";
+    // Its main thread waiting in join is not a core it left idle.
+    const SystemSignal* use = signal(serial, "cpu_utilisation");
+    ASSERT_NE(use, nullptr);
+    EXPECT_FALSE(use->fired) << use->value.value_or(-1);
 }
 
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {

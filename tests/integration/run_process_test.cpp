@@ -312,7 +312,9 @@ TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     const SystemSignal* s = signal(at_once, "thread_concurrency");
     ASSERT_NE(s, nullptr);
     EXPECT_FALSE(s->fired) << s->value.value_or(-1);
-    const RunRecord serial = run_ok(dir, {process_target, "oneafter", "3", "1.5"});
+    // Two workers of 0.8 s each: longer than the 0.5 s windows, so that a window ending
+    // just after a hand-off (its new thread without a clock tick yet) is not every window.
+    const RunRecord serial = run_ok(dir, {process_target, "oneafter", "2", "1.6"});
     s = signal(serial, "thread_concurrency");
     ASSERT_NE(s, nullptr);
     EXPECT_FALSE(s->fired) << s->value.value_or(-1);

@@ -266,35 +266,33 @@ void emit(EventKind kind, std::int64_t t, std::uint32_t string, std::uint32_t do
     emit_to(state, kind, t, string, domain, range_id);
 }
 
-// The process's CPU time when the last read is at least cpu_read_interval_ns old (one thread
-// wins the exchange; the others go on). The event is stamped with the middle of the system
+// Reads `clock` (a CPU-time clock) into a `kind` event stamped with the middle of the system
 // call, and returns the time after it, so that a range opened next starts after our work.
-std::int64_t read_cpu_if_due(std::int64_t t) {
-    std::int64_t last = g->last_cpu_read_ns.load(std::memory_order_relaxed);
-    if (t - last < ceiling::inject::cpu_read_interval_ns ||
-        !g->last_cpu_read_ns.compare_exchange_strong(last, t, std::memory_order_relaxed))
-        return t;
+std::int64_t emit_cpu_clock(EventKind kind, clockid_t clock, std::int64_t t) {
     timespec ts{};
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(clock, &ts);
     const std::int64_t after = now_ns();
-    emit(EventKind::cpu_time, t + (after - t) / 2, 0, 0,
+    emit(kind, t + (after - t) / 2, 0, 0,
          static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
              static_cast<std::uint64_t>(ts.tv_nsec));
     return after;
 }
 
-// This thread's own CPU time when its last read is at least cpu_read_interval_ns old, stamped
-// and returning like read_cpu_if_due.
+// The process's CPU time when the last read is at least cpu_read_interval_ns old (one thread
+// wins the exchange; the others go on).
+std::int64_t read_cpu_if_due(std::int64_t t) {
+    std::int64_t last = g->last_cpu_read_ns.load(std::memory_order_relaxed);
+    if (t - last < ceiling::inject::cpu_read_interval_ns ||
+        !g->last_cpu_read_ns.compare_exchange_strong(last, t, std::memory_order_relaxed))
+        return t;
+    return emit_cpu_clock(EventKind::cpu_time, CLOCK_PROCESS_CPUTIME_ID, t);
+}
+
+// This thread's own CPU time when its last read is at least cpu_read_interval_ns old.
 std::int64_t read_thread_cpu_if_due(std::int64_t t) {
     if (t - state.last_thread_cpu_ns < ceiling::inject::cpu_read_interval_ns) return t;
     state.last_thread_cpu_ns = t;
-    timespec ts{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    const std::int64_t after = now_ns();
-    emit(EventKind::thread_cpu_time, t + (after - t) / 2, 0, 0,
-         static_cast<std::uint64_t>(ts.tv_sec) * 1'000'000'000u +
-             static_cast<std::uint64_t>(ts.tv_nsec));
-    return after;
+    return emit_cpu_clock(EventKind::thread_cpu_time, CLOCK_THREAD_CPUTIME_ID, t);
 }
 
 // Push: the name is interned and the CPU times read before the clock, and pop reads the

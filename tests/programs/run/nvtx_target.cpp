@@ -16,11 +16,9 @@
 //   nvtx_target turns T S         "stage {ops=...}" around T threads handing one lock round
 //                                 for S seconds, each 2 ms busy on its turn (one at a time)
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -30,6 +28,8 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "take_turns.hpp"
 
 namespace {
 
@@ -116,25 +116,8 @@ int main(int argc, char** argv) {
     if (mode == "turns") {
         const int threads = std::atoi(arg);
         const double seconds = argc > 3 ? std::atof(argv[3]) : 1.0;
-        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-        std::mutex m;
-        std::condition_variable cv;
-        int turn = 0;
         nvtxRangePushA("stage {ops=10M precision=fp64 engine=scalar}");
-        std::vector<std::thread> team;
-        for (int t = 0; t < threads; ++t)
-            team.emplace_back([&, t] {
-                std::unique_lock lock(m);
-                for (;;) {
-                    cv.wait(lock, [&] { return turn == t; });
-                    const bool done = std::chrono::steady_clock::now() >= end;
-                    if (!done) busy(0.002);
-                    turn = (turn + 1) % threads;
-                    cv.notify_all();
-                    if (done) return;
-                }
-            });
-        for (auto& t : team) t.join();
+        take_turns(threads, seconds, [] { busy(0.002); });
         nvtxRangePop();
         return 0;
     }

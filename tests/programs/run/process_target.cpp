@@ -12,10 +12,8 @@
 // and transparent huge pages are refused so that faults count base pages.
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,6 +21,8 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "take_turns.hpp"
 
 namespace {
 
@@ -82,29 +82,6 @@ void spin(int threads, double seconds) {
     for (auto& t : team) t.join();
 }
 
-// A lock held while working, handed on fairly (as Python's GIL is, every 5 ms): the
-// threads share the work but never run at once.
-void turns(int threads, double seconds) {
-    std::mutex m;
-    std::condition_variable cv;
-    int turn = 0;
-    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
-    std::vector<std::thread> team;
-    for (int t = 0; t < threads; ++t)
-        team.emplace_back([&, t] {
-            std::unique_lock lock(m);
-            for (;;) {
-                cv.wait(lock, [&] { return turn == t; });
-                const bool done = std::chrono::steady_clock::now() >= end;
-                if (!done) burn(0.002);
-                turn = (turn + 1) % threads;
-                cv.notify_all();
-                if (done) return;
-            }
-        });
-    for (auto& t : team) t.join();
-}
-
 void one_after_another(int threads, double seconds) {
     for (int t = 0; t < threads; ++t) std::thread([&] { burn(seconds / threads); }).join();
 }
@@ -137,7 +114,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (mode == "turns") {
-        turns(std::atoi(a), std::atof(b));
+        take_turns(std::atoi(a), std::atof(b), [] { burn(0.002); });
         return 0;
     }
     if (mode == "oneafter") {

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "diagnosis/diagnosis.hpp"
 #include "diagnosis/run_record.hpp"
+#include "diagnosis/thresholds.hpp"
 
 namespace ceiling::measure {
 
@@ -19,6 +21,22 @@ struct CpuLimits {
     std::optional<double> quota;
 };
 CpuLimits cpu_limits(const RunRecord& r);
+// The CPUs it could use at once: `cpus` (where known), at most its limits'.
+std::optional<double> within(const CpuLimits& l, std::optional<double> cpus);
+
+// A lever the cores a region left idle point at: a finding, and the first move's prefix.
+struct IdleCores {
+    Finding finding;
+    std::string move;
+};
+// Cores the host left idle while it was open, where the roof nearest it is idle_headroom_ratio
+// as high at every CPU it could use (idle_cores.cpp); `d` its diagnosis at the cores judged.
+std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
+                                    const Thresholds& t, const RecordedRegion& reg,
+                                    const Diagnosis& d, const CpuLimits& limits);
+// Its program's threads shared its work but took turns, with a CPU idle (idle_cores.cpp).
+std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
+                                    const RecordedRegion& reg, const CpuLimits& limits);
 
 // A region is judged against the roofs of the cores its process really kept busy while it
 // was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the

@@ -1,0 +1,124 @@
+// What the cores a region left idle say: cores the host had free where more threads would
+// raise its roof ("use the idle cores"), a narrower affinity mask than its quota, and
+// threads that shared its work but took turns (region_judging.hpp).
+#include <algorithm>
+#include <cmath>
+
+#include "agent/measure/region_judging.hpp"
+#include "diagnosis/process_evidence.hpp"
+
+namespace ceiling::measure {
+
+// A region that left at least half the host's CPUs idle (not busy with it, with processes it
+// started, or with other processes) gets them named where the roof nearest it is this many
+// times as high at every CPU as at the cores it was judged at: a single-threaded loop at its
+// 1-thread FMA roof is "done" on one core of two, and the other core is the first lever (the
+// system first, threading among it); a stream whose DRAM roof barely grows with threads is
+// left alone.
+constexpr double idle_headroom_ratio = 1.5;
+
+std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
+                                    const Thresholds& t, const RecordedRegion& reg,
+                                    const Diagnosis& d, const CpuLimits& limits) {
+    const int host = profile.host.logical_cpus;
+    // The whole CPUs its quota lets it use, and of those the ones its affinity mask allows: a
+    // mask narrower than the quota's is itself the lever (taskset -c 0 around eight threads
+    // read "use the idle cores ... more threads" before).
+    const auto whole = [](double cpus) { return static_cast<int>(std::floor(cpus + 1e-9)); };
+    const int reachable = limits.quota ? std::min(host, whole(*limits.quota)) : host;
+    const int allowed = limits.affinity ? std::min(reachable, whole(*limits.affinity)) : reachable;
+    const bool masked = allowed < reachable;
+    const int cpus = reachable;
+    // Idle is told from busy elsewhere only where the host's other work was measured, and
+    // busy cores only from instances long enough to read them.
+    if (cpus < 2 || !reg.busy_cores || !reg.other_busy_cores ||
+        reg.busy_cores_error.value_or(0.0) > 0.25 || *reg.busy_cores < waited_below_cores)
+        return std::nullopt;
+    const double own = *reg.busy_cores, below = reg.descendant_busy_cores.value_or(0.0),
+                 others = *reg.other_busy_cores;
+    // Other processes outside its control group do not spend its quota, but take CPUs; so
+    // do its own other threads' ranges open beside it.
+    const double idle =
+        std::min<double>(cpus, host - others) - own - below - reg.beside_busy_cores.value_or(0.0);
+    if (idle < std::max(1.0, cpus / 2.0) - 0.25) return std::nullopt;
+    // The roof it came nearest to (the one that binds it), against the same roof at every CPU.
+    const RoofComparison* binding = nullptr;
+    for (const auto& c : d.roofs)
+        if (c.fraction && c.roof_per_s && (!binding || *c.fraction > *binding->fraction))
+            binding = &c;
+    if (!binding) return std::nullopt;
+    m.threads = cpus;
+    const Diagnosis all = diagnose_kernel(profile, m, t, static_cast<double>(cpus));
+    const auto same =
+        std::find_if(all.roofs.begin(), all.roofs.end(), [&](const RoofComparison& c) {
+            return c.kind == binding->kind && c.level == binding->level && c.roof_per_s;
+        });
+    if (same == all.roofs.end()) return std::nullopt;
+    const double ratio = *same->roof_per_s / *binding->roof_per_s;
+    if (!(ratio >= idle_headroom_ratio)) return std::nullopt;
+    const std::string n = std::to_string(cpus);
+    const std::string roof = binding->kind == RoofKind::compute ? "compute " + binding->roof
+                                                                : binding->level + " bandwidth";
+    // "<own> busy ... idle while it was open", after naming which CPUs.
+    const std::string busy =
+        " busy" + (below > 0 ? " (" + fixed2(below) + " in processes it started)" : "") +
+        " and other processes " + fixed2(others) + ": " + fixed2(idle) + " idle while it was open";
+    if (masked)
+        return IdleCores{
+            {FindingKind::assumption,
+             "its CPU affinity allowed " + std::to_string(allowed) + " of the " + n +
+                 " CPUs it could use (taskset, numactl, a container's cpuset); it kept " +
+                 fixed2(own + below) + busy + ". The roof nearest it (" + roof + ") is " +
+                 fixed2(ratio) + " x as high at " + n +
+                 " threads: a wider mask, and threads to fill it, raise what it can reach"},
+            "widen its CPU affinity (it allowed " + std::to_string(allowed) + " of " + n +
+                " CPUs; " + fixed2(ratio) + " x its roof at " + n + " threads); then "};
+    return IdleCores{
+        {FindingKind::assumption,
+         "it kept " + fixed2(own + below) + " of the " +
+             (cpus < host ? n + " CPUs its control group's quota gives" : "host's " + n + " CPUs") +
+             busy + ". The roof nearest it (" + roof + ") is " + fixed2(ratio) + " x as high at " +
+             n +
+             " threads: if its work divides, more threads (a pool, OpenMP, "
+             "torch.set_num_threads, worker processes) raise what it can reach"},
+        "use the idle cores (" + fixed2(ratio) + " x its roof at " + n +
+            " threads, if its work divides); then "};
+}
+
+// Threads that shared its work but took turns: the program's working threads while it was
+// open well above the cores it kept busy (busy over the fewer of those threads and the CPUs
+// it could use below thread_concurrency), while CPUs sat idle, so nothing else held them
+// off. Four threads handing one lock round read "use the idle cores ... more threads"
+// before, which adds a fifth thread to the queue. Not asked of a region that mostly waited
+// (below waited_below_cores: I/O, a device), nor where the host's other work is unknown.
+std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
+                                    const RecordedRegion& reg, const CpuLimits& limits) {
+    const auto usable = within(limits, profile.host.logical_cpus > 0
+                                           ? std::optional<double>(profile.host.logical_cpus)
+                                           : std::nullopt);
+    if (!reg.working_threads || *reg.working_threads < working_threads_min || !reg.busy_cores ||
+        !reg.other_busy_cores || !usable)
+        return std::nullopt;
+    // The program's: its working threads are the whole program's too.
+    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0) +
+                        reg.beside_busy_cores.value_or(0.0);
+    const double could = std::min(*reg.working_threads, *usable);
+    const double share = busy / could;
+    const double idle = std::min(*usable, profile.host.logical_cpus - *reg.other_busy_cores) - busy;
+    if (busy < waited_below_cores || !(share < t.thread_concurrency) || idle < 0.5)
+        return std::nullopt;
+    const std::string threads = fixed2(*reg.working_threads) + " threads shared the program's work";
+    return IdleCores{
+        {FindingKind::assumption,
+         "its threads took turns: " + threads + " while it was open, but " + fixed2(busy) +
+             " cores were busy at once, " + fixed2(idle) + " CPUs idle (thread_concurrency " +
+             fixed2(share) + ", below " + fixed2(t.thread_concurrency) +
+             "): they waited on each other, a lock held while working (Python's GIL, a mutex "
+             "around the work) or hand-offs between stages. Running at once they could keep " +
+             fixed2(could) + " cores busy; more threads would only queue"},
+        "let its threads run at once (" + threads + ", " + fixed2(busy) +
+            " cores busy: they took turns; processes instead of threads under the GIL, native "
+            "code that releases it, finer locks); then "};
+}
+
+}  // namespace ceiling::measure

@@ -70,16 +70,14 @@ Opt involuntary_switches_per_cpu_s(const P& p) {
     if (!p.user_s || !p.system_s) return std::nullopt;
     return ratio(preempted_by_others(p), *p.user_s + *p.system_s);
 }
-// Of the threads that shared its CPU time and the CPUs it could use (the fewer), the share
-// that ran at once on average: busy cores over that number. Only where the work was spread
-// over threads; one thread with idle cores is cpu_utilisation's to judge. Four Python
-// threads under the GIL on 2 CPUs: 4 working threads, 0.99 cores busy, 0.5.
-Opt thread_concurrency(const P& p) {
-    if (!p.working_threads || *p.working_threads < working_threads_min || !p.cores_used ||
-        !(*p.cores_used > 0) || !p.user_s || !p.system_s || !(p.wall_s > 0))
+// The run's: over the cores it used, which are at most its working threads (cores_used), so
+// this is cpu_utilisation where the work was spread over threads. Four Python threads under
+// the GIL on 2 CPUs: 4 working threads, 0.99 cores busy, 0.5.
+Opt run_thread_concurrency(const P& p) {
+    if (!p.cores_used || !(*p.cores_used > 0) || !p.user_s || !p.system_s || !(p.wall_s > 0))
         return std::nullopt;
-    const double busy = (*p.user_s + *p.system_s) / p.wall_s;
-    return busy / std::min(*p.working_threads, *p.cores_used);
+    return thread_concurrency((*p.user_s + *p.system_s) / p.wall_s, p.working_threads,
+                              *p.cores_used);
 }
 Opt steal_share(const P& p) { return ratio(p.host_steal_s, p.host_cpu_s); }
 // Mean runnable threads per CPU: runnable thread-seconds over CPU-seconds of the same window.
@@ -163,7 +161,7 @@ const std::array<SystemRule, 13> rules = {{
      "CPU busy well below the cores used: waiting or queued for a CPU (context switches not "
      "measured)"},
     {"thread_concurrency",
-     thread_concurrency,
+     run_thread_concurrency,
      Comparison::below,
      &T::thread_concurrency,
      "its CPU time was spread over several threads, yet fewer ran at once than it had such "
@@ -284,6 +282,13 @@ constexpr std::string_view contention_consequence =
 }  // namespace
 
 std::span<const SystemRule> system_rules() { return rules; }
+
+std::optional<double> thread_concurrency(double busy_cores, std::optional<double> working_threads,
+                                         double cpus) {
+    if (!working_threads || *working_threads < working_threads_min || !(cpus > 0))
+        return std::nullopt;
+    return busy_cores / std::min(*working_threads, cpus);
+}
 
 std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thresholds& t) {
     std::vector<SystemSignal> out;

@@ -98,6 +98,12 @@ std::span<const SystemRule> system_rules();
 // Fewer threads than this sharing its CPU time is one thread doing the work (with helpers):
 // whether threads took turns is not asked. 1.5 is two threads at a 3:1 split or closer.
 inline constexpr double working_threads_min = 1.5;
+// Of the threads that shared the work and the CPUs they could use (the fewer), the share
+// that ran at once on average: busy cores over that number. nullopt below
+// working_threads_min working threads (one thread with idle cores is not taking turns).
+// The run's thread_concurrency rule and a region's turn-taking both read it.
+std::optional<double> thread_concurrency(double busy_cores, std::optional<double> working_threads,
+                                         double cpus);
 
 // Past this share of its roof a storage write rate is the page cache's, not storage's
 // (storage_roof_share; the run summary's I/O line says so).

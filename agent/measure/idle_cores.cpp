@@ -96,23 +96,21 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
     const auto usable = within(limits, profile.host.logical_cpus > 0
                                            ? std::optional<double>(profile.host.logical_cpus)
                                            : std::nullopt);
-    if (!reg.working_threads || *reg.working_threads < working_threads_min || !reg.busy_cores ||
-        !reg.other_busy_cores || !usable)
-        return std::nullopt;
+    if (!reg.busy_cores || !reg.other_busy_cores || !usable) return std::nullopt;
     // The program's: its working threads are the whole program's too.
     const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0) +
                         reg.beside_busy_cores.value_or(0.0);
-    const double could = std::min(*reg.working_threads, *usable);
-    const double share = busy / could;
+    const auto share = thread_concurrency(busy, reg.working_threads, *usable);
     const double idle = std::min(*usable, profile.host.logical_cpus - *reg.other_busy_cores) - busy;
-    if (busy < waited_below_cores || !(share < t.thread_concurrency) || idle < 0.5)
+    if (!share || busy < waited_below_cores || !(*share < t.thread_concurrency) || idle < 0.5)
         return std::nullopt;
+    const double could = std::min(*reg.working_threads, *usable);
     const std::string threads = fixed2(*reg.working_threads) + " threads shared the program's work";
     return IdleCores{
         {FindingKind::assumption,
          "its threads took turns: " + threads + " while it was open, but " + fixed2(busy) +
              " cores were busy at once, " + fixed2(idle) + " CPUs idle (thread_concurrency " +
-             fixed2(share) + ", below " + fixed2(t.thread_concurrency) +
+             fixed2(*share) + ", below " + fixed2(t.thread_concurrency) +
              "): they waited on each other, a lock held while working (Python's GIL, a mutex "
              "around the work) or hand-offs between stages. Running at once they could keep " +
              fixed2(could) + " cores busy; more threads would only queue"},

@@ -49,6 +49,13 @@ constexpr std::array<LeverMove, 2> quota_levers = {{
      "a quota as large as the cores its work can use"},
     {Lever::change_the_problem, change_problem},
 }};
+constexpr std::array<LeverMove, 2> turns_levers = {{
+    {Lever::system,
+     "let the threads run at once: processes instead of threads under Python's GIL, native code "
+     "that releases it, finer locks or none around the work, stages that overlap; or fewer "
+     "threads"},
+    {Lever::change_the_problem, change_problem},
+}};
 constexpr std::array<LeverMove, 3> capacity_levers = {{
     {Lever::system, "offload, shard"},
     {Lever::quantisation, "quantise weights"},
@@ -60,7 +67,7 @@ using T = Thresholds;
 // comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
 // the model's small share (where both hold, the storage is what keeps the process slow, and
 // it names the move); then the roofs; latency is what remains when no roof is near.
-const std::array<DecisionRow, 7> table = {{
+const std::array<DecisionRow, 8> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
@@ -113,6 +120,19 @@ const std::array<DecisionRow, 7> table = {{
      "use, or size its thread pools to the quota where they are larger; its regions are "
      "judged at the quota's cores",
      quota_levers},
+    // Latency of another kind: threads that shared the work waited on each other (a lock held
+    // while working, hand-offs) and ran one or two at a time with CPUs free, whatever the
+    // roofs say of the cores they kept busy (four Python threads under the GIL on two CPUs
+    // read "bound unknown" before, their turns only a finding). The system comes first.
+    {Bound::latency,
+     "threads shared the work but took turns, with CPUs free",
+     {Signal::thread_concurrency, Comparison::below, &T::thread_concurrency},
+     2,
+     "latency bound (threads took turns)",
+     "let the threads run at once: a lock held while working (Python's GIL, a mutex around the "
+     "work) or hand-offs between stages serialise them; processes instead of threads under the "
+     "GIL, native code that releases it, finer locks, overlapping stages",
+     turns_levers},
     {Bound::capacity,
      "footprint near memory capacity / budget",
      {Signal::capacity_fraction, Comparison::at_least, &T::capacity},
@@ -157,6 +177,8 @@ std::optional<double> Signals::value(Signal s) const {
             return storage_fraction;
         case Signal::quota_throttled_share:
             return quota_throttled_share;
+        case Signal::thread_concurrency:
+            return thread_concurrency;
     }
     return std::nullopt;
 }

@@ -55,10 +55,13 @@ enum class Signal {
     capacity_fraction,      // footprint / capacity (memory or memory budget, whichever is less)
     storage_fraction,       // the process's storage traffic / the storage roof (the larger way)
     quota_throttled_share,  // CPU-quota periods its control group ran out of quota / periods
+    // Busy cores over the fewer of its working threads and its CPUs, where the threads took
+    // turns (most switches voluntary, or switches unknown); absent where they queued instead.
+    thread_concurrency,
 };
-inline constexpr std::array<std::string_view, 7> signal_names = {
-    "compute_fraction",  "bandwidth_fraction", "roof_fraction",        "model_share",
-    "capacity_fraction", "storage_fraction",   "quota_throttled_share"};
+inline constexpr std::array<std::string_view, 8> signal_names = {
+    "compute_fraction",  "bandwidth_fraction", "roof_fraction",         "model_share",
+    "capacity_fraction", "storage_fraction",   "quota_throttled_share", "thread_concurrency"};
 
 struct Signals {
     std::optional<double> compute_fraction;
@@ -67,6 +70,7 @@ struct Signals {
     std::optional<double> capacity_fraction;
     std::optional<double> storage_fraction;
     std::optional<double> quota_throttled_share;
+    std::optional<double> thread_concurrency;
     std::optional<double> value(Signal s) const;
 };
 

@@ -194,6 +194,8 @@ Signals signals_of(const Diagnosis& d) {
         if (sig.name == storage_signal_name) s.storage_fraction = sig.value;
         else if (sig.name == quota_signal_name)
             s.quota_throttled_share = sig.value;
+        else if (sig.name == turns_signal_name && sig.fired)
+            s.thread_concurrency = sig.value;
     return s;
 }
 

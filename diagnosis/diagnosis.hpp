@@ -97,6 +97,9 @@ struct SystemSignal {
 inline constexpr std::string_view storage_signal_name = "storage_roof_share";
 // The same for a container's CPU limit (not the model, CPU quota bound).
 inline constexpr std::string_view quota_signal_name = "cpu_quota_throttled_share";
+// And for threads that took turns (latency bound, threads took turns): its value where the
+// rule fired, i.e. where most switches were voluntary or switches are unknown.
+inline constexpr std::string_view turns_signal_name = "thread_concurrency";
 
 struct LeverAdvice {
     Lever lever = Lever::system;

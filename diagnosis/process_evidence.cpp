@@ -160,7 +160,8 @@ const std::array<SystemRule, 13> rules = {{
      "were preempted and queued for a CPU behind other work, they did not wait",
      "CPU busy well below the cores used: waiting or queued for a CPU (context switches not "
      "measured)"},
-    {"thread_concurrency",
+    // A row of the decision table too (latency bound, threads took turns), where it fires.
+    {turns_signal_name,
      run_thread_concurrency,
      Comparison::below,
      &T::thread_concurrency,

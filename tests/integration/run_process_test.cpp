@@ -254,6 +254,9 @@ TEST(RunProcess, ThreadsHandingOneLockRoundTookTurns) {
     const CounterValue* working = counter(r.executions[0], "working_threads");
     ASSERT_NE(working, nullptr);
     EXPECT_GT(working->value, 3) << "the four threads shared the work";
+    // With no region and no PMU, the turns decide the run (it read "bound unknown" before).
+    ASSERT_TRUE(r.diagnosis);
+    EXPECT_EQ(r.diagnosis->diagnosis, "latency bound (threads took turns)");
 }
 
 // The same inside an NVTX range: the region's first move is to let its threads run at

@@ -51,6 +51,11 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
          "use, or size its thread pools to the quota where they are larger; its regions are "
          "judged at the quota's cores"},
+        {Bound::latency, "threads shared the work but took turns, with CPUs free",
+         "latency bound (threads took turns)",
+         "let the threads run at once: a lock held while working (Python's GIL, a mutex around "
+         "the work) or hand-offs between stages serialise them; processes instead of threads "
+         "under the GIL, native code that releases it, finer locks, overlapping stages"},
         {Bound::capacity, "footprint near memory capacity / budget", "memory (capacity) bound",
          "smaller footprint: quantise weights, offload, shard, shorter context"},
     };
@@ -131,6 +136,17 @@ TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
     EXPECT_EQ(both.row->diagnosis, "not the model (I/O bound)");
     ASSERT_EQ(both.held.size(), 3u);
     EXPECT_EQ(both.held[1]->diagnosis, "not the model (system bound)");
+    // Threads that took turns: the system's too, before a roof met at the cores they kept
+    // busy (one core's roof, with a second core to gain); at or above the threshold, silent.
+    Signals turns{O(0.9), O(0.2), {}, {}};
+    turns.thread_concurrency = 0.5;
+    const Decision t = decide(turns, defaults);
+    ASSERT_NE(t.row, nullptr);
+    EXPECT_EQ(t.row->diagnosis, "latency bound (threads took turns)");
+    ASSERT_EQ(t.held.size(), 2u);
+    EXPECT_EQ(t.held[1]->bound, Bound::compute);
+    turns.thread_concurrency = defaults.thread_concurrency;
+    EXPECT_EQ(decided(turns), Bound::compute);
 }
 
 TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {

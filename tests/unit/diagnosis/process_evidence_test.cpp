@@ -125,6 +125,25 @@ TEST(ThreadConcurrency, PreemptedThreadsDidNotTakeTurns) {
     EXPECT_FALSE(s.fired) << s.meaning;
 }
 
+// Where the rule fires it is a row of the decision table too: the run is latency bound,
+// its threads took turns, even with no roof to compare (a Python program under the GIL read
+// "bound unknown" with the turns only a finding); threads queued behind other work are not.
+TEST(ThreadConcurrency, TurnsTakenAreTheRunsBound) {
+    RunInputs in;
+    in.process = gil_threads();
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::latency);
+    EXPECT_EQ(d.diagnosis, "latency bound (threads took turns)");
+    EXPECT_TRUE(says(d.first_move, "let the threads run at once")) << d.first_move;
+    EXPECT_EQ(d.levers.front().lever, Lever::system);
+    in.process.voluntary_context_switches = 20;
+    in.process.involuntary_context_switches = 900;
+    EXPECT_NE(diagnose_run(in, t).diagnosis, "latency bound (threads took turns)");
+    in.process = gil_threads();
+    in.process.user_s = 1.1;  // two at a time on two CPUs
+    EXPECT_FALSE(diagnose_run(in, t).bound);
+}
+
 TEST(Contention, PreemptionIsContentionWithItsEvidence) {
     const auto p = preempted_compute();
     const auto s = system_evidence(p, t);

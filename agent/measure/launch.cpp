@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <sstream>
 #include <stdexcept>
 
 #include <fcntl.h>
@@ -28,6 +29,23 @@ namespace ceiling::measure {
 namespace fs = std::filesystem;
 
 namespace {
+
+// ceiling's own children, each "name (pid N)": after the program ended, the descendants it
+// left running (re-parented to ceiling, its subreaper), so the note names what still works.
+std::vector<std::string> running_children() {
+    const auto& proc = collectors::FsRoot::system();
+    std::vector<std::string> out;
+    for (const auto& tid : proc.list("/proc/self/task")) {
+        const auto pids = proc.read_text("/proc/self/task/" + tid + "/children");
+        if (!pids) continue;
+        std::istringstream in(*pids);
+        for (long pid = 0; in >> pid;) {
+            const auto name = proc.read_line("/proc/" + std::to_string(pid) + "/comm");
+            out.push_back(name.value_or("?") + " (pid " + std::to_string(pid) + ")");
+        }
+    }
+    return out;
+}
 
 bool is_executable_file(const fs::path& p, bool* exists) {
     struct stat st {};
@@ -364,7 +382,10 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     // A child left is a running orphan (ceiling starts no other children while running):
     // waitid succeeds with nothing to report instead of failing with ECHILD.
     siginfo_t info{};
-    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) result.orphans_running = 1;
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
+        result.orphans_named = running_children();
+        result.orphans_running = std::max<int>(1, static_cast<int>(result.orphans_named.size()));
+    }
     return result;
 }
 

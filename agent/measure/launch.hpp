@@ -70,6 +70,9 @@ struct ChildResult {
     std::optional<collectors::CpuThrottling> throttling;
     int orphans_reaped = 0;   // descendants re-parented to ceiling (subreaper) and reaped
     int orphans_running = 0;  // descendants still running when the program ended
+    // Those descendants (ceiling's children by then, as its subreaper), "name (pid N)", as
+    // far as /proc/self/task/*/children lists them.
+    std::vector<std::string> orphans_named;
 };
 
 // Starts the program and waits for it. Throws LaunchFailure (status 126 / 127, one-line

@@ -196,9 +196,19 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
         for (const auto& w : readings.warnings) add_note_once(run.notes, w);
     }
-    if (res.orphans_running)
-        run.notes.push_back(
-            "the program left processes running; their work after it ended is not counted");
+    if (res.orphans_running) {
+        // A launcher that starts the work in the background and returns (`cmd &` in a
+        // script, a daemon) ends before it: name what still runs, and the way to measure it.
+        std::string named;
+        for (std::size_t i = 0; i < res.orphans_named.size() && i < 3; ++i)
+            named += (i ? ", " : ": ") + res.orphans_named[i];
+        if (res.orphans_named.size() > 3)
+            named += " and " + std::to_string(res.orphans_named.size() - 3) + " more";
+        add_note_once(run.notes,
+                      "the program left processes running" + named +
+                          "; their work after it ended is not counted: have it wait for them "
+                          "(`wait` in a script, exec the worker) or run ceiling on the worker");
+    }
     // perf's task-clock is exact; /proc's CPU ticks need a wider window to read as a rate.
     const bool exact_cpu = counters && counters->read().value("task_clock_s").has_value();
     x.execution.time_series = series_from_samples(samples, res.start_ns, exact_cpu ? 0.0 : 0.05);

@@ -49,6 +49,19 @@ RunRecord run_ok(const TempDir& dir, const std::vector<std::string>& argv,
     return read_record(dir / "r.json");
 }
 
+// A launcher that starts its work in the background and returns: ceiling does not wait for
+// it (a daemon would hold it forever) but names what still runs and how to measure it.
+TEST(RunProcess, ProcessesLeftRunningAreNamed) {
+    TempDir dir;
+    const RunRecord r = run_ok(dir, {"/bin/sh", "-c", "sleep 0.5 & exit 0"});
+    const auto it = std::find_if(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+        return says(n, "the program left processes running: ");
+    });
+    ASSERT_NE(it, r.notes.end()) << "no note of the sleep left running";
+    EXPECT_TRUE(says(*it, "(pid ")) << *it;
+    EXPECT_TRUE(says(*it, "run ceiling on the worker")) << *it;
+}
+
 TEST(RunProcess, PeakMemoryIsTheProgramsNeverCeilings) {
     TempDir dir;
     // ceiling's own memory (tens of MB) is what wait4's ru_maxrss would report for /bin/true.

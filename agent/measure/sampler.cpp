@@ -168,17 +168,15 @@ void PeakAccumulator::add(const TreeSample& s) {
     // Threads' CPU time in windows: one closes at the first sample past thread_window_s and
     // the next opens there.
     if (!s.thread_cpu.empty()) {
-        const bool closes =
-            window_start_ns_ &&
-            static_cast<double>(s.t_ns - *window_start_ns_) * 1e-9 >= thread_window_s;
-        if (closes)
-            if (const auto w = thread_window(s.t_ns, s.thread_cpu)) thread_windows_.push_back(*w);
-        if (closes || !window_start_ns_) {
-            window_start_ns_ = s.t_ns;
-            window_cpu_.clear();
-            for (const auto& t : s.thread_cpu) window_cpu_[{t.tid, t.start_ticks}] = t.cpu_s;
+        if (!window_start_ns_) {
+            open_window(s);
+        } else {
+            note_threads(s.thread_cpu);
+            if (static_cast<double>(s.t_ns - *window_start_ns_) * 1e-9 >= thread_window_s) {
+                if (const auto w = thread_window(s.t_ns)) thread_windows_.push_back(*w);
+                open_window(s);
+            }
         }
-        last_thread_cpu_ = s.thread_cpu;
         last_thread_ns_ = s.t_ns;
     }
     // The run queues hold their values until the next sample: step functions.
@@ -186,19 +184,53 @@ void PeakAccumulator::add(const TreeSample& s) {
     own_runnable_.add(s.t_ns, s.own_runnable);
 }
 
-std::optional<ThreadWindow> PeakAccumulator::thread_window(
-    std::int64_t now_ns, const std::vector<ThreadCpu>& now) const {
-    std::vector<double> used;
-    double sum = 0;
-    for (const auto& t : now) {
+void PeakAccumulator::open_window(const TreeSample& s) {
+    window_start_ns_ = s.t_ns;
+    window_samples_ = 0;
+    window_threads_.clear();
+    note_threads(s.thread_cpu);
+}
+
+void PeakAccumulator::note_threads(const std::vector<ThreadCpu>& threads) {
+    const int at = window_samples_++;
+    for (const auto& t : threads) {
         // A thread the window's first sample did not see started within it: all its time.
-        const auto it = window_cpu_.find({t.tid, t.start_ticks});
-        used.push_back(std::max(0.0, t.cpu_s - (it != window_cpu_.end() ? it->second : 0.0)));
-        sum += used.back();
+        const auto [it, fresh] = window_threads_.try_emplace(
+            {t.tid, t.start_ticks}, WindowThread{at, at, at == 0 ? t.cpu_s : 0.0, t.cpu_s});
+        if (!fresh) {
+            it->second.last = at;
+            it->second.last_cpu_s = t.cpu_s;
+        }
     }
-    const auto w = working_threads(used);
-    if (!w || !window_start_ns_) return std::nullopt;
-    return ThreadWindow{*window_start_ns_, now_ns, *w, sum};
+}
+
+// Who shared the window's work: the threads alive together through one of its intervals
+// between samples (seen at both ends), the one whose threads used the most of their CPU time
+// in the window. The whole window where they did the work (threads that took turns, a
+// pool's workers); threads started one after another are never alive through one interval
+// together (a sample may catch the one ending and the next starting), so they count as one,
+// either's time, not the sum of both; workers that ended within it (a pool torn down before
+// the program ends) count at an interval that saw them, not lost to a main thread alone at
+// its end.
+std::optional<ThreadWindow> PeakAccumulator::thread_window(std::int64_t now_ns) const {
+    if (!window_start_ns_) return std::nullopt;
+    auto used = [](const WindowThread& t) { return std::max(0.0, t.last_cpu_s - t.start_cpu_s); };
+    auto through = [](const WindowThread& t, int k) { return t.first < k && k <= t.last; };
+    int best = -1;
+    double best_sum = 0;
+    for (int k = window_samples_ - 1; k >= 1; --k) {
+        double sum = 0;
+        for (const auto& [key, t] : window_threads_)
+            if (through(t, k)) sum += used(t);
+        if (sum > best_sum) best = k, best_sum = sum;
+    }
+    if (best < 0) return std::nullopt;
+    std::vector<double> shares;
+    for (const auto& [key, t] : window_threads_)
+        if (through(t, best)) shares.push_back(used(t));
+    const auto w = working_threads(shares);
+    if (!w) return std::nullopt;
+    return ThreadWindow{*window_start_ns_, now_ns, *w, best_sum};
 }
 
 void StepIntegral::add(std::int64_t t_ns, std::optional<double> value) {
@@ -231,7 +263,7 @@ SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
     }
     // The last window, however short, closes at the last sample.
     p.thread_windows = thread_windows_;
-    if (const auto w = thread_window(last_thread_ns_, last_thread_cpu_))
+    if (const auto w = thread_window(last_thread_ns_))
         if (w->end_ns > w->start_ns) p.thread_windows.push_back(*w);
     double weighted = 0, weight = 0;
     for (const auto& w : p.thread_windows) {

@@ -117,12 +117,13 @@ struct SampledPeaks {
     std::optional<double> process_hwm_sum_bytes;
     std::optional<double> threads;
     // How many threads shared the work at a time: working_threads of the CPU time each
-    // thread used within a window of thread_window_s, over the threads alive at its end,
+    // thread used within a window of thread_window_s, over the threads alive together
+    // through one interval between its samples (the interval whose threads used the most),
     // averaged over the windows weighted by that CPU time. The window is long enough for
     // threads taking turns on a lock to each get some (Python hands the GIL on every 5 ms,
-    // not evenly, and /proc counts in 10 ms ticks); threads that ended within it are left
-    // out, so threads started one after another count as one. Unknown when no thread used
-    // CPU time (a tick) in any window.
+    // not evenly, and /proc counts in 10 ms ticks); threads started one after another are
+    // never alive together through an interval, so they count as one. Unknown when no
+    // thread used CPU time (a tick) in any window.
     std::optional<double> working_threads;
     std::vector<ThreadWindow> thread_windows;  // each window with CPU time in it, oldest first
     // Over the sampled window, the host as a whole (from /proc/stat and /proc/loadavg):
@@ -162,14 +163,22 @@ class PeakAccumulator {
   private:
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, double> hwm_;                // (pid, start ticks) -> VmHWM
-    // The open window were it closed at `now_ns` with `now` (the latest sample's threads);
-    // nullopt when no thread used CPU time in it.
-    std::optional<ThreadWindow> thread_window(std::int64_t now_ns,
-                                              const std::vector<ThreadCpu>& now) const;
-    // The open window: when it started and each thread's CPU time then, (tid, start) keyed.
+    // The open window were it closed at `now_ns` (its latest sample); nullopt when no
+    // thread used CPU time in it.
+    std::optional<ThreadWindow> thread_window(std::int64_t now_ns) const;
+    void open_window(const TreeSample& s);
+    void note_threads(const std::vector<ThreadCpu>& threads);
+    // The open window: when it started, how many samples it holds, and each thread seen in
+    // it ((tid, start) keyed): the first and last of those samples that saw it, its CPU time
+    // at the window's start (0 for a thread the first sample did not see: it started within)
+    // and at its last sighting.
+    struct WindowThread {
+        int first = 0, last = 0;
+        double start_cpu_s = 0, last_cpu_s = 0;
+    };
     std::optional<std::int64_t> window_start_ns_;
-    std::map<std::pair<pid_t, double>, double> window_cpu_;
-    std::vector<ThreadCpu> last_thread_cpu_;  // the latest sample's threads, and its time
+    int window_samples_ = 0;
+    std::map<std::pair<pid_t, double>, WindowThread> window_threads_;
     std::int64_t last_thread_ns_ = 0;
     std::vector<ThreadWindow> thread_windows_;  // closed
     StepIntegral host_runnable_, own_runnable_;

@@ -158,11 +158,33 @@ TEST(PeakAccumulator, ThreadsTakingTurnsShareEachWindow) {
         serial.push_back(threads_at(t, live));
     }
     EXPECT_NEAR(*working_of(serial), 1, 1e-9);
+    // The same with each hand-off seen by one sample (the next thread started, the last one
+    // not yet gone): still one at a time, never alive together through an interval.
+    std::vector<TreeSample> caught;
+    for (int i = 0; i <= 20; ++i) {
+        const double t = 0.05 * i;
+        std::vector<std::pair<pid_t, double>> live;
+        for (int k = 0; k < 4; ++k)
+            if (t >= 0.25 * k - 1e-9 && t <= 0.25 * (k + 1) + 1e-9)
+                live.push_back({10 + k, std::max(0.0, t - 0.25 * k)});
+        caught.push_back(threads_at(t, live));
+    }
+    EXPECT_NEAR(*working_of(caught), 1, 1e-9);
     // A program shorter than a window still closes its last one at its last sample, and
     // threads started after its first sample count with all their time.
     EXPECT_NEAR(
-        *working_of({threads_at(0, {{1, 0}}), threads_at(0.1, {{1, 0.05}, {2, 0.04}, {3, 0.05}})}),
+        *working_of({threads_at(0, {{1, 0}}), threads_at(0.05, {{1, 0.02}, {2, 0.01}, {3, 0.02}}),
+                     threads_at(0.1, {{1, 0.05}, {2, 0.04}, {3, 0.05}})}),
         0.14 * 0.14 / (0.05 * 0.05 * 2 + 0.04 * 0.04), 1e-9);
+    // A pool's four workers ended before the program's last sample (torn down as it ends):
+    // they shared its work, not the main thread left alone at the end (1.0 before).
+    std::vector<TreeSample> pool{threads_at(0, {{1, 0}})};
+    for (int i = 1; i <= 8; ++i) {
+        const double w = 0.025 * (i - 1);
+        pool.push_back(threads_at(0.05 * i, {{1, 0.001}, {2, w}, {3, w}, {4, w}, {5, w}}));
+    }
+    pool.push_back(threads_at(0.45, {{1, 0.002}}));
+    EXPECT_NEAR(*working_of(pool), 4, 0.05);
     EXPECT_FALSE(working_of({threads_at(0, {{1, 0}}), threads_at(0.1, {{1, 0}})}))
         << "no CPU time: unknown";
 }

@@ -142,6 +142,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"peak_busy_cores", r.peak_busy_cores},
          {"working_threads", r.working_threads},
          {"beside_busy_cores", r.beside_busy_cores},
+         {"unranged_busy_cores", r.unranged_busy_cores},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
@@ -169,6 +170,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);
     get_optional(j, "working_threads", r.working_threads);
     get_optional(j, "beside_busy_cores", r.beside_busy_cores);
+    get_optional(j, "unranged_busy_cores", r.unranged_busy_cores);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);

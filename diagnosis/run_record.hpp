@@ -139,6 +139,12 @@ struct RecordedRegion {
     // instances, which may be its work handed on), from each thread's own CPU-time reads.
     // Its roof is that of busy_cores less these. Absent where threads did not read theirs.
     std::optional<double> beside_busy_cores;
+    // Of busy_cores, the cores its process's threads that record no ranges kept busy (busy
+    // cores less every recording thread's own CPU time): its helpers (an OpenMP team, a BLAS
+    // pool) or work beside it (a loader, a logging thread), which CPU time cannot tell apart.
+    // Judged as its helpers; the diagnosis says what it would read were they not. Absent
+    // where threads did not read their CPU time, and in older records.
+    std::optional<double> unranged_busy_cores;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

@@ -546,6 +546,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     for (auto& [key, reads] : thread_cpu_reads)
         thread_timelines.emplace(key, CumulativeTimeline(std::move(reads), 1.0));
     attribute_beside_cpu(cap, instance_image, thread_timelines);
+    attribute_unranged_cpu(cap, instance_image, thread_timelines);
     for (const auto& [image, ns] : calibration_ns) recording_ns += ns;
     if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
     sort_instances(cap.instances);

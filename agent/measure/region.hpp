@@ -84,6 +84,11 @@ struct RegionInstance {
     // absent where its thread did not read its CPU time.
     std::optional<double> thread_cpu_s;
     std::optional<double> beside_cpu_s;
+    // CPU time of its process's threads that record no ranges while it was open: its cpu_s
+    // less every recording thread's own (attribute_unranged_cpu). Its helpers (an OpenMP
+    // team, a BLAS pool) or work beside it (a loader thread): CPU time cannot tell which.
+    // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
+    std::optional<double> unranged_cpu_s;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -122,6 +127,14 @@ NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end
 // keyed by image and thread id; `instance_image` the image of each instance). Called by
 // read_nvtx_capture.
 void attribute_beside_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
+
+// The CPU time of its process's threads that record no ranges while each instance was open
+// (RegionInstance::unranged_cpu_s): cpu_s less what every recording thread of its image
+// used meanwhile (`thread_timelines`, as for attribute_beside_cpu). Called by
+// read_nvtx_capture after cpu_s is known.
+void attribute_unranged_cpu(
     NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
     const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
 

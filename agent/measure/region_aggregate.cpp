@@ -168,6 +168,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         double working_s = 0, working_wall_s = 0;             // working threads x time, its time
         double beside_cpu_s = 0, t_beside_cpu_s = 0;          // other threads' ranges beside it
         bool any_beside = false;
+        double unranged_cpu_s = 0, t_unranged_cpu_s = 0;  // threads that record no ranges
+        bool any_unranged = false;
         // The same sums over its typical instances (busy_cores_outliers): those within
         // `outlier_ratio` x the median duration.
         double typical_limit_s = 0;
@@ -257,6 +259,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (r.cpu_s) {
                 a.beside_cpu_s += r.beside_cpu_s.value_or(0.0);
                 a.any_beside = a.any_beside || r.beside_cpu_s;
+                a.unranged_cpu_s += r.unranged_cpu_s.value_or(0.0);
+                a.any_unranged = a.any_unranged || r.unranged_cpu_s;
                 a.descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
                 a.cpu_s += *r.cpu_s;
                 a.cpu_error_s += r.cpu_error_s;
@@ -305,6 +309,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             }
             if (r.cpu_s) {
                 a.t_beside_cpu_s += r.beside_cpu_s.value_or(0.0);
+                a.t_unranged_cpu_s += r.unranged_cpu_s.value_or(0.0);
                 a.t_cpu_s += *r.cpu_s;
                 a.t_cpu_error_s += r.cpu_error_s;
                 a.t_descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
@@ -360,6 +365,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (a->descendant_cpu_s > 0)
                 r.descendant_busy_cores = a->descendant_cpu_s / a->cpu_wall_s;
             if (a->any_beside) r.beside_busy_cores = a->beside_cpu_s / a->cpu_wall_s;
+            if (a->any_unranged) r.unranged_busy_cores = a->unranged_cpu_s / a->cpu_wall_s;
         }
         if (a->other_wall_s > 0) r.other_busy_cores = a->other_cpu_s / a->other_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
@@ -398,6 +404,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (a->t_descendant_cpu_s > 0)
                 r.descendant_busy_cores = a->t_descendant_cpu_s / a->t_cpu_wall_s;
             if (a->any_beside) r.beside_busy_cores = a->t_beside_cpu_s / a->t_cpu_wall_s;
+            if (a->any_unranged) r.unranged_busy_cores = a->t_unranged_cpu_s / a->t_cpu_wall_s;
             r.other_busy_cores.reset();
             if (a->t_other_wall_s > 0) r.other_busy_cores = a->t_other_cpu_s / a->t_other_wall_s;
             r.peak_busy_cores.reset();

@@ -79,6 +79,24 @@ void attribute_beside_cpu(
     }
 }
 
+void attribute_unranged_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines) {
+    if (thread_timelines.empty()) return;
+    // Each image's recording threads.
+    std::map<std::string, std::vector<const CumulativeTimeline*>> by_image;
+    for (const auto& [key, timeline] : thread_timelines) by_image[key.first].push_back(&timeline);
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        auto& r = cap.instances[i];
+        const auto threads = by_image.find(*instance_image[i]);
+        if (!r.cpu_s || threads == by_image.end()) continue;
+        double recording = 0;
+        for (const auto* timeline : threads->second)
+            if (const auto cpu = timeline->between(r.start_ns, r.end_ns)) recording += cpu->value;
+        r.unranged_cpu_s = std::max(0.0, *r.cpu_s - recording);
+    }
+}
+
 void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
                               double cores) {
     if (below.empty()) return;

@@ -482,6 +482,9 @@ void judge_record(RunRecord& record) {
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
             weigh_roof_checks(record, reg, *d, t, counted);
+            if (record.kind == RecordKind::run)
+                weigh_unranged_threads(*record.machine_profile, reg, *d, t, counted,
+                                       cpu_limits(record));
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }

@@ -53,6 +53,10 @@ MachineProfile roofs_beside(const RunRecord& record, const RecordedRegion& reg,
 // moved: adopted or said (roof_rejudge.cpp).
 void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
                        const Thresholds& t, bool counted);
+// A run's region whose busy cores were partly on threads that record no ranges: what it
+// reads without them, where that is another bound (roof_rejudge.cpp).
+void weigh_unranged_threads(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
+                            const Thresholds& t, bool counted, const CpuLimits& limits);
 
 std::string fixed2(double v);  // "%.2f"
 

@@ -1,5 +1,6 @@
 // Judging a region again against roofs measured after its run (`run`'s roof check) or beside
-// its suite case, where those moved from the profile's: which are adopted, and what is said.
+// its suite case, where those moved from the profile's: which are adopted, and what is said;
+// and at the cores left were its busy cores on threads that record no ranges not its own.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -9,6 +10,17 @@
 
 namespace ceiling::measure {
 namespace {
+
+// "fp32_fma256 54 %, DRAM 0 %": each roof a diagnosis compared against, and its fraction.
+std::string fractions_of(const Diagnosis& d) {
+    std::string out;
+    for (const auto& c : d.roofs)
+        if (c.fraction)
+            out += std::string(out.empty() ? "" : ", ") +
+                   (c.kind == RoofKind::compute ? c.roof : c.level) + " " +
+                   std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
+    return out;
+}
 
 std::string rate_of(const RoofCheck& c) {
     char buf[48];
@@ -128,12 +140,7 @@ void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagn
         return;
     }
     if (alt->bound == d.bound) return;
-    std::string fractions;
-    for (const auto& c : alt->roofs)
-        if (c.fraction)
-            fractions += std::string(fractions.empty() ? "" : ", ") +
-                         (c.kind == RoofKind::compute ? c.roof : c.level) + " " +
-                         std::to_string(static_cast<int>(std::lround(*c.fraction * 100))) + " %";
+    const std::string fractions = fractions_of(*alt);
     // Unstable, not contention: the run's contention finding says other work competed for
     // the CPUs, which this does not show.
     d.findings.push_back(
@@ -143,6 +150,42 @@ void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagn
              "): the host's share moved between the profile and the run, and the verdict is "
              "near a line that moves with it: judge the distribution (--repeat), or measure "
              "the profile again on a quieter host"});
+}
+
+// Busy cores are its process's, and CPU time cannot tell a region's helpers (an OpenMP team,
+// a BLAS pool: its work) from threads working beside it (a loader, a pin-memory or logging
+// thread: not its work) when neither records ranges. It is judged as if they were helpers;
+// where at least a quarter core of its busy cores was on such threads and, at the cores left
+// without them, it reads another bound (not above the roof: then they did its work), the
+// other reading is said with the way to settle it. A model loop at its 1-thread FMA roof beside
+// a decoding thread read "latency bound, 54 %" at the 1.84 cores of both, without a word.
+void weigh_unranged_threads(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
+                            const Thresholds& t, bool counted, const CpuLimits& limits) {
+    constexpr double at_least_cores = 0.25;
+    if (!reg.busy_cores || !reg.unranged_busy_cores || *reg.unranged_busy_cores < at_least_cores ||
+        !d.bound)
+        return;
+    RecordedRegion without = reg;
+    const double u = *reg.unranged_busy_cores;
+    without.busy_cores = std::max(0.0, *reg.busy_cores - u);
+    if (without.peak_busy_cores)
+        without.peak_busy_cores = std::max(*without.busy_cores, *without.peak_busy_cores - u);
+    without.unranged_busy_cores.reset();
+    const auto alt = judge_region(profile, without, t, counted, limits);
+    if (!alt || !alt->bound || alt->bound == d.bound || alt->verdict == Verdict::above_roof) return;
+    // Right after the finding that says which cores it was judged at.
+    d.findings.insert(
+        d.findings.begin() + std::min<std::ptrdiff_t>(1, std::ssize(d.findings)),
+        {FindingKind::assumption,
+         fixed2(u) + " of its " + fixed2(*reg.busy_cores) +
+             " busy cores were on threads that record no ranges: judged as its helpers (an "
+             "OpenMP team, a BLAS pool), but they may be work beside it (a loader, a "
+             "pin-memory or logging thread), which CPU time cannot tell apart; were they not "
+             "its work, at the " +
+             fixed2(*without.busy_cores) + " cores left it reads " + alt->diagnosis + " (" +
+             fractions_of(*alt) +
+             "): a range around that other work on its thread settles it (then not counted "
+             "here, as a pipeline's stage)"});
 }
 
 }  // namespace ceiling::measure

@@ -110,6 +110,7 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
             {"peak_busy_cores", optional_json(reg.peak_busy_cores)},
             {"working_threads", optional_json(reg.working_threads)},
             {"beside_busy_cores", optional_json(reg.beside_busy_cores)},
+            {"unranged_busy_cores", optional_json(reg.unranged_busy_cores)},
             {"busy_cores_outliers", optional_json(reg.busy_cores_outliers)},
             {"concurrency", optional_json(reg.concurrency)},
             {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};

@@ -322,6 +322,24 @@ TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {
     }
 }
 
+// A thread busy all along with no ranges beside a ranged loop: its CPU time is counted apart
+// (busy cores less the recording thread's own), whatever the host gave each thread.
+TEST(RunProcess, AThreadRecordingNoRangesIsCountedApart) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "beside", "1"});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    const RecordedRegion* model = rec.region("model");
+    ASSERT_NE(model, nullptr);
+    ASSERT_TRUE(model->busy_cores && model->unranged_busy_cores);
+    EXPECT_LE(*model->unranged_busy_cores, *model->busy_cores);
+    // Its own thread one core at most: the rest is the other thread's.
+    EXPECT_GE(*model->unranged_busy_cores, *model->busy_cores - 1.1);
+    if (*model->busy_cores > 1.5)
+        EXPECT_GT(*model->unranged_busy_cores, 0.4) << "two busy threads, one of them ranged";
+}
+
 TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     TempDir dir;
     const RunRecord at_once = run_ok(dir, {process_target, "spin", "2", "1"});

@@ -15,6 +15,8 @@
 //                                 "produce" and "consume" (5 ms each): a pipeline's stages
 //   nvtx_target turns T S         "stage {ops=...}" around T threads handing one lock round
 //                                 for S seconds, each 2 ms busy on its turn (one at a time)
+//   nvtx_target beside S          S seconds of "model" ranges (5 ms busy each) on the main
+//                                 thread beside a thread busy all along with no ranges
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -111,6 +113,20 @@ int main(int argc, char** argv) {
         std::thread producer(stage, "produce {ops=10M precision=fp64 engine=scalar}");
         stage("consume {ops=10M precision=fp64 engine=scalar}");
         producer.join();
+        return 0;
+    }
+    if (mode == "beside") {
+        const double seconds = std::atof(arg);
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        std::thread loader([&] {
+            while (std::chrono::steady_clock::now() < end) busy(0.001);
+        });
+        while (std::chrono::steady_clock::now() < end) {
+            nvtxRangePushA("model {ops=10M precision=fp64 engine=scalar}");
+            busy(0.005);
+            nvtxRangePop();
+        }
+        loader.join();
         return 0;
     }
     if (mode == "turns") {

@@ -132,6 +132,25 @@ TEST(BusyCores, RangesOpenBesideItOnOtherThreadsAreSaid) {
     EXPECT_NEAR(*r.at("gemm")->beside_busy_cores, 1.0, 1e-6) << "the step's own thread";
 }
 
+// What the process's threads that record no ranges used while a region was open: its
+// process's CPU time less every recording thread's own (here a model range on one thread
+// kept one core busy, and a thread with no ranges 0.8 more).
+TEST(BusyCores, ThreadsRecordingNoRangesAreCountedApart) {
+    constexpr std::int64_t ms = 1'000'000;
+    CaptureFiles d;
+    d.strings(70, 1, {{1, "model"}});
+    d.events(70, 1, 70, 0,
+             {cpu_read(0, 0), thread_cpu_read(0, 0), event(EventKind::push, 0, 1),
+              event(EventKind::pop, 10 * ms), cpu_read(10 * ms, 18 * ms),
+              thread_cpu_read(10 * ms, 10 * ms)});
+    const NvtxCapture c = read_nvtx_capture(d.path(), 11 * ms, 2);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const auto r = by_path(regions);
+    ASSERT_TRUE(r.at("model")->unranged_busy_cores);
+    EXPECT_NEAR(*r.at("model")->unranged_busy_cores, 0.8, 1e-6);
+    EXPECT_NEAR(*r.at("model")->busy_cores, 1.8, 1e-6);
+}
+
 // The reported case: a range pushed on the main thread around work on two threads it
 // starts was recorded with one thread. Its process kept two cores busy, which the CPU-time
 // reads (from any thread of the process) show.

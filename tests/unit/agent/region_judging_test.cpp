@@ -251,6 +251,36 @@ TEST(RoofOfTheCoresInUse, AStageIsJudgedWithoutTheStagesBesideIt) {
     EXPECT_TRUE(has_finding(d, "2.05 idle while it was open")) << d.first_move;
 }
 
+// A model loop at 90 % of one core's roof beside a thread that records no ranges (a loader):
+// judged at both threads' cores it reads latency bound, and CPU time cannot tell helpers
+// from work beside it, so what it reads at the cores left is said. Where the rate needs
+// those cores (above one core's roof), they were its helpers: nothing is said.
+TEST(RoofOfTheCoresInUse, ThreadsRecordingNoRangesMayBeWorkBesideItAndThatIsSaid) {
+    auto model = timed_region("model", fp32(0.9 * 35.9e9 * 0.01, 0), 0.01);
+    model.busy_cores = 1.9;
+    model.busy_cores_error = 0.001;
+    model.other_busy_cores = 0.05;
+    model.unranged_busy_cores = 0.9;
+    RunRecord rec = record_of({model}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "model");
+    ASSERT_TRUE(d.bound);
+    EXPECT_EQ(*d.bound, Bound::latency) << "judged at 1.90 cores, as if helpers";
+    EXPECT_TRUE(has_finding(d,
+                            "0.90 of its 1.90 busy cores were on threads that record no "
+                            "ranges"));
+    EXPECT_TRUE(has_finding(d, "at the 1.00 cores left it reads compute bound"));
+    auto team = timed_region("model", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01);
+    team.busy_cores = 1.9;
+    team.busy_cores_error = 0.001;
+    team.other_busy_cores = 0.05;
+    team.unranged_busy_cores = 0.9;
+    RunRecord helped = record_of({team}, 1.0);
+    judge_record(helped);
+    EXPECT_FALSE(has_finding(verdict(helped, "model"), "threads that record no ranges"))
+        << "1.6 x one core's roof: those threads did its work";
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

@@ -228,9 +228,10 @@ std::optional<Finding> work_outside(const Diagnosis& d, double cores, const Reco
             (reg.other_busy_cores
                  ? " (the host's other processes " + fixed2(*reg.other_busy_cores) + ")"
                  : std::string()) +
-            ": the work ran outside it (a server or another process ceiling did not start, a "
-            "device) or the declared amounts overcount it; run ceiling on the process that "
-            "does it to judge it where it runs"};
+            ": the work ran outside it, elsewhere (a server or another process ceiling did "
+            "not start, a device) or after it ended (handed to a thread, a pool or a stream "
+            "without waiting for it: end the range after the wait), or the declared amounts "
+            "overcount it; judge it where and while it runs"};
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:
@@ -408,7 +409,9 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         first.push_back(*outside);
         // Its own process is not where a lever acts: where the work runs comes first.
         d.first_move =
-            "judge the work where it runs (its process only waited for it); then " + d.first_move;
+            "judge the work where it runs (its process did not do it while the range was "
+            "open); then " +
+            d.first_move;
     } else if (idle.empty()) {
         if (auto turns = took_turns(profile, t, reg, limits)) {
             first.push_back(turns->finding);

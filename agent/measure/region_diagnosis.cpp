@@ -395,6 +395,15 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
               std::to_string(m.threads) + "-thread roof";
         d = diagnose_kernel(profile, m, t, judged_cores);
     }
+    // Above the roof of cores its process did keep busy: besides the causes any work has, a
+    // range can end before the work it declares (a range around submitting to a pool whose
+    // threads are busy with earlier submissions).
+    if (!outside && d.verdict == Verdict::above_roof && given.work)
+        d.findings.push_back(
+            {FindingKind::assumption,
+             "a range that ends before the work it declares also runs above the roof: work "
+             "handed to a thread, a pool or a stream without waiting for it (end the range "
+             "after the wait)"});
     // Whatever bounds it, the cores it left idle come first: balanced, the same work takes
     // that much less time (the table's move follows).
     if (!idle.empty())

@@ -281,6 +281,21 @@ TEST(RoofOfTheCoresInUse, ThreadsRecordingNoRangesMayBeWorkBesideItAndThatIsSaid
         << "1.6 x one core's roof: those threads did its work";
 }
 
+// A range around submitting work to a pool busy with earlier submissions: two cores busy, its
+// declared work 50 x their roof. Not "ran elsewhere" (its process was busy), but the range
+// may have ended before its work: said beside the usual causes.
+TEST(RoofOfTheCoresInUse, AboveTheRoofARangeMayEndBeforeItsWork) {
+    auto submit = timed_region("submit", fp32(50 * 2 * 35.9e9 * 0.001, 0), 0.001);
+    submit.busy_cores = 2.0;
+    submit.busy_cores_error = 0.001;
+    submit.other_busy_cores = 0.05;
+    RunRecord rec = record_of({submit}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "submit");
+    EXPECT_EQ(d.verdict, Verdict::above_roof);
+    EXPECT_TRUE(has_finding(d, "a range that ends before the work it declares"));
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

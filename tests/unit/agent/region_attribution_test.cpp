@@ -214,6 +214,31 @@ TEST(BusyCores, OfTheInstancesTheMedianDurationStandsFor) {
     EXPECT_FALSE(all->busy_cores_outliers);
 }
 
+// Its rate is the work over the median duration, so its busy cores are the median
+// instance's: five steps of 1 ms at 2 cores, two slowed to 1.8 ms by a preempted thread (the
+// same 2 ms of CPU time). Summed over time they read 1.63 cores, a roof below the one the
+// median step ran at.
+TEST(BusyCores, AreTheMedianInstancesWhereTheRateIsTheMedians) {
+    CaptureFiles d;
+    d.strings(46, 1, {{1, "step {ops=1G}"}});
+    std::vector<inject::Event> ev = {cpu_read(0, 0)};
+    std::int64_t t = 0, cpu = 0;
+    for (int k = 0; k < 7; ++k) {
+        const std::int64_t length = k == 2 || k == 5 ? 1'800'000 : 1'000'000;
+        ev.push_back(event(EventKind::push, t, 1));
+        t += length;
+        cpu += 2'000'000;
+        ev.push_back(event(EventKind::pop, t));
+        ev.push_back(cpu_read(t, cpu));
+    }
+    d.events(46, 1, 46, 0, ev);
+    const NvtxCapture c = read_nvtx_capture(d.path(), t + 1'000'000, 2);
+    const auto regions = aggregate_regions({&c}, std::nullopt);
+    const RecordedRegion* step = by_path(regions).at("step");
+    ASSERT_TRUE(step->busy_cores);
+    EXPECT_NEAR(*step->busy_cores, 2.0, 0.01);
+}
+
 // One region name for instances of different sizes: the work per instance is their mean,
 // and the spread of their sizes goes with it, so the judge times them by their total time
 // (diagnose); instances of one size have a spread of 1.

@@ -122,7 +122,7 @@ Opt device_copy_share(const P& p) {
 // program that writes into the page cache faster than storage takes it shows a rate the
 // page cache absorbed (flushed later), not one storage held it to. Reads are what storage
 // served: beyond the roof they are storage-bound still (deeper queues than the roof's).
-Opt storage_roof_share(const P& p) {
+Opt storage_share(const P& p) {
     if (!(p.wall_s > 0)) return std::nullopt;
     Opt share;
     const auto take = [&](Opt amount, Opt roof, bool write) {
@@ -229,7 +229,7 @@ const std::array<SystemRule, 13> rules = {{
     {"device_copy_share", device_copy_share, Comparison::at_least, &T::device_copy_share,
      "time copying between host and device"},
     // Also a row of the decision table (not the model, I/O bound), which gives the move.
-    {storage_signal_name, storage_roof_share, Comparison::at_least, &T::near_roof,
+    {storage_signal_name, storage_share, Comparison::at_least, &T::near_roof,
      "storage read or written near the sequential storage roof `ceiling machine` measured"},
     // A row of the decision table too (not the model, CPU quota bound).
     {quota_signal_name, cpu_quota_throttled_share, Comparison::at_least,
@@ -283,6 +283,8 @@ constexpr std::string_view contention_consequence =
 }  // namespace
 
 std::span<const SystemRule> system_rules() { return rules; }
+
+std::optional<double> storage_roof_share(const ProcessAccounting& p) { return storage_share(p); }
 
 std::optional<double> thread_concurrency(double busy_cores, std::optional<double> working_threads,
                                          double cpus) {

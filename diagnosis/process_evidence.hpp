@@ -105,6 +105,11 @@ inline constexpr double working_threads_min = 1.5;
 std::optional<double> thread_concurrency(double busy_cores, std::optional<double> working_threads,
                                          double cpus);
 
+// The storage traffic's share of its roofs (reads against the read roof, writes against the
+// write roof, the larger; writes past storage_above_roof left out, the page cache's): the
+// run's storage_roof_share rule, also asked of a region over the time it was open.
+std::optional<double> storage_roof_share(const ProcessAccounting& p);
+
 // Past this share of its roof a storage write rate is the page cache's, not storage's
 // (storage_roof_share; the run summary's I/O line says so).
 inline constexpr double storage_above_roof = 1.05;

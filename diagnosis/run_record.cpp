@@ -143,6 +143,8 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"working_threads", r.working_threads},
          {"beside_busy_cores", r.beside_busy_cores},
          {"unranged_busy_cores", r.unranged_busy_cores},
+         {"storage_read_bytes_per_s", r.storage_read_bytes_per_s},
+         {"storage_write_bytes_per_s", r.storage_write_bytes_per_s},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
@@ -171,6 +173,8 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "working_threads", r.working_threads);
     get_optional(j, "beside_busy_cores", r.beside_busy_cores);
     get_optional(j, "unranged_busy_cores", r.unranged_busy_cores);
+    get_optional(j, "storage_read_bytes_per_s", r.storage_read_bytes_per_s);
+    get_optional(j, "storage_write_bytes_per_s", r.storage_write_bytes_per_s);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);

@@ -145,6 +145,11 @@ struct RecordedRegion {
     // Judged as its helpers; the diagnosis says what it would read were they not. Absent
     // where threads did not read their CPU time, and in older records.
     std::optional<double> unranged_busy_cores;
+    // What storage served the program (its process tree) per second while it was open, each
+    // way: the bytes over the time of the instances the sampler's readings covered. Absent
+    // where none was covered, and in older records.
+    std::optional<double> storage_read_bytes_per_s;
+    std::optional<double> storage_write_bytes_per_s;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

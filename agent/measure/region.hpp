@@ -89,6 +89,11 @@ struct RegionInstance {
     // team, a BLAS pool) or work beside it (a loader thread): CPU time cannot tell which.
     // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
     std::optional<double> unranged_cpu_s;
+    // Bytes storage served the program (its whole process tree, /proc's read_bytes and
+    // write_bytes) while it was open, interpolated from the sampler's readings
+    // (attribute_storage); absent where the readings did not cover it.
+    std::optional<double> storage_read_bytes;
+    std::optional<double> storage_write_bytes;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -151,6 +156,14 @@ void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimelin
 // its work ran, and what tells cores left idle from cores busy with the program's other
 // processes. None for an instance without its process's CPU time.
 void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores);
+
+// The bytes storage served the program while each instance was open (RegionInstance::
+// storage_read_bytes, storage_write_bytes), from the sampler's cumulative readings of its
+// process tree (oldest first; empty: none), over the part of it the readings cover (90 % of
+// it or more, scaled to the whole). A region reading a file at the storage roof is I/O bound
+// whatever its declared bytes read against DRAM.
+void attribute_storage(NvtxCapture& cap, const std::vector<TimelinePoint>& read,
+                       const std::vector<TimelinePoint>& written);
 
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one

@@ -170,6 +170,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         bool any_beside = false;
         double unranged_cpu_s = 0, t_unranged_cpu_s = 0;  // threads that record no ranges
         bool any_unranged = false;
+        // Storage traffic over the instances the sampler covered, and their time.
+        double read_bytes = 0, read_wall_s = 0, write_bytes = 0, write_wall_s = 0;
         // The same sums over its typical instances (busy_cores_outliers): those within
         // `outlier_ratio` x the median duration.
         double typical_limit_s = 0;
@@ -272,6 +274,14 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.other_cpu_s += *r.other_cpu_s;
                 a.other_wall_s += d;
             }
+            if (r.storage_read_bytes) {
+                a.read_bytes += *r.storage_read_bytes;
+                a.read_wall_s += d;
+            }
+            if (r.storage_write_bytes) {
+                a.write_bytes += *r.storage_write_bytes;
+                a.write_wall_s += d;
+            }
             a.counted_ops.add(r.counted_ops);
             a.counted_bytes.add(r.counted_bytes);
         }
@@ -371,6 +381,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             if (a->any_unranged) r.unranged_busy_cores = a->unranged_cpu_s / a->cpu_wall_s;
         }
         if (a->other_wall_s > 0) r.other_busy_cores = a->other_cpu_s / a->other_wall_s;
+        if (a->read_wall_s > 0) r.storage_read_bytes_per_s = a->read_bytes / a->read_wall_s;
+        if (a->write_wall_s > 0) r.storage_write_bytes_per_s = a->write_bytes / a->write_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         if (a->working_wall_s > 0) r.working_threads = a->working_s / a->working_wall_s;
         // Over the instances the looks covered, weighted by their time, once they cover half

@@ -234,6 +234,41 @@ std::optional<Finding> work_outside(const Diagnosis& d, double cores, const Reco
             "overcount it; judge it where and while it runs"};
 }
 
+// Storage served the program near its roof while the region was open: the table's I/O row
+// decides it, whatever its declared bytes read against memory (a range around reading a
+// file, 8 MiB per instance at 10 % of the DRAM read roof, read "latency bound: dependency
+// stalls ..." while storage ran at its roof). A signal and a finding with the numbers.
+void weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
+                   const Thresholds& t) {
+    if (!profile.storage || (!reg.storage_read_bytes_per_s && !reg.storage_write_bytes_per_s))
+        return;
+    ProcessAccounting p;
+    p.wall_s = 1;  // rates: the bytes of one second
+    p.storage_read_bytes = reg.storage_read_bytes_per_s;
+    p.storage_write_bytes = reg.storage_write_bytes_per_s;
+    p.storage_read_roof_bytes_per_s = profile.storage->read_roof_bytes_per_s();
+    p.storage_write_roof_bytes_per_s = profile.storage->write_roof_bytes_per_s();
+    const auto share = storage_roof_share(p);
+    if (!share || *share < t.near_roof) return;
+    d.system.push_back({std::string(storage_signal_name), share, t.near_roof, true,
+                        "storage read or written near the sequential storage roof while it "
+                        "was open"});
+    const auto rate = [](std::optional<double> bytes_per_s) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3g GB/s", bytes_per_s.value_or(0.0) / 1e9);
+        return std::string(buf);
+    };
+    d.findings.push_back(
+        {FindingKind::assumption,
+         "storage served its program " + rate(reg.storage_read_bytes_per_s) + " read and " +
+             rate(reg.storage_write_bytes_per_s) +
+             " written while it was open (its process tree, the sampler's readings): " +
+             std::to_string(static_cast<int>(std::lround(*share * 100))) +
+             " % of the storage roof `ceiling machine` measured: it waited on storage, "
+             "whatever its declared bytes read against memory"});
+    conclude(d, t);
+}
+
 // Instances open at once on average below which a region is judged as sequential instances:
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
@@ -283,8 +318,10 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
     const Measurement& given = reg.measurement;
     const bool known = given.work || given.measured_ops || given.measured_bytes;
     if (!known) {
-        if (reg.kind == RegionKind::range) return work_unknown(reg, counted);
-        return std::nullopt;
+        if (reg.kind != RegionKind::range) return std::nullopt;
+        Diagnosis d = work_unknown(reg, counted);
+        weigh_storage(profile, reg, d, t);
+        return d;
     }
     if (given.duration_s.count == 0) return std::nullopt;
     const bool host =
@@ -395,6 +432,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
               std::to_string(m.threads) + "-thread roof";
         d = diagnose_kernel(profile, m, t, judged_cores);
     }
+    weigh_storage(profile, reg, d, t);
     // Above the roof of cores its process did keep busy: besides the causes any work has, a
     // range can end before the work it declares (a range around submitting to a pool whose
     // threads are busy with earlier submissions).

@@ -296,6 +296,33 @@ TEST(RoofOfTheCoresInUse, AboveTheRoofARangeMayEndBeforeItsWork) {
     EXPECT_TRUE(has_finding(d, "a range that ends before the work it declares"));
 }
 
+// A range around reading a file: its declared bytes at 10 % of the DRAM roof, while storage
+// served its program at the storage roof: I/O bound, with the numbers; below the roof's
+// near_roof share, the roofs decide as before; undeclared, the storage still decides.
+TEST(RoofOfTheCoresInUse, ARegionWhileStorageRanAtItsRoofIsIoBound) {
+    auto load = timed_region("load", fp32(0, 0.1 * 20e9 * 0.01), 0.01);
+    load.busy_cores = 0.4;
+    load.busy_cores_error = 0.001;
+    load.other_busy_cores = 0.05;
+    load.storage_read_bytes_per_s = 1.8e9;
+    RunRecord rec = record_of({load}, 1.0);
+    StorageRoof disk;
+    disk.read_bytes_per_s.max = 2e9;
+    disk.write_bytes_per_s.max = 1e9;
+    rec.machine_profile->storage = disk;
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "load");
+    EXPECT_EQ(d.diagnosis, "not the model (I/O bound)");
+    EXPECT_TRUE(has_finding(d, "storage served its program 1.8 GB/s read")) << d.first_move;
+    rec.regions.front().storage_read_bytes_per_s = 0.5e9;
+    judge_record(rec);
+    EXPECT_NE(verdict(rec, "load").diagnosis, "not the model (I/O bound)");
+    rec.regions.front().storage_read_bytes_per_s = 1.8e9;
+    rec.regions.front().measurement.work.reset();
+    judge_record(rec);
+    EXPECT_EQ(verdict(rec, "load").diagnosis, "not the model (I/O bound)") << "undeclared";
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

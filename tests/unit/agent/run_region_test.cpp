@@ -326,6 +326,34 @@ TEST(Capture, OtherProcessesCpuIsTheHostsLessItsOwnOverTheInstance) {
     EXPECT_NEAR(*cap.instances[5].other_cpu_s, 0.08 * 200.0 / 190, 1e-9);
 }
 
+// Storage bytes of the program while each instance was open, from the sampler's cumulative
+// readings: interpolated between them; a range opened a little before the first reading is
+// scaled from the part covered; one mostly outside the readings gets none.
+TEST(RegionStorage, IsInterpolatedFromTheSamplersReadings) {
+    constexpr std::int64_t ms = 1'000'000;
+    const std::vector<TimelinePoint> read = {{0, 0}, {100 * ms, 100e6}, {200 * ms, 100e6}};
+    const std::vector<TimelinePoint> written = {{0, 0}, {200 * ms, 20e6}};
+    NvtxCapture cap;
+    RegionInstance loading, idle, early, outside;
+    loading.start_ns = 25 * ms;
+    loading.end_ns = 75 * ms;
+    idle.start_ns = 120 * ms;
+    idle.end_ns = 180 * ms;
+    early.start_ns = -5 * ms;
+    early.end_ns = 95 * ms;
+    outside.start_ns = 150 * ms;
+    outside.end_ns = 400 * ms;
+    cap.instances = {loading, idle, early, outside};
+    attribute_storage(cap, read, written);
+    ASSERT_TRUE(cap.instances[0].storage_read_bytes && cap.instances[0].storage_write_bytes);
+    EXPECT_NEAR(*cap.instances[0].storage_read_bytes, 50e6, 1);
+    EXPECT_NEAR(*cap.instances[0].storage_write_bytes, 5e6, 1);
+    EXPECT_NEAR(*cap.instances[1].storage_read_bytes, 0, 1);
+    ASSERT_TRUE(cap.instances[2].storage_read_bytes);
+    EXPECT_NEAR(*cap.instances[2].storage_read_bytes, 95e6 * 100 / 95, 1);
+    EXPECT_FALSE(cap.instances[3].storage_read_bytes) << "mostly after the last reading";
+}
+
 // Working threads of the sampler's windows over each instance, weighted by the overlap; an
 // instance inside one window takes that window's; one outside every window gets none.
 TEST(Capture, WorkingThreadsOfTheWindowsOverEachInstance) {

@@ -150,6 +150,10 @@ struct RecordedRegion {
     // where none was covered, and in older records.
     std::optional<double> storage_read_bytes_per_s;
     std::optional<double> storage_write_bytes_per_s;
+    // Of busy cores, those its process tree kept busy in the kernel (stime: system calls,
+    // copies, page faults) while it was open, from the sampler's readings (per clock tick:
+    // rough for instances of a few ms, summed over many). Absent where not covered.
+    std::optional<double> system_busy_cores;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

@@ -90,10 +90,11 @@ struct RegionInstance {
     // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
     std::optional<double> unranged_cpu_s;
     // Bytes storage served the program (its whole process tree, /proc's read_bytes and
-    // write_bytes) while it was open, interpolated from the sampler's readings
-    // (attribute_storage); absent where the readings did not cover it.
+    // write_bytes), and its CPU time in the kernel (stime), while it was open, interpolated
+    // from the sampler's readings (attribute_sampled); absent where they did not cover it.
     std::optional<double> storage_read_bytes;
     std::optional<double> storage_write_bytes;
+    std::optional<double> system_cpu_s;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -157,13 +158,12 @@ void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimelin
 // processes. None for an instance without its process's CPU time.
 void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores);
 
-// The bytes storage served the program while each instance was open (RegionInstance::
-// storage_read_bytes, storage_write_bytes), from the sampler's cumulative readings of its
-// process tree (oldest first; empty: none), over the part of it the readings cover (90 % of
-// it or more, scaled to the whole). A region reading a file at the storage roof is I/O bound
-// whatever its declared bytes read against DRAM.
-void attribute_storage(NvtxCapture& cap, const std::vector<TimelinePoint>& read,
-                       const std::vector<TimelinePoint>& written);
+// A cumulative quantity of the program from the sampler's readings (oldest first: what
+// storage served its process tree, its CPU time in the kernel) over each instance, into
+// `field`: interpolated between readings, over the part of the instance they cover (90 % of
+// it or more, scaled to the whole); untouched where they cover less or are fewer than two.
+void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
+                       std::optional<double> RegionInstance::*field);
 
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one

@@ -139,27 +139,23 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
     }
 }
 
-void attribute_storage(NvtxCapture& cap, const std::vector<TimelinePoint>& read,
-                       const std::vector<TimelinePoint>& written) {
-    const auto attribute = [&](const std::vector<TimelinePoint>& points,
-                               std::optional<double> RegionInstance::*field) {
-        if (points.size() < 2) return;
-        const CumulativeTimeline timeline(points, std::nullopt);
-        std::size_t hint = 0;
-        for (auto& r : cap.instances) {
-            const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
-                               end = std::min(r.end_ns, points.back().t_ns);
-            const auto length = r.end_ns - r.start_ns, covered = end - begin;
-            if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
-                continue;
-            if (const auto bytes = timeline.between(begin, end, &hint))
-                r.*field = covered > 0 ? bytes->value * static_cast<double>(length) /
-                                             static_cast<double>(covered)
-                                       : bytes->value;
-        }
-    };
-    attribute(read, &RegionInstance::storage_read_bytes);
-    attribute(written, &RegionInstance::storage_write_bytes);
+void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
+                       std::optional<double> RegionInstance::*field) {
+    if (points.size() < 2) return;
+    const CumulativeTimeline timeline(points, std::nullopt);
+    std::size_t hint = 0;
+    for (auto& r : cap.instances) {
+        // Read over the part the readings cover, at least 90 % of it, at that rate.
+        const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
+                           end = std::min(r.end_ns, points.back().t_ns);
+        const auto length = r.end_ns - r.start_ns, covered = end - begin;
+        if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
+            continue;
+        if (const auto v = timeline.between(begin, end, &hint))
+            r.*field = covered > 0
+                           ? v->value * static_cast<double>(length) / static_cast<double>(covered)
+                           : v->value;
+    }
 }
 
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {

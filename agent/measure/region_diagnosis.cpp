@@ -238,10 +238,10 @@ std::optional<Finding> work_outside(const Diagnosis& d, double cores, const Reco
 // decides it, whatever its declared bytes read against memory (a range around reading a
 // file, 8 MiB per instance at 10 % of the DRAM read roof, read "latency bound: dependency
 // stalls ..." while storage ran at its roof). A signal and a finding with the numbers.
-void weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
+bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
                    const Thresholds& t) {
     if (!profile.storage || (!reg.storage_read_bytes_per_s && !reg.storage_write_bytes_per_s))
-        return;
+        return false;
     ProcessAccounting p;
     p.wall_s = 1;  // rates: the bytes of one second
     p.storage_read_bytes = reg.storage_read_bytes_per_s;
@@ -249,7 +249,7 @@ void weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
     p.storage_read_roof_bytes_per_s = profile.storage->read_roof_bytes_per_s();
     p.storage_write_roof_bytes_per_s = profile.storage->write_roof_bytes_per_s();
     const auto share = storage_roof_share(p);
-    if (!share || *share < t.near_roof) return;
+    if (!share || *share < t.near_roof) return false;
     d.system.push_back({std::string(storage_signal_name), share, t.near_roof, true,
                         "storage read or written near the sequential storage roof while it "
                         "was open"});
@@ -267,6 +267,30 @@ void weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
              " % of the storage roof `ceiling machine` measured: it waited on storage, "
              "whatever its declared bytes read against memory"});
     conclude(d, t);
+    return true;
+}
+
+// Much of its program's CPU time while it was open in the kernel (the run's
+// system_time_share, asked of the region): system calls, copies, page faults, which its
+// declared work does not describe and no roof of it shows. A range around reading a file
+// from the page cache (a copy in the kernel) read "latency bound: dependency stalls ..." with
+// 97 % of its time in system calls. Said, and first among the moves.
+void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t) {
+    if (!reg.system_busy_cores || !reg.busy_cores) return;
+    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
+    if (busy < waited_below_cores) return;
+    const double share = std::min(1.0, *reg.system_busy_cores / busy);
+    if (share < t.system_time_share) return;
+    const std::string percent = std::to_string(static_cast<int>(std::lround(share * 100))) + " %";
+    d.findings.push_back(
+        {FindingKind::assumption,
+         percent + " of its program's CPU time while it was open was in the kernel (system calls, "
+                   "copies, page faults; from the sampler's readings): time its declared work does "
+                   "not describe, and no roof of it shows"});
+    d.first_move = "spend less time in the kernel (" + percent +
+                   " of its CPU time: fewer and larger system calls, memory reused rather than "
+                   "freed and faulted in again, mapped files rather than copying reads); then " +
+                   d.first_move;
 }
 
 // Instances open at once on average below which a region is judged as sequential instances:
@@ -320,7 +344,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
     if (!known) {
         if (reg.kind != RegionKind::range) return std::nullopt;
         Diagnosis d = work_unknown(reg, counted);
-        weigh_storage(profile, reg, d, t);
+        if (!weigh_storage(profile, reg, d, t)) weigh_kernel_time(reg, d, t);
         return d;
     }
     if (given.duration_s.count == 0) return std::nullopt;
@@ -432,7 +456,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
               std::to_string(m.threads) + "-thread roof";
         d = diagnose_kernel(profile, m, t, judged_cores);
     }
-    weigh_storage(profile, reg, d, t);
+    if (!weigh_storage(profile, reg, d, t)) weigh_kernel_time(reg, d, t);
     // Above the roof of cores its process did keep busy: besides the causes any work has, a
     // range can end before the work it declares (a range around submitting to a pool whose
     // threads are busy with earlier submissions).

@@ -230,13 +230,16 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
             attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
             attribute_working_threads(x.capture, sampler->peaks().thread_windows);
-            std::vector<TimelinePoint> read, written;
+            std::vector<TimelinePoint> read, written, system;
             for (const auto& s : samples) {
                 if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
                 if (s.io.storage_write_bytes)
                     written.push_back({s.t_ns, *s.io.storage_write_bytes});
+                system.push_back({s.t_ns, s.system_s});
             }
-            attribute_storage(x.capture, read, written);
+            attribute_sampled(x.capture, read, &RegionInstance::storage_read_bytes);
+            attribute_sampled(x.capture, written, &RegionInstance::storage_write_bytes);
+            attribute_sampled(x.capture, system, &RegionInstance::system_cpu_s);
         }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.

@@ -114,6 +114,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         const double own_s = (f->utime_ticks + f->stime_ticks) * tick_s;
         const double waited_s = (f->cutime_ticks + f->cstime_ticks) * tick_s;
         s.cpu_s += own_s + waited_s;
+        s.system_s += (f->stime_ticks + f->cstime_ticks) * tick_s;
         const int index = static_cast<int>(read.size());
         read.push_back({parent, own_s, waited_s});
         s.descendants.push_back({pid, f->start_ticks, 0.0});

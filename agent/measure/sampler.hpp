@@ -82,6 +82,7 @@ struct ThreadWindow {
 struct TreeSample {
     std::int64_t t_ns = 0;
     double cpu_s = 0;      // utime + stime + reaped children's, every process in the tree
+    double system_s = 0;   // of which in the kernel: stime + reaped children's cstime
     double rss_bytes = 0;  // sum of resident sets
     double threads = 0;
     double processes = 0;

@@ -323,6 +323,30 @@ TEST(RoofOfTheCoresInUse, ARegionWhileStorageRanAtItsRoofIsIoBound) {
     EXPECT_EQ(verdict(rec, "load").diagnosis, "not the model (I/O bound)") << "undeclared";
 }
 
+// Half its program's CPU time in the kernel while it was open (a read from the page cache, a
+// buffer freed and faulted in again each time): said, and first among the moves; a fifth
+// of it (the run's system_time_share) is the line.
+TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
+    auto copy = timed_region("copy", fp32(0, 0.2 * 20e9 * 0.01), 0.01);
+    copy.busy_cores = 1.0;
+    copy.busy_cores_error = 0.001;
+    copy.other_busy_cores = 0.05;
+    copy.system_busy_cores = 0.5;
+    RunRecord rec = record_of({copy}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "copy");
+    EXPECT_TRUE(has_finding(d,
+                            "50 % of its program's CPU time while it was open was in the "
+                            "kernel"));
+    // Before the table's move (the idle cores of this 4-CPU host come before both).
+    const auto kernel = d.first_move.find("spend less time in the kernel (50 %");
+    ASSERT_NE(kernel, std::string::npos) << d.first_move;
+    EXPECT_LT(kernel, d.first_move.find("dependency stalls")) << d.first_move;
+    rec.regions.front().system_busy_cores = 0.1;
+    judge_record(rec);
+    EXPECT_FALSE(has_finding(verdict(rec, "copy"), "in the kernel"));
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

@@ -344,7 +344,8 @@ TEST(RegionStorage, IsInterpolatedFromTheSamplersReadings) {
     outside.start_ns = 150 * ms;
     outside.end_ns = 400 * ms;
     cap.instances = {loading, idle, early, outside};
-    attribute_storage(cap, read, written);
+    attribute_sampled(cap, read, &RegionInstance::storage_read_bytes);
+    attribute_sampled(cap, written, &RegionInstance::storage_write_bytes);
     ASSERT_TRUE(cap.instances[0].storage_read_bytes && cap.instances[0].storage_write_bytes);
     EXPECT_NEAR(*cap.instances[0].storage_read_bytes, 50e6, 1);
     EXPECT_NEAR(*cap.instances[0].storage_write_bytes, 5e6, 1);

@@ -13,10 +13,13 @@ namespace ceiling::measure {
 // What other recording threads of its process spent, while each push/pop instance was
 // open, inside their own outermost ranges of another path (side by side instances of the
 // same path are RecordedRegion::concurrency's). A region whose instances lie wholly inside
-// this one's nearly every time it meets them (90 %) is taken as its work handed to another
-// thread and not counted. A pipeline's stages, each a range on its own thread, each read the
-// whole process's busy cores before: judged at twice the cores their one thread used. From
-// each thread's own CPU-time reads; instances of a thread without them get none.
+// this one's nearly every time it meets them (90 %), while this one's thread mostly waited
+// in them (under half a core), is taken as its work handed to another thread and not
+// counted. A pipeline's stages, each a range on its own thread, each read the whole
+// process's busy cores before: judged at twice the cores their one thread used; a stage
+// slower than the next holds each of the next one's instances (they start as it hands an
+// item on), but works meanwhile. From each thread's own CPU-time reads; instances of a
+// thread without them get none.
 void attribute_beside_cpu(
     NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
     const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines) {
@@ -50,18 +53,33 @@ void attribute_beside_cpu(
     const auto inside = [](const RegionInstance& o, const RegionInstance& r) {
         return o.start_ns >= r.start_ns && o.end_ns <= r.end_ns;
     };
-    // (its path, the other's path) -> (met, of which wholly inside it)
-    std::map<std::pair<const void*, const void*>, std::pair<int, int>> met;
+    // (its path, the other's path) -> how often they met, how often the other lay wholly
+    // inside it, the time it lay inside, and this one's thread's CPU time meanwhile.
+    struct Met {
+        int n = 0, in = 0;
+        double inside_s = 0, own_cpu_s = 0;
+        bool handed_on() const {
+            return in >= 0.9 * n && inside_s > 0 && own_cpu_s < 0.5 * inside_s;
+        }
+    };
+    std::map<std::pair<const void*, const void*>, Met> met;
     const auto pair_of = [](const RegionInstance& r, const RegionInstance& o) {
         return std::pair<const void*, const void*>(&r.path.str(), &o.path.str());
     };
-    for (std::size_t i = 0; i < cap.instances.size(); ++i)
-        if (cap.instances[i].push_pop)
-            each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline&) {
-                auto& [n, in] = met[pair_of(cap.instances[i], o)];
-                ++n;
-                in += inside(o, cap.instances[i]) ? 1 : 0;
-            });
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        const auto& r = cap.instances[i];
+        const auto own = thread_timelines.find({*instance_image[i], r.tid});
+        if (!r.push_pop || own == thread_timelines.end()) continue;
+        each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline&) {
+            auto& m = met[pair_of(r, o)];
+            ++m.n;
+            if (!inside(o, r)) return;
+            ++m.in;
+            m.inside_s += static_cast<double>(o.end_ns - o.start_ns) * 1e-9;
+            if (const auto cpu = own->second.between(o.start_ns, o.end_ns))
+                m.own_cpu_s += cpu->value;
+        });
+    }
     for (std::size_t i = 0; i < cap.instances.size(); ++i) {
         auto& r = cap.instances[i];
         const auto own = thread_timelines.find({*instance_image[i], r.tid});
@@ -69,8 +87,7 @@ void attribute_beside_cpu(
         if (const auto cpu = own->second.between(r.start_ns, r.end_ns)) r.thread_cpu_s = cpu->value;
         double beside = 0;
         each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline& timeline) {
-            const auto [n, in] = met[pair_of(r, o)];
-            if (in >= 0.9 * n) return;  // its own work on another thread
+            if (met[pair_of(r, o)].handed_on()) return;  // its own work on another thread
             if (const auto cpu = timeline.between(std::max(o.start_ns, r.start_ns),
                                                   std::min(o.end_ns, r.end_ns)))
                 beside += cpu->value;

@@ -493,6 +493,23 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         }
     }
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
+    // Ranges beside it that were its work after all (a team whose members range their shares
+    // under another name while its own thread works too): without their cores it ran above
+    // the roof of those left, which it cannot have; judged with them.
+    if (own.beside_busy_cores && d.verdict == Verdict::above_roof) {
+        RecordedRegion whole = recorded;
+        whole.beside_busy_cores.reset();
+        if (auto alt = judge_region(machine, whole, t, counted, limits);
+            alt && alt->verdict != Verdict::above_roof) {
+            alt->findings.push_back(
+                {FindingKind::assumption,
+                 "the ranges open beside it on its other threads (" +
+                     fixed2(*own.beside_busy_cores) +
+                     " cores) did its work: without their cores it ran above the roof of those "
+                     "left, so it is judged with them"});
+            return alt;
+        }
+    }
     return d;
 }
 

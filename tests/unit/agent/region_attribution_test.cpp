@@ -107,16 +107,38 @@ TEST(BusyCores, RangesOpenBesideItOnOtherThreadsAreSaid) {
     }
     compute.push_back(thread_cpu_read(4 * ms, 4 * ms));
     d.events(50, 1, 51, 0, compute);
-    // A step on one thread, its gemm on another (inside the step every time).
+    // A step on one thread, its gemm on another (inside the step every time, the step's
+    // thread waiting for it meanwhile).
     d.strings(60, 1, {{1, "step"}, {2, "gemm"}});
     d.events(
         60, 1, 60, 0,
         {cpu_read(0, 0), thread_cpu_read(0, 0), event(EventKind::push, 0, 1),
-         event(EventKind::pop, 4 * ms), cpu_read(4 * ms, 6 * ms), thread_cpu_read(4 * ms, 4 * ms)});
+         thread_cpu_read(1 * ms, 1 * ms), thread_cpu_read(2 * ms, 1 * ms),
+         thread_cpu_read(5 * ms / 2, 3 * ms / 2), thread_cpu_read(7 * ms / 2, 3 * ms / 2),
+         event(EventKind::pop, 4 * ms), cpu_read(4 * ms, 4 * ms), thread_cpu_read(4 * ms, 2 * ms)});
     d.events(60, 1, 61, 0,
              {thread_cpu_read(0, 0), event(EventKind::push, 1 * ms, 2),
               event(EventKind::pop, 2 * ms), event(EventKind::push, 5 * ms / 2, 2),
               event(EventKind::pop, 7 * ms / 2), thread_cpu_read(4 * ms, 2 * ms)});
+    // Two stages in step: "read" hands each item on and reads the next meanwhile, so each
+    // "decode" (shorter) lies inside the next "read" every time, while read's thread works.
+    d.strings(80, 1, {{1, "read"}, {2, "decode"}});
+    std::vector<inject::Event> reader = {cpu_read(0, 0), thread_cpu_read(0, 0)};
+    for (int k = 0; k < 4; ++k) {
+        reader.push_back(event(EventKind::push, k * ms, 1));
+        reader.push_back(event(EventKind::pop, (k + 1) * ms));
+    }
+    reader.push_back(cpu_read(4 * ms, 7 * ms));
+    reader.push_back(thread_cpu_read(4 * ms, 4 * ms));
+    d.events(80, 1, 80, 0, reader);
+    std::vector<inject::Event> decoder = {thread_cpu_read(0, 0)};
+    for (int k = 1; k < 4; ++k) {
+        decoder.push_back(thread_cpu_read(k * ms, (k - 1) * 3 * ms / 4));
+        decoder.push_back(event(EventKind::push, k * ms, 2));
+        decoder.push_back(event(EventKind::pop, k * ms + 3 * ms / 4));
+        decoder.push_back(thread_cpu_read(k * ms + 3 * ms / 4, k * 3 * ms / 4));
+    }
+    d.events(80, 1, 81, 0, decoder);
     const NvtxCapture c = read_nvtx_capture(d.path(), 5 * ms, 2);
     const auto regions = aggregate_regions({&c}, std::nullopt);
     const auto r = by_path(regions);
@@ -129,7 +151,10 @@ TEST(BusyCores, RangesOpenBesideItOnOtherThreadsAreSaid) {
     ASSERT_TRUE(r.at("step")->beside_busy_cores);
     EXPECT_NEAR(*r.at("step")->beside_busy_cores, 0.0, 1e-9) << "its gemm is its work";
     ASSERT_TRUE(r.at("gemm")->beside_busy_cores);
-    EXPECT_NEAR(*r.at("gemm")->beside_busy_cores, 1.0, 1e-6) << "the step's own thread";
+    EXPECT_NEAR(*r.at("gemm")->beside_busy_cores, 0.0, 1e-6) << "the step's thread waited";
+    // decode's 3 x 0.75 ms of the reader's 4 ms: beside it, though inside it every time.
+    ASSERT_TRUE(r.at("read")->beside_busy_cores);
+    EXPECT_NEAR(*r.at("read")->beside_busy_cores, 2.25 / 4, 1e-6);
 }
 
 // What the process's threads that record no ranges used while a region was open: its

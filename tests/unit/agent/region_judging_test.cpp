@@ -347,6 +347,22 @@ TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
     EXPECT_FALSE(has_finding(verdict(rec, "copy"), "in the kernel"));
 }
 
+// Ranges beside it that were its work (a team ranging its shares under another name while
+// its own thread worked): without their cores it would run at 1.6 x the roof of those left,
+// which it cannot; judged with them, and said.
+TEST(RoofOfTheCoresInUse, RangesBesideItThatDidItsWorkAreKept) {
+    auto step = timed_region("step", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01);
+    step.busy_cores = 1.9;
+    step.busy_cores_error = 0.001;
+    step.other_busy_cores = 0.05;
+    step.beside_busy_cores = 0.95;
+    RunRecord rec = record_of({step}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "step");
+    EXPECT_NE(d.verdict, Verdict::above_roof);
+    EXPECT_TRUE(has_finding(d, "did its work: without their cores it ran above the roof"));
+}
+
 // Four threads that shared its work one at a time (a lock held while working) on a 4-CPU
 // host: the lever is letting them run at once; more threads would only queue.
 TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads) {

@@ -45,6 +45,17 @@ inline RecordedRegion timed_region(const std::string& path, std::optional<Work> 
     return r;
 }
 
+// A timed region whose process kept `busy` cores busy (to 0.001) while the host's other
+// processes kept 0.05: the usual start of a judging test.
+inline RecordedRegion busy_region(const std::string& path, std::optional<Work> work, double seconds,
+                                  double busy) {
+    RecordedRegion r = timed_region(path, work, seconds);
+    r.busy_cores = busy;
+    r.busy_cores_error = 0.001;
+    r.other_busy_cores = 0.05;
+    return r;
+}
+
 inline Work fp32(double ops, double bytes) {
     Work w;
     w.ops = ops;

@@ -256,10 +256,7 @@ TEST(RoofOfTheCoresInUse, AStageIsJudgedWithoutTheStagesBesideIt) {
 // from work beside it, so what it reads at the cores left is said. Where the rate needs
 // those cores (above one core's roof), they were its helpers: nothing is said.
 TEST(RoofOfTheCoresInUse, ThreadsRecordingNoRangesMayBeWorkBesideItAndThatIsSaid) {
-    auto model = timed_region("model", fp32(0.9 * 35.9e9 * 0.01, 0), 0.01);
-    model.busy_cores = 1.9;
-    model.busy_cores_error = 0.001;
-    model.other_busy_cores = 0.05;
+    auto model = busy_region("model", fp32(0.9 * 35.9e9 * 0.01, 0), 0.01, 1.9);
     model.unranged_busy_cores = 0.9;
     RunRecord rec = record_of({model}, 1.0);
     judge_record(rec);
@@ -270,10 +267,7 @@ TEST(RoofOfTheCoresInUse, ThreadsRecordingNoRangesMayBeWorkBesideItAndThatIsSaid
                             "0.90 of its 1.90 busy cores were on threads that record no "
                             "ranges"));
     EXPECT_TRUE(has_finding(d, "at the 1.00 cores left it reads compute bound"));
-    auto team = timed_region("model", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01);
-    team.busy_cores = 1.9;
-    team.busy_cores_error = 0.001;
-    team.other_busy_cores = 0.05;
+    auto team = busy_region("model", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01, 1.9);
     team.unranged_busy_cores = 0.9;
     RunRecord helped = record_of({team}, 1.0);
     judge_record(helped);
@@ -285,10 +279,7 @@ TEST(RoofOfTheCoresInUse, ThreadsRecordingNoRangesMayBeWorkBesideItAndThatIsSaid
 // declared work 50 x their roof. Not "ran elsewhere" (its process was busy), but the range
 // may have ended before its work: said beside the usual causes.
 TEST(RoofOfTheCoresInUse, AboveTheRoofARangeMayEndBeforeItsWork) {
-    auto submit = timed_region("submit", fp32(50 * 2 * 35.9e9 * 0.001, 0), 0.001);
-    submit.busy_cores = 2.0;
-    submit.busy_cores_error = 0.001;
-    submit.other_busy_cores = 0.05;
+    auto submit = busy_region("submit", fp32(50 * 2 * 35.9e9 * 0.001, 0), 0.001, 2.0);
     RunRecord rec = record_of({submit}, 1.0);
     judge_record(rec);
     const Diagnosis& d = verdict(rec, "submit");
@@ -300,10 +291,7 @@ TEST(RoofOfTheCoresInUse, AboveTheRoofARangeMayEndBeforeItsWork) {
 // served its program at the storage roof: I/O bound, with the numbers; below the roof's
 // near_roof share, the roofs decide as before; undeclared, the storage still decides.
 TEST(RoofOfTheCoresInUse, ARegionWhileStorageRanAtItsRoofIsIoBound) {
-    auto load = timed_region("load", fp32(0, 0.1 * 20e9 * 0.01), 0.01);
-    load.busy_cores = 0.4;
-    load.busy_cores_error = 0.001;
-    load.other_busy_cores = 0.05;
+    auto load = busy_region("load", fp32(0, 0.1 * 20e9 * 0.01), 0.01, 0.4);
     load.storage_read_bytes_per_s = 1.8e9;
     RunRecord rec = record_of({load}, 1.0);
     StorageRoof disk;
@@ -327,10 +315,7 @@ TEST(RoofOfTheCoresInUse, ARegionWhileStorageRanAtItsRoofIsIoBound) {
 // buffer freed and faulted in again each time): said, and first among the moves; a fifth
 // of it (the run's system_time_share) is the line.
 TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
-    auto copy = timed_region("copy", fp32(0, 0.2 * 20e9 * 0.01), 0.01);
-    copy.busy_cores = 1.0;
-    copy.busy_cores_error = 0.001;
-    copy.other_busy_cores = 0.05;
+    auto copy = busy_region("copy", fp32(0, 0.2 * 20e9 * 0.01), 0.01, 1.0);
     copy.system_busy_cores = 0.5;
     RunRecord rec = record_of({copy}, 1.0);
     judge_record(rec);
@@ -351,10 +336,7 @@ TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
 // its own thread worked): without their cores it would run at 1.6 x the roof of those left,
 // which it cannot; judged with them, and said.
 TEST(RoofOfTheCoresInUse, RangesBesideItThatDidItsWorkAreKept) {
-    auto step = timed_region("step", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01);
-    step.busy_cores = 1.9;
-    step.busy_cores_error = 0.001;
-    step.other_busy_cores = 0.05;
+    auto step = busy_region("step", fp32(1.6 * 35.9e9 * 0.01, 0), 0.01, 1.9);
     step.beside_busy_cores = 0.95;
     RunRecord rec = record_of({step}, 1.0);
     judge_record(rec);

@@ -53,7 +53,7 @@ RunRecord run_ok(const TempDir& dir, const std::vector<std::string>& argv,
 // it (a daemon would hold it forever) but names what still runs and how to measure it.
 TEST(RunProcess, ProcessesLeftRunningAreNamed) {
     TempDir dir;
-    const RunRecord r = run_ok(dir, {"/bin/sh", "-c", "sleep 0.5 & exit 0"});
+    const RunRecord r = run_ok(dir, {"/bin/sh", "-c", "sleep 2 & exit 0"});
     const auto it = std::find_if(r.notes.begin(), r.notes.end(), [](const std::string& n) {
         return says(n, "the program left processes running: ");
     });

@@ -30,8 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// ceiling's own children, each "name (pid N)": after the program ended, the descendants it
-// left running (re-parented to ceiling, its subreaper), so the note names what still works.
+// ceiling's own children, each "command line (pid N)" (its first 60 characters; the command
+// name where that is unreadable): after the program ended, the descendants it left running
+// (re-parented to ceiling, its subreaper), so the note names what still works.
 std::vector<std::string> running_children() {
     const auto& proc = collectors::FsRoot::system();
     std::vector<std::string> out;
@@ -40,8 +41,15 @@ std::vector<std::string> running_children() {
         if (!pids) continue;
         std::istringstream in(*pids);
         for (long pid = 0; in >> pid;) {
-            const auto name = proc.read_line("/proc/" + std::to_string(pid) + "/comm");
-            out.push_back(name.value_or("?") + " (pid " + std::to_string(pid) + ")");
+            const std::string dir = "/proc/" + std::to_string(pid);
+            std::string name = proc.read_text(dir + "/cmdline").value_or("");
+            // Arguments end in NULs; a script given with -c may hold newlines: one line.
+            for (char& c : name)
+                if (static_cast<unsigned char>(c) < ' ') c = ' ';
+            while (!name.empty() && name.back() == ' ') name.pop_back();
+            if (name.size() > 60) name = name.substr(0, 57) + "...";
+            if (name.empty()) name = proc.read_line(dir + "/comm").value_or("?");
+            out.push_back(name + " (pid " + std::to_string(pid) + ")");
         }
     }
     return out;

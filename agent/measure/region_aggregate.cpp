@@ -180,7 +180,9 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         double t_cpu_s = 0, t_cpu_error_s = 0, t_cpu_wall_s = 0, t_descendant_cpu_s = 0;
         double t_other_cpu_s = 0, t_other_wall_s = 0, t_peak_busy_s = 0, t_peak_wall_s = 0,
                t_wall_s = 0;
-        std::vector<double> t_cpu_each, t_wall_each;  // each typical instance's, with CPU time
+        // Each typical instance's with CPU time: its process's, that less what other threads'
+        // ranges beside it used, that less what threads recording no ranges used; its time.
+        std::vector<double> t_cpu_each, t_unbeside_each, t_ranged_each, t_wall_each;
         CountSum counted_ops, counted_bytes;
         WorkRange declared_range, counted_range;  // per instance (Measurement::work_spread)
         double non_model_s = 0;
@@ -325,6 +327,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             }
             if (r.cpu_s) {
                 a.t_cpu_each.push_back(*r.cpu_s);
+                a.t_unbeside_each.push_back(*r.cpu_s - r.beside_cpu_s.value_or(0.0));
+                a.t_ranged_each.push_back(*r.cpu_s - r.unranged_cpu_s.value_or(0.0));
                 a.t_wall_each.push_back(d);
                 a.t_beside_cpu_s += r.beside_cpu_s.value_or(0.0);
                 a.t_unranged_cpu_s += r.unranged_cpu_s.value_or(0.0);
@@ -441,8 +445,20 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         // durations are typical.)
         if (!instances_differ_in_size(r.measurement) &&
             a->t_cpu_each.size() >= min_instances_for_outliers) {
+            // The parts of it likewise (busy cores less the median of what is left without
+            // them), so that what is left is the median instance's too: a stage's own thread
+            // never more than the core it has.
             const double wall = summarize(a->t_wall_each).median;
-            if (wall > 0) r.busy_cores = summarize(a->t_cpu_each).median / wall;
+            if (wall > 0) {
+                const double busy = summarize(a->t_cpu_each).median / wall;
+                r.busy_cores = busy;
+                if (a->any_beside)
+                    r.beside_busy_cores =
+                        std::max(0.0, busy - summarize(a->t_unbeside_each).median / wall);
+                if (a->any_unranged)
+                    r.unranged_busy_cores =
+                        std::max(0.0, busy - summarize(a->t_ranged_each).median / wall);
+            }
         }
         if (!a->durations.empty()) r.measurement.duration_s = summarize(a->durations);
         r.durations_subsampled = a->durations.size() > durations_limit;

@@ -134,25 +134,36 @@ void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimelin
     }
 }
 
+namespace {
+
+// The growth of a sampled timeline (`points` its readings, oldest first) over an instance:
+// over the part the readings cover, at least 90 % of it, scaled to the whole at that rate (a
+// range opened as the program starts begins before the sampler's first reading). nullopt
+// where they cover less.
+std::optional<double> covered_growth(const CumulativeTimeline& timeline,
+                                     const std::vector<TimelinePoint>& points,
+                                     const RegionInstance& r, std::size_t& hint) {
+    const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
+                       end = std::min(r.end_ns, points.back().t_ns);
+    const auto length = r.end_ns - r.start_ns, covered = end - begin;
+    if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
+        return std::nullopt;
+    const auto v = timeline.between(begin, end, &hint);
+    if (!v) return std::nullopt;
+    return covered > 0 ? v->value * static_cast<double>(length) / static_cast<double>(covered)
+                       : v->value;
+}
+
+}  // namespace
+
 void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores) {
     if (host.size() < 2) return;
     const CumulativeTimeline timeline(host, cores);
     std::size_t hint = 0;
     for (auto& r : cap.instances) {
-        // A range opened as the program starts begins before the sampler's first reading:
-        // read over the part the readings cover, at least 90 % of it, at that rate.
-        const std::int64_t begin = std::max(r.start_ns, host.front().t_ns),
-                           end = std::min(r.end_ns, host.back().t_ns);
-        const auto length = r.end_ns - r.start_ns, covered = end - begin;
-        if (!r.cpu_s || covered < 0 ||
-            static_cast<double>(covered) < 0.9 * static_cast<double>(length))
-            continue;
-        if (const auto cpu = timeline.between(begin, end, &hint)) {
-            const double host_s = covered > 0 ? cpu->value * static_cast<double>(length) /
-                                                    static_cast<double>(covered)
-                                              : cpu->value;
-            r.other_cpu_s = std::max(0.0, host_s - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
-        }
+        if (!r.cpu_s) continue;
+        if (const auto host_s = covered_growth(timeline, host, r, hint))
+            r.other_cpu_s = std::max(0.0, *host_s - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
     }
 }
 
@@ -161,18 +172,8 @@ void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& point
     if (points.size() < 2) return;
     const CumulativeTimeline timeline(points, std::nullopt);
     std::size_t hint = 0;
-    for (auto& r : cap.instances) {
-        // Read over the part the readings cover, at least 90 % of it, at that rate.
-        const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
-                           end = std::min(r.end_ns, points.back().t_ns);
-        const auto length = r.end_ns - r.start_ns, covered = end - begin;
-        if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
-            continue;
-        if (const auto v = timeline.between(begin, end, &hint))
-            r.*field = covered > 0
-                           ? v->value * static_cast<double>(length) / static_cast<double>(covered)
-                           : v->value;
-    }
+    for (auto& r : cap.instances)
+        if (const auto v = covered_growth(timeline, points, r, hint)) r.*field = *v;
 }
 
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {

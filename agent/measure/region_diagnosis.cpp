@@ -253,16 +253,19 @@ bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
     d.system.push_back({std::string(storage_signal_name), share, t.near_roof, true,
                         "storage read or written near the sequential storage roof while it "
                         "was open"});
-    const auto rate = [](std::optional<double> bytes_per_s) {
-        char buf[32];
-        std::snprintf(buf, sizeof buf, "%.3g GB/s", bytes_per_s.value_or(0.0) / 1e9);
-        return std::string(buf);
-    };
+    // Each way only where the sampler read it: an unread way is not a zero.
+    std::string served;
+    for (const auto& [bytes_per_s, way] : {std::pair{reg.storage_read_bytes_per_s, " read"},
+                                           std::pair{reg.storage_write_bytes_per_s, " written"}})
+        if (bytes_per_s) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, "%.3g GB/s", *bytes_per_s / 1e9);
+            served += (served.empty() ? "" : " and ") + std::string(buf) + way;
+        }
     d.findings.push_back(
         {FindingKind::assumption,
-         "storage served its program " + rate(reg.storage_read_bytes_per_s) + " read and " +
-             rate(reg.storage_write_bytes_per_s) +
-             " written while it was open (its process tree, the sampler's readings): " +
+         "storage served its program " + served +
+             " while it was open (its process tree, the sampler's readings): " +
              std::to_string(static_cast<int>(std::lround(*share * 100))) +
              " % of the storage roof `ceiling machine` measured: it waited on storage, "
              "whatever its declared bytes read against memory"});

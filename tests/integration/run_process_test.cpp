@@ -279,9 +279,7 @@ TEST(RunProcess, ThreadsHandingOneLockRoundTookTurns) {
 TEST(RunProcess, ARegionWhoseThreadsTookTurnsIsToldToLetThemRunAtOnce) {
     CEILING_NEED_NVTX();
     TempDir dir;
-    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "turns", "4", "1.5"});
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    const RunRecord rec = read_record(dir / "r.json");
+    const RunRecord rec = run_ok(dir, {nvtx_target, "turns", "4", "1.5"});
     const RecordedRegion* stage = rec.region("stage");
     ASSERT_NE(stage, nullptr);
     ASSERT_TRUE(stage->working_threads);
@@ -305,9 +303,7 @@ TEST(RunProcess, ARegionWhoseThreadsTookTurnsIsToldToLetThemRunAtOnce) {
 TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {
     CEILING_NEED_NVTX();
     TempDir dir;
-    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "stages", "1"});
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    const RunRecord rec = read_record(dir / "r.json");
+    const RunRecord rec = run_ok(dir, {nvtx_target, "stages", "1"});
     for (const char* path : {"produce", "consume"}) {
         const RecordedRegion* g = rec.region(path);
         ASSERT_NE(g, nullptr) << path;
@@ -329,9 +325,7 @@ TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {
 TEST(RunProcess, AThreadRecordingNoRangesIsCountedApart) {
     CEILING_NEED_NVTX();
     TempDir dir;
-    const auto run = ceiling_run(dir / "r.json", {"-q"}, {nvtx_target, "beside", "1"});
-    ASSERT_EQ(run.exit_code, 0) << run.err;
-    const RunRecord rec = read_record(dir / "r.json");
+    const RunRecord rec = run_ok(dir, {nvtx_target, "beside", "1"});
     const RecordedRegion* model = rec.region("model");
     ASSERT_NE(model, nullptr);
     ASSERT_TRUE(model->busy_cores && model->unranged_busy_cores);

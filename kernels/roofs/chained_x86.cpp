@@ -21,17 +21,24 @@
 #define REP12(M, A, B) \
     M(0, A, B) M(1, A, B) M(2, A, B) M(3, A, B) M(4, A, B) M(5, A, B) \
     M(6, A, B) M(7, A, B) M(8, A, B) M(9, A, B) M(10, A, B) M(11, A, B)
+#define REP24(M, A, B)                                                                  \
+    REP12(M, A, B)                                                                      \
+    M(12, A, B) M(13, A, B) M(14, A, B) M(15, A, B) M(16, A, B) M(17, A, B) M(18, A, B) \
+        M(19, A, B) M(20, A, B) M(21, A, B) M(22, A, B) M(23, A, B)
 #define LOAD_ACC(i, MOV, R) MOV " " #i "*64(%[p]), %%" R #i "\n\t"
 #define APPLY(i, INS, R) INS " %%" R "15, %%" R "14, %%" R #i "\n\t"
 #define VEC_CLOBBERS                                                                    \
     "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
         "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+#define EVEX_CLOBBERS \
+    "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm30", "xmm31"
 
 // After roof instruction K of N: the adds that bring the running total to L*(K+1)/N.
 #define CHAIN_ADDS(K, N) \
     ".rept (%c[L]*((" K ")+1))/" #N "-(%c[L]*(" K "))/" #N "\n\tadd %[one], %[x]\n\t.endr\n\t"
 #define APPLY_FIRST(i, INS, R) APPLY(i, INS, R) CHAIN_ADDS(#i, 24)
 #define APPLY_SECOND(i, INS, R) APPLY(i, INS, R) CHAIN_ADDS(#i "+12", 24)
+#define APPLY_EVEX(i, INS, R) INS " %%" R "31, %%" R "30, %%" R #i "\n\t" CHAIN_ADDS(#i, 24)
 
 namespace ceiling::kernels::chained {
 
@@ -56,18 +63,39 @@ namespace ceiling::kernels::chained {
         }                                                                                \
     };
 
+// The 512-bit roof's loop (24 instructions on 24 accumulators, zmm0-23, as
+// compute_x86.cpp's EVEX_ROOF) + L adds.
+#define CHAINED_EVEX(NAME, INS)                                                                \
+    template <int L>                                                                           \
+    struct NAME {                                                                              \
+        __attribute__((target("avx512f"))) static void run(std::int64_t n, RoofOperands* o) {  \
+            long x = 0;                                                                        \
+            const long one = 1;                                                                \
+            asm volatile(REP24(LOAD_ACC, "vmovups", "zmm") "vmovups 4096(%[p]), %%zmm30\n\t" \
+                         "vmovups 5120(%[p]), %%zmm31\n\t"                               \
+                         ".p2align 5\n"                                                  \
+                         "1:\n\t" REP24(APPLY_EVEX, INS, "zmm")                           \
+                         "dec %[n]\n\t"                                                  \
+                         "jnz 1b\n\t"                                                    \
+                         "vzeroupper\n\t"                                                \
+                         : [n] "+r"(n), [x] "+r"(x)                                      \
+                         : [p] "r"(o), [one] "r"(one), [L] "i"(L)                        \
+                         : "memory", "cc", VEC_CLOBBERS, EVEX_CLOBBERS); \
+        }                                                                                      \
+    };
+
 CHAINED_VECTOR(fp64_scalar, "xmm", "vfmadd231sd")
 CHAINED_VECTOR(fp32_scalar, "xmm", "vfmadd231ss")
 CHAINED_VECTOR(fp64_fma128, "xmm", "vfmadd231pd")
 CHAINED_VECTOR(fp32_fma128, "xmm", "vfmadd231ps")
 CHAINED_VECTOR(fp64_fma256, "ymm", "vfmadd231pd")
 CHAINED_VECTOR(fp32_fma256, "ymm", "vfmadd231ps")
-CHAINED_VECTOR(fp64_fma512, "zmm", "vfmadd231pd")
-CHAINED_VECTOR(fp32_fma512, "zmm", "vfmadd231ps")
-CHAINED_VECTOR(fp16_fma512, "zmm", "vfmadd231ph")
-CHAINED_VECTOR(bf16_dot512, "zmm", "vdpbf16ps")
+CHAINED_EVEX(fp64_fma512, "vfmadd231pd")
+CHAINED_EVEX(fp32_fma512, "vfmadd231ps")
+CHAINED_EVEX(fp16_fma512, "vfmadd231ph")
+CHAINED_EVEX(bf16_dot512, "vdpbf16ps")
 CHAINED_VECTOR(int8_dot256, "ymm", "%{vex%} vpdpbusd")
-CHAINED_VECTOR(int8_dot512, "zmm", "vpdpbusd")
+CHAINED_EVEX(int8_dot512, "vpdpbusd")
 
 // Palette 1, tiles 0-7 each 16 rows x 64 bytes (see compute_x86.cpp).
 struct alignas(64) TileConfig {

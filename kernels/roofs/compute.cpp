@@ -41,7 +41,8 @@ bool has_avx2_fma(const CpuFeatures& f) { return f.avx2 && f.fma; }
 bool has_amx_clock(const CpuFeatures& f) { return f.amx_bf16 && f.avx512f; }
 bool always(const CpuFeatures&) { return true; }
 
-// Increments per iteration = instructions per accumulator per iteration (2, tiles 2)
+// Increments per iteration = instructions per accumulator per iteration (2; 1 for the
+// 512-bit kernels, 24 accumulators; tiles 2)
 // x the per-instruction increment with a = 1, b = 0.5 (s8 b = 2):
 //   FMA: 1 x 0.5 = 0.5;  vdpbf16ps: 2 pairs x 0.5 = 1;  vpdpbusd: 4 x (1 x 2) = 8;
 //   tdpbf16ps: 32 products x 0.5 = 16;  tdpbusd: 64 x (1 x 2) = 128.
@@ -59,17 +60,17 @@ constexpr std::array<ComputeKernel, 14> table = {{
     {"fp32_fma256", "ceiling_roof_fp32_fma256", "vfmadd231ps", "ymm", 24, 16, has_fma, false,
      ceiling_roof_fp32_fma256, Elem::f32, Elem::f32, Elem::f32, 12, 64, 8, 2 * 0.5},
     {"fp64_fma512", "ceiling_roof_fp64_fma512", "vfmadd231pd", "zmm", 24, 16, has_avx512, false,
-     ceiling_roof_fp64_fma512, Elem::f64, Elem::f64, Elem::f64, 12, 64, 8, 2 * 0.5},
+     ceiling_roof_fp64_fma512, Elem::f64, Elem::f64, Elem::f64, 24, 64, 8, 1 * 0.5},
     {"fp32_fma512", "ceiling_roof_fp32_fma512", "vfmadd231ps", "zmm", 24, 32, has_avx512, false,
-     ceiling_roof_fp32_fma512, Elem::f32, Elem::f32, Elem::f32, 12, 64, 16, 2 * 0.5},
+     ceiling_roof_fp32_fma512, Elem::f32, Elem::f32, Elem::f32, 24, 64, 16, 1 * 0.5},
     {"fp16_fma512", "ceiling_roof_fp16_fma512", "vfmadd231ph", "zmm", 24, 64, has_avx512_fp16,
-     false, ceiling_roof_fp16_fma512, Elem::f16, Elem::f16, Elem::f16, 12, 64, 32, 2 * 0.5},
+     false, ceiling_roof_fp16_fma512, Elem::f16, Elem::f16, Elem::f16, 24, 64, 32, 1 * 0.5},
     {"bf16_dot512", "ceiling_roof_bf16_dot512", "vdpbf16ps", "zmm", 24, 64, has_avx512_bf16, false,
-     ceiling_roof_bf16_dot512, Elem::f32, Elem::bf16, Elem::bf16, 12, 64, 16, 2 * 1.0},
+     ceiling_roof_bf16_dot512, Elem::f32, Elem::bf16, Elem::bf16, 24, 64, 16, 1 * 1.0},
     {"int8_dot256", "ceiling_roof_int8_dot256", "vpdpbusd", "ymm", 24, 64, has_avx_vnni, false,
      ceiling_roof_int8_dot256, Elem::i32, Elem::u8, Elem::s8, 12, 64, 8, 2 * 8.0},
     {"int8_dot512", "ceiling_roof_int8_dot512", "vpdpbusd", "zmm", 24, 128, has_avx512_vnni, false,
-     ceiling_roof_int8_dot512, Elem::i32, Elem::u8, Elem::s8, 12, 64, 16, 2 * 8.0},
+     ceiling_roof_int8_dot512, Elem::i32, Elem::u8, Elem::s8, 24, 64, 16, 1 * 8.0},
     {"bf16_amx", "ceiling_roof_bf16_amx", "tdpbf16ps", "tmm", 8, 16384, has_amx_bf16, true,
      ceiling_roof_bf16_amx, Elem::f32, Elem::bf16, Elem::bf16, 4, 1024, 256, 2 * 16.0},
     {"int8_amx", "ceiling_roof_int8_amx", "tdpbusd", "tmm", 8, 32768, has_amx_int8, true,

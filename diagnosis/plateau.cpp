@@ -89,6 +89,44 @@ std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples
         }
         named.emplace_back(level, p);
     }
+    // A plateau that spans cache levels gives a level without one of its own the points that
+    // lie inside it (above the capacity of the level within, up to its own), where they are
+    // min_points or more and the plateau keeps as many: on Zen 5 stores that miss L1 run at
+    // L1's rate through L2 (one write plateau from 4 KiB to 512 KiB), which left L2 with "no
+    // plateau" though its points had been measured. Memory's plateau gives nothing: a VM's
+    // nominal L3 may be the host's, and points past its real share belong to DRAM.
+    const auto inside = [&](std::size_t level, const Plateau& p) {
+        const double lo = level == 0 ? 0 : levels[level - 1].capacity_bytes;
+        const double hi = levels[level].capacity_bytes;
+        std::size_t first = p.last + 1, last = p.first;
+        for (std::size_t i = p.first; i <= p.last; ++i)
+            if (samples[i].working_set_bytes > lo && samples[i].working_set_bytes <= hi) {
+                first = std::min(first, i);
+                last = std::max(last, i);
+            }
+        return std::pair{first, last};  // first > last: none
+    };
+    for (std::size_t level = 0; level < levels.size(); ++level) {
+        if (std::any_of(named.begin(), named.end(),
+                        [&](const auto& n) { return n.first == level; }))
+            continue;
+        for (auto& [owner, p] : named) {
+            if (owner == dram) continue;
+            const auto [first, last] = inside(level, p);
+            const auto [own_first, own_last] = inside(owner, p);
+            if (first > last || last - first + 1 < options.min_points || own_first > own_last ||
+                own_last - own_first + 1 < options.min_points)
+                continue;
+            const Plateau given = make_plateau(samples, first, last);
+            // The rest, on the other side of the points given away.
+            p = last < own_first ? make_plateau(samples, last + 1, p.last)
+                                 : make_plateau(samples, p.first, first - 1);
+            const auto at = std::find_if(named.begin(), named.end(),
+                                         [&](const auto& n) { return n.first > level; });
+            named.insert(at, {level, given});
+            break;
+        }
+    }
     const bool has_memory = !named.empty() && named.back().first == dram;
     if (!has_memory && !levels.empty() && !samples.empty() &&
         samples.back().working_set_bytes > outermost) {

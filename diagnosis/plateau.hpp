@@ -60,7 +60,9 @@ struct LabelledPlateau {
 // the sweep (a host whose caches the VM does not show, such as two vCPUs on two L3s), or
 // moving with the host, still has a memory roof, and one measured at the largest working
 // sets rather than none (which would leave it to be guessed from another thread count).
-// Ordered inner to outer.
+// A plateau that spans cache levels (one as fast beyond a capacity as within it) gives a
+// cache level without a plateau of its own the min_points or more of its points that lie
+// inside that level, and keeps the rest; memory's plateau gives none. Ordered inner to outer.
 std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples,
                                             std::span<const Plateau> plateaus,
                                             std::span<const LevelCapacity> levels,

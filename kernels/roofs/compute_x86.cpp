@@ -53,7 +53,8 @@ static_assert(offsetof(ceiling::kernels::RoofOperands, b) == 5120);
 
 // The 512-bit kernels (EVEX, 32 registers): the same 24 instructions on 24 accumulators,
 // zmm0-23, operands in zmm30 and zmm31. 12 chains were too few for vdpbf16ps on Zen 5
-// (2 per cycle, latency above 6): the roof ran at 1.84 instructions per cycle while the
+// (2 per cycle; 12 chains at 1.84 per cycle mean ~6.5 cycles of latency, not measured
+// alone): the roof ran at 1.84 instructions per cycle while the
 // GEMM's 28-accumulator tile loop ran at 1.97-2.0, "above the roof"; 16 and 24 chains
 // ran at 2.0 (fp32 FMA was at 2.0 with either). The target attribute only lets the
 // clobber list name zmm16-31; the table's `supported` still decides what runs.

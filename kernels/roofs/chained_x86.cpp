@@ -17,71 +17,57 @@
 #include <utility>
 
 #include "kernels/roofs/compute.hpp"
-
-#define REP12(M, A, B) \
-    M(0, A, B) M(1, A, B) M(2, A, B) M(3, A, B) M(4, A, B) M(5, A, B) \
-    M(6, A, B) M(7, A, B) M(8, A, B) M(9, A, B) M(10, A, B) M(11, A, B)
-#define REP24(M, A, B)                                                                  \
-    REP12(M, A, B)                                                                      \
-    M(12, A, B) M(13, A, B) M(14, A, B) M(15, A, B) M(16, A, B) M(17, A, B) M(18, A, B) \
-        M(19, A, B) M(20, A, B) M(21, A, B) M(22, A, B) M(23, A, B)
-#define LOAD_ACC(i, MOV, R) MOV " " #i "*64(%[p]), %%" R #i "\n\t"
-#define APPLY(i, INS, R) INS " %%" R "15, %%" R "14, %%" R #i "\n\t"
-#define VEC_CLOBBERS                                                                    \
-    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", \
-        "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
-#define EVEX_CLOBBERS \
-    "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm30", "xmm31"
+#include "kernels/roofs/roof_asm.hpp"
 
 // After roof instruction K of N: the adds that bring the running total to L*(K+1)/N.
 #define CHAIN_ADDS(K, N) \
     ".rept (%c[L]*((" K ")+1))/" #N "-(%c[L]*(" K "))/" #N "\n\tadd %[one], %[x]\n\t.endr\n\t"
-#define APPLY_FIRST(i, INS, R) APPLY(i, INS, R) CHAIN_ADDS(#i, 24)
-#define APPLY_SECOND(i, INS, R) APPLY(i, INS, R) CHAIN_ADDS(#i "+12", 24)
-#define APPLY_EVEX(i, INS, R) INS " %%" R "31, %%" R "30, %%" R #i "\n\t" CHAIN_ADDS(#i, 24)
+#define APPLY_FIRST(i, INS, R) ROOF_APPLY(i, INS, R) CHAIN_ADDS(#i, 24)
+#define APPLY_SECOND(i, INS, R) ROOF_APPLY(i, INS, R) CHAIN_ADDS(#i "+12", 24)
+#define APPLY_EVEX(i, INS, R) ROOF_APPLY_EVEX(i, INS, R) CHAIN_ADDS(#i, 24)
 
 namespace ceiling::kernels::chained {
 
 // The vector roof's loop (24 instructions on 12 accumulators, as compute_x86.cpp) + L adds.
 // The accumulators are not stored back: only the time matters here.
-#define CHAINED_VECTOR(NAME, R, INS)                                                     \
-    template <int L>                                                                     \
-    struct NAME {                                                                        \
-        static void run(std::int64_t n, RoofOperands* o) {                               \
-            long x = 0;                                                                  \
-            const long one = 1;                                                          \
-            asm volatile(REP12(LOAD_ACC, "vmovups", R) "vmovups 4096(%[p]), %%" R "14\n\t" \
-                         "vmovups 5120(%[p]), %%" R "15\n\t"                             \
-                         ".p2align 5\n"                                                  \
-                         "1:\n\t" REP12(APPLY_FIRST, INS, R) REP12(APPLY_SECOND, INS, R)  \
-                         "dec %[n]\n\t"                                                  \
-                         "jnz 1b\n\t"                                                    \
-                         "vzeroupper\n\t"                                                \
-                         : [n] "+r"(n), [x] "+r"(x)                                      \
-                         : [p] "r"(o), [one] "r"(one), [L] "i"(L)                        \
-                         : "memory", "cc", VEC_CLOBBERS);                                \
-        }                                                                                \
+#define CHAINED_VECTOR(NAME, R, INS)                                                                   \
+    template <int L>                                                                                   \
+    struct NAME {                                                                                      \
+        static void run(std::int64_t n, RoofOperands* o) {                                             \
+            long x = 0;                                                                                \
+            const long one = 1;                                                                        \
+            asm volatile(ROOF_REP12(ROOF_LOAD_ACC, "vmovups", R) "vmovups 4096(%[p]), %%" R "14\n\t" \
+                         "vmovups 5120(%[p]), %%" R "15\n\t"                                       \
+                         ".p2align 5\n"                                                            \
+                         "1:\n\t" ROOF_REP12(APPLY_FIRST, INS, R) ROOF_REP12(APPLY_SECOND, INS, R) \
+                         "dec %[n]\n\t"                                                            \
+                         "jnz 1b\n\t"                                                              \
+                         "vzeroupper\n\t"                                                          \
+                         : [n] "+r"(n), [x] "+r"(x)                                                \
+                         : [p] "r"(o), [one] "r"(one), [L] "i"(L)                                  \
+                         : "memory", "cc", ROOF_VEC_CLOBBERS); \
+        }                                                                                              \
     };
 
 // The 512-bit roof's loop (24 instructions on 24 accumulators, zmm0-23, as
 // compute_x86.cpp's EVEX_ROOF) + L adds.
-#define CHAINED_EVEX(NAME, INS)                                                                \
-    template <int L>                                                                           \
-    struct NAME {                                                                              \
-        __attribute__((target("avx512f"))) static void run(std::int64_t n, RoofOperands* o) {  \
-            long x = 0;                                                                        \
-            const long one = 1;                                                                \
-            asm volatile(REP24(LOAD_ACC, "vmovups", "zmm") "vmovups 4096(%[p]), %%zmm30\n\t" \
-                         "vmovups 5120(%[p]), %%zmm31\n\t"                               \
-                         ".p2align 5\n"                                                  \
-                         "1:\n\t" REP24(APPLY_EVEX, INS, "zmm")                           \
-                         "dec %[n]\n\t"                                                  \
-                         "jnz 1b\n\t"                                                    \
-                         "vzeroupper\n\t"                                                \
-                         : [n] "+r"(n), [x] "+r"(x)                                      \
-                         : [p] "r"(o), [one] "r"(one), [L] "i"(L)                        \
-                         : "memory", "cc", VEC_CLOBBERS, EVEX_CLOBBERS); \
-        }                                                                                      \
+#define CHAINED_EVEX(NAME, INS)                                                                          \
+    template <int L>                                                                                     \
+    struct NAME {                                                                                        \
+        __attribute__((target("avx512f"))) static void run(std::int64_t n, RoofOperands* o) {            \
+            long x = 0;                                                                                  \
+            const long one = 1;                                                                          \
+            asm volatile(ROOF_REP24(ROOF_LOAD_ACC, "vmovups", "zmm") "vmovups 4096(%[p]), %%zmm30\n\t" \
+                         "vmovups 5120(%[p]), %%zmm31\n\t"                                         \
+                         ".p2align 5\n"                                                            \
+                         "1:\n\t" ROOF_REP24(APPLY_EVEX, INS, "zmm")                               \
+                         "dec %[n]\n\t"                                                            \
+                         "jnz 1b\n\t"                                                              \
+                         "vzeroupper\n\t"                                                          \
+                         : [n] "+r"(n), [x] "+r"(x)                                                \
+                         : [p] "r"(o), [one] "r"(one), [L] "i"(L)                                  \
+                         : "memory", "cc", ROOF_VEC_CLOBBERS, ROOF_EVEX_CLOBBERS); \
+        }                                                                                                \
     };
 
 CHAINED_VECTOR(fp64_scalar, "xmm", "vfmadd231sd")
@@ -97,51 +83,42 @@ CHAINED_EVEX(bf16_dot512, "vdpbf16ps")
 CHAINED_VECTOR(int8_dot256, "ymm", "%{vex%} vpdpbusd")
 CHAINED_EVEX(int8_dot512, "vpdpbusd")
 
-// Palette 1, tiles 0-7 each 16 rows x 64 bytes (see compute_x86.cpp).
-struct alignas(64) TileConfig {
-    unsigned char palette = 1;
-    unsigned char start_row = 0;
-    unsigned char reserved[14] = {};
-    unsigned short colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
-    unsigned char rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
-};
-static_assert(sizeof(TileConfig) == 64);
-inline const TileConfig tile_config{};
+using roof_asm::tile_config;
 
 // The tile roof's loop (8 products on 4 C tiles) + L adds.
 #define TILE_STEP(K, INS, C, A, B) INS " %%" B ", %%" A ", %%" C "\n\t" CHAIN_ADDS(#K, 8)
-#define CHAINED_TILE(NAME, INS)                                                                \
-    template <int L>                                                                           \
-    struct NAME {                                                                              \
-        static void run(std::int64_t n, RoofOperands* o) {                                     \
-            long x = 0;                                                                        \
-            const long one = 1;                                                                \
-            asm volatile("ldtilecfg (%[cfg])\n\t"                                              \
-                         "mov $64, %%rax\n\t"                                                  \
-                         "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"                               \
-                         "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"                            \
-                         "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t"                            \
-                         "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t"                            \
-                         "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"                            \
-                         "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t"                            \
-                         "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"                            \
-                         "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"                            \
-                         ".p2align 5\n"                                                        \
-                         "1:\n\t" TILE_STEP(0, INS, "tmm0", "tmm4", "tmm6")                    \
-                             TILE_STEP(1, INS, "tmm1", "tmm4", "tmm7")                         \
-                                 TILE_STEP(2, INS, "tmm2", "tmm5", "tmm6")                     \
-                                     TILE_STEP(3, INS, "tmm3", "tmm5", "tmm7")                 \
-                                         TILE_STEP(4, INS, "tmm0", "tmm4", "tmm6")             \
-                                             TILE_STEP(5, INS, "tmm1", "tmm4", "tmm7")         \
-                                                 TILE_STEP(6, INS, "tmm2", "tmm5", "tmm6")     \
-                                                     TILE_STEP(7, INS, "tmm3", "tmm5", "tmm7") \
-                         "dec %[n]\n\t"                                                        \
-                         "jnz 1b\n\t"                                                          \
-                         "tilerelease\n\t"                                                     \
-                         : [n] "+r"(n), [x] "+r"(x)                                            \
-                         : [p] "r"(o), [cfg] "r"(&tile_config), [one] "r"(one), [L] "i"(L)     \
-                         : "memory", "cc", "rax");                                             \
-        }                                                                                      \
+#define CHAINED_TILE(NAME, INS)                                                                      \
+    template <int L>                                                                                 \
+    struct NAME {                                                                                    \
+        static void run(std::int64_t n, RoofOperands* o) {                                           \
+            long x = 0;                                                                              \
+            const long one = 1;                                                                      \
+            asm volatile("ldtilecfg (%[cfg])\n\t"                                                  \
+                         "mov $64, %%rax\n\t"                                                      \
+                         "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"                                   \
+                         "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"                                \
+                         "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t"                                \
+                         "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t"                                \
+                         "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"                                \
+                         "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t"                                \
+                         "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"                                \
+                         "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"                                \
+                         ".p2align 5\n"                                                            \
+                         "1:\n\t" TILE_STEP(0, INS, "tmm0", "tmm4", "tmm6")                        \
+                             TILE_STEP(1, INS, "tmm1", "tmm4", "tmm7")                             \
+                                 TILE_STEP(2, INS, "tmm2", "tmm5", "tmm6")                         \
+                                     TILE_STEP(3, INS, "tmm3", "tmm5", "tmm7")                     \
+                                         TILE_STEP(4, INS, "tmm0", "tmm4", "tmm6")                 \
+                                             TILE_STEP(5, INS, "tmm1", "tmm4", "tmm7")             \
+                                                 TILE_STEP(6, INS, "tmm2", "tmm5", "tmm6")         \
+                                                     TILE_STEP(7, INS, "tmm3", "tmm5", "tmm7")     \
+                         "dec %[n]\n\t"                                                            \
+                         "jnz 1b\n\t"                                                              \
+                         "tilerelease\n\t"                                                         \
+                         : [n] "+r"(n), [x] "+r"(x)                                                \
+                         : [p] "r"(o), [cfg] "r"(&tile_config), [one] "r"(one), [L] "i"(L)         \
+                         : "memory", "cc", "rax"); \
+        }                                                                                            \
     };
 
 CHAINED_TILE(bf16_amx, "tdpbf16ps")

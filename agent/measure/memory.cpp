@@ -121,6 +121,7 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
     });
 
     for (int threads : thread_counts) {
+        const std::size_t first_roof = p.bandwidth_roofs.size();
         for (const auto& kernel : sweep_kernels) {
             o.on_step
                 ? o.on_step(std::string("bandwidth sweep ") + std::string(kernel.name) + ", " +
@@ -202,6 +203,18 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                              std::to_string(static_cast<int>(PlateauOptions{}.tolerance * 100)) +
                              " % (a busy or noisy host?)"});
         }
+        // Inner levels first, DRAM last, each level's kernels in sweep order: a level that
+        // one kernel lacks (L3 read with no plateau) must not put its row after DRAM.
+        const auto levels = capacities(p.host, threads);
+        const auto rank = [&](const BandwidthRoof& r) {
+            for (std::size_t l = 0; l < levels.size(); ++l)
+                if (levels[l].level == r.level) return l;
+            return levels.size();
+        };
+        std::stable_sort(
+            p.bandwidth_roofs.begin() + static_cast<std::ptrdiff_t>(first_roof),
+            p.bandwidth_roofs.end(),
+            [&](const BandwidthRoof& a, const BandwidthRoof& b) { return rank(a) < rank(b); });
     }
 }
 

@@ -52,6 +52,15 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1)
         << "only the profile is left";
     EXPECT_TRUE(p.quick);
+    // Bandwidth roofs inner level first within each thread count, DRAM last (a level one
+    // kernel lacked had printed its row after DRAM's).
+    for (std::size_t i = 1; i < p.bandwidth_roofs.size(); ++i) {
+        const auto& a = p.bandwidth_roofs[i - 1];
+        const auto& b = p.bandwidth_roofs[i];
+        if (a.threads == b.threads) EXPECT_FALSE(a.level == "DRAM" && b.level != "DRAM") << b.level;
+        if (a.threads == b.threads && a.level.size() == 2 && b.level.size() == 2)
+            EXPECT_LE(a.level, b.level);  // "L1" < "L2" < "L3"
+    }
     EXPECT_GE(p.host.threads_used, 1);
     EXPECT_FALSE(p.host.caches.empty());
     // --show renders the saved file without measuring.

@@ -87,22 +87,13 @@ using roof_asm::tile_config;
 
 // The tile roof's loop (8 products on 4 C tiles) + L adds.
 #define TILE_STEP(K, INS, C, A, B) INS " %%" B ", %%" A ", %%" C "\n\t" CHAIN_ADDS(#K, 8)
-#define CHAINED_TILE(NAME, INS)                                                                      \
-    template <int L>                                                                                 \
-    struct NAME {                                                                                    \
-        static void run(std::int64_t n, RoofOperands* o) {                                           \
-            long x = 0;                                                                              \
-            const long one = 1;                                                                      \
-            asm volatile("ldtilecfg (%[cfg])\n\t"                                                  \
-                         "mov $64, %%rax\n\t"                                                      \
-                         "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"                                   \
-                         "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"                                \
-                         "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t"                                \
-                         "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t"                                \
-                         "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"                                \
-                         "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t"                                \
-                         "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"                                \
-                         "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"                                \
+#define CHAINED_TILE(NAME, INS)                                                                   \
+    template <int L>                                                                              \
+    struct NAME {                                                                                 \
+        static void run(std::int64_t n, RoofOperands* o) {                                        \
+            long x = 0;                                                                           \
+            const long one = 1;                                                                   \
+            asm volatile(ROOF_TILE_LOADS                                                        \
                          ".p2align 5\n"                                                            \
                          "1:\n\t" TILE_STEP(0, INS, "tmm0", "tmm4", "tmm6")                        \
                              TILE_STEP(1, INS, "tmm1", "tmm4", "tmm7")                             \
@@ -118,7 +109,7 @@ using roof_asm::tile_config;
                          : [n] "+r"(n), [x] "+r"(x)                                                \
                          : [p] "r"(o), [cfg] "r"(&tile_config), [one] "r"(one), [L] "i"(L)         \
                          : "memory", "cc", "rax"); \
-        }                                                                                            \
+        }                                                                                         \
     };
 
 CHAINED_TILE(bf16_amx, "tdpbf16ps")

@@ -70,35 +70,25 @@ using ceiling::kernels::roof_asm::tile_config;
 
 // C tiles 0-3, A tiles 4-5, B tiles 6-7: four independent products, twice per iteration,
 // keep the single TMUL unit busy (one tile product per 16 cycles, latency well under 64).
-#define TILE_ROOF(NAME, INS)                                                                 \
-    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {                \
-        asm volatile(                                                                        \
-            "ldtilecfg (%[cfg])\n\t"                                                         \
-            "mov $64, %%rax\n\t"                                                             \
-            "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"                                          \
-            "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t"                                       \
-            "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t"                                       \
-            "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t"                                       \
-            "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t"                                       \
-            "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t"                                       \
-            "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t"                                       \
-            "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"                                       \
-            ".p2align 5\n"                                                                   \
-            "1:\n\t" INS " %%tmm6, %%tmm4, %%tmm0\n\t" INS " %%tmm7, %%tmm4, %%tmm1\n\t" INS \
-            " %%tmm6, %%tmm5, %%tmm2\n\t" INS " %%tmm7, %%tmm5, %%tmm3\n\t" INS              \
-            " %%tmm6, %%tmm4, %%tmm0\n\t" INS " %%tmm7, %%tmm4, %%tmm1\n\t" INS              \
-            " %%tmm6, %%tmm5, %%tmm2\n\t" INS                                                \
-            " %%tmm7, %%tmm5, %%tmm3\n\t"                                                    \
-            "dec %[n]\n\t"                                                                   \
-            "jnz 1b\n\t"                                                                     \
-            "tilestored %%tmm0, 0(%[p],%%rax,1)\n\t"                                         \
-            "tilestored %%tmm1, 1024(%[p],%%rax,1)\n\t"                                      \
-            "tilestored %%tmm2, 2048(%[p],%%rax,1)\n\t"                                      \
-            "tilestored %%tmm3, 3072(%[p],%%rax,1)\n\t"                                      \
-            "tilerelease\n\t"                                                                \
-            : [n] "+r"(n)                                                                    \
-            : [p] "r"(o), [cfg] "r"(&tile_config)                                            \
-            : "memory", "cc", "rax");                                                        \
+#define TILE_ROOF(NAME, INS)                                                             \
+    extern "C" void NAME(std::int64_t n, ceiling::kernels::RoofOperands* o) {            \
+        asm volatile(ROOF_TILE_LOADS                                                     \
+                     ".p2align 5\n"                                                      \
+                     "1:\n\t" INS " %%tmm6, %%tmm4, %%tmm0\n\t" INS                      \
+                     " %%tmm7, %%tmm4, %%tmm1\n\t" INS " %%tmm6, %%tmm5, %%tmm2\n\t" INS \
+                     " %%tmm7, %%tmm5, %%tmm3\n\t" INS " %%tmm6, %%tmm4, %%tmm0\n\t" INS \
+                     " %%tmm7, %%tmm4, %%tmm1\n\t" INS " %%tmm6, %%tmm5, %%tmm2\n\t" INS \
+                     " %%tmm7, %%tmm5, %%tmm3\n\t"                                       \
+                     "dec %[n]\n\t"                                                      \
+                     "jnz 1b\n\t"                                                        \
+                     "tilestored %%tmm0, 0(%[p],%%rax,1)\n\t"                            \
+                     "tilestored %%tmm1, 1024(%[p],%%rax,1)\n\t"                         \
+                     "tilestored %%tmm2, 2048(%[p],%%rax,1)\n\t"                         \
+                     "tilestored %%tmm3, 3072(%[p],%%rax,1)\n\t"                         \
+                     "tilerelease\n\t"                                                   \
+                     : [n] "+r"(n)                                                       \
+                     : [p] "r"(o), [cfg] "r"(&tile_config)                               \
+                     : "memory", "cc", "rax");                                           \
     }
 
 TILE_ROOF(ceiling_roof_bf16_amx, "tdpbf16ps")

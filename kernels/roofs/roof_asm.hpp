@@ -31,6 +31,20 @@
 #define ROOF_EVEX_CLOBBERS \
     "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23", "xmm30", "xmm31"
 
+// The tile roofs' start: the configuration (tile_config, below, as %[cfg]), then C tiles
+// 0-3 from the accumulators, A tiles 4-5 from operand a and B tiles 6-7 from b, 64-byte rows.
+#define ROOF_TILE_LOADS                        \
+    "ldtilecfg (%[cfg])\n\t"                   \
+    "mov $64, %%rax\n\t"                       \
+    "tileloadd 0(%[p],%%rax,1), %%tmm0\n\t"    \
+    "tileloadd 1024(%[p],%%rax,1), %%tmm1\n\t" \
+    "tileloadd 2048(%[p],%%rax,1), %%tmm2\n\t" \
+    "tileloadd 3072(%[p],%%rax,1), %%tmm3\n\t" \
+    "tileloadd 4096(%[p],%%rax,1), %%tmm4\n\t" \
+    "tileloadd 4096(%[p],%%rax,1), %%tmm5\n\t" \
+    "tileloadd 5120(%[p],%%rax,1), %%tmm6\n\t" \
+    "tileloadd 5120(%[p],%%rax,1), %%tmm7\n\t"
+
 namespace ceiling::kernels::roof_asm {
 
 // Palette 1, tiles 0-7 each 16 rows x 64 bytes (the largest tile), as the SDM lays out

@@ -91,9 +91,10 @@ std::vector<LabelledPlateau> label_plateaus(std::span<const SweepSample> samples
     }
     // A plateau that spans cache levels gives a level without one of its own the points that
     // lie inside it (above the capacity of the level within, up to its own), where they are
-    // min_points or more and the plateau keeps as many: on Zen 5 stores that miss L1 run at
-    // L1's rate through L2 (one write plateau from 4 KiB to 512 KiB), which left L2 with "no
-    // plateau" though its points had been measured. Memory's plateau gives nothing: a VM's
+    // min_points or more and the plateau keeps as many: on Zen 5 stores that miss L1 ran at
+    // L1's rate through L2 in some runs (one write plateau from 4 KiB to 512 KiB; ~200 GB/s
+    // against ~270 in others), which left L2 with "no plateau" though its points had been
+    // measured. Memory's plateau gives nothing: a VM's
     // nominal L3 may be the host's, and points past its real share belong to DRAM.
     const auto inside = [&](std::size_t level, const Plateau& p) {
         const double lo = level == 0 ? 0 : levels[level - 1].capacity_bytes;

@@ -517,6 +517,8 @@ void to_json(nlohmann::json& j, const ModelShare& m) {
          {"wall_s", m.wall_s},
          {"share", m.share},
          {"outside_regions_s", m.outside_regions_s},
+         {"before_regions_s", m.before_regions_s},
+         {"after_regions_s", m.after_regions_s},
          {"overlapping", m.overlapping},
          {"top_non_model", m.top_non_model}};
 }
@@ -525,6 +527,8 @@ void from_json(const nlohmann::json& j, ModelShare& m) {
     j.at("wall_s").get_to(m.wall_s);
     j.at("share").get_to(m.share);
     j.at("outside_regions_s").get_to(m.outside_regions_s);
+    get_optional(j, "before_regions_s", m.before_regions_s);
+    get_optional(j, "after_regions_s", m.after_regions_s);
     j.at("overlapping").get_to(m.overlapping);
     j.at("top_non_model").get_to(m.top_non_model);
 }

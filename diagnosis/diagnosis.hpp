@@ -67,6 +67,10 @@ struct ModelShare {
     double wall_s = 0;
     double share = 0;              // model_s / wall_s, at most 1
     double outside_regions_s = 0;  // wall time in no region at all
+    // Of it, the time before the first region opened (start-up) and after the last closed;
+    // absent when not measured. Between regions is the rest.
+    std::optional<double> before_regions_s;
+    std::optional<double> after_regions_s;
     // Top-level regions add up to more than the wall time (regions on several threads
     // overlap), so the share is an upper estimate.
     bool overlapping = false;

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
+#include "diagnosis/decision.hpp"
 #include "diagnosis/json_support.hpp"
 
 namespace ceiling {
@@ -62,9 +64,15 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
     // overlap, and then the sums say so.
     m.overlapping = !(split && coverage.model_s && coverage.regions_s) &&
                     m.model_s + listed_s + m.outside_regions_s > wall_s * (1 + 1e-9);
+    // Its ends, each at most what is left of it (means over executions need not nest).
+    if (coverage.before_regions_s)
+        m.before_regions_s = std::clamp(*coverage.before_regions_s, 0.0, m.outside_regions_s);
+    if (coverage.after_regions_s)
+        m.after_regions_s = std::clamp(*coverage.after_regions_s, 0.0,
+                                       m.outside_regions_s - m.before_regions_s.value_or(0.0));
     if (m.outside_regions_s > 0) {
-        non_model.push_back(
-            RegionShare{"(outside any region)", m.outside_regions_s, m.outside_regions_s / wall_s});
+        non_model.push_back(RegionShare{std::string(outside_regions_name), m.outside_regions_s,
+                                        m.outside_regions_s / wall_s});
     }
     m.share = std::min(1.0, m.model_s / wall_s);
     std::stable_sort(
@@ -74,6 +82,49 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
     m.top_non_model = std::move(non_model);
     return m;
 }
+
+namespace {
+std::string percent(double fraction) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
+    return buf;
+}
+
+// Not the model because of the process's start or end: where the time before the first
+// region opened (or after the last closed) is the largest piece of the non-model time,
+// larger than the time between regions and than any non-model region, the table's move
+// (preprocessing, copies, ...) is not where that time went. A short script around a model
+// (`import torch` alone takes a second) reads "not the model" by its start-up; said so,
+// with what amortises it and what cuts it.
+std::optional<std::string> process_end_move(const Diagnosis& d) {
+    if (d.bound != Bound::not_the_model || !d.model_share ||
+        d.observation != decision_row(Bound::not_the_model).observation ||
+        !(d.model_share->wall_s > 0))
+        return std::nullopt;
+    const ModelShare& m = *d.model_share;
+    const double before = m.before_regions_s.value_or(0.0), after = m.after_regions_s.value_or(0.0);
+    const double between = m.outside_regions_s - before - after;
+    double largest_region = 0;
+    for (const auto& r : m.top_non_model)
+        if (r.name != outside_regions_name) largest_region = std::max(largest_region, r.total_s);
+    const auto largest = [&](double x) {
+        return x > 0 && x >= between && x >= largest_region && x >= before && x >= after;
+    };
+    if (largest(before))
+        return "start-up first: " + percent(before / m.wall_s) +
+               " of the wall time passed before the first region opened (the interpreter and "
+               "its imports, loading libraries and weights, building the model): paid once per "
+               "process, it amortises in one that serves many requests (judge that steady state "
+               "with more steps per run), else cut it (lazy imports, weights loaded once or "
+               "mapped, a warm process kept alive); then ";
+    if (largest(after))
+        return "the end first: " + percent(after / m.wall_s) +
+               " of the wall time passed after the last region closed (saving results, freeing "
+               "memory, the interpreter's exit): write less or in the background, leave freeing "
+               "to the exit; then ";
+    return std::nullopt;
+}
+}  // namespace
 
 Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
     Diagnosis d;
@@ -123,6 +174,7 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
         d.findings.push_back(std::move(*contended));
     if (auto quota = cpu_quota_finding(in.process)) d.findings.push_back(std::move(*quota));
     conclude(d, t);
+    if (auto end = process_end_move(d)) d.first_move = *end + d.first_move;
     // Bound as the model is, the run takes the model's move, which may begin with what comes
     // before the table's (cores it held and left idle, cores the host left idle).
     if (in.model && d.bound && d.bound == in.model->bound) d.first_move = in.model->first_move;

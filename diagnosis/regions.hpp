@@ -36,11 +36,18 @@ struct RegionTiming {
 };
 
 // Wall time covered by at least one model region, and by at least one region of any kind
-// (unions over threads and nesting), when measured.
+// (unions over threads and nesting), when measured; and of the wall time in no region, the
+// part before the first region opened (start-up: loading, imports, building the model) and
+// after the last one closed (saving, freeing, exit).
 struct Coverage {
     std::optional<double> model_s;
     std::optional<double> regions_s;
+    std::optional<double> before_regions_s;
+    std::optional<double> after_regions_s;
 };
+
+// The name of the wall time in no region among the non-model shares.
+inline constexpr std::string_view outside_regions_name = "(outside any region)";
 
 // Model share of wall time. nullopt when no region is marked as model (then the share is
 // unknown, not zero) or wall time is not positive. Throws std::invalid_argument for a

@@ -227,6 +227,8 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"regions", r.regions},
          {"model_time_s_per_execution", r.model_time_s_per_execution},
          {"region_time_s_per_execution", r.region_time_s_per_execution},
+         {"before_regions_s_per_execution", r.before_regions_s_per_execution},
+         {"after_regions_s_per_execution", r.after_regions_s_per_execution},
          {"machine_profile", r.machine_profile},
          {"machine_profile_path", r.machine_profile_path},
          {"thresholds", r.thresholds},
@@ -297,6 +299,10 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
         j.at("regions").get_to(r.regions);
         j.at("model_time_s_per_execution").get_to(r.model_time_s_per_execution);
         j.at("region_time_s_per_execution").get_to(r.region_time_s_per_execution);
+        if (j.contains("before_regions_s_per_execution"))
+            j.at("before_regions_s_per_execution").get_to(r.before_regions_s_per_execution);
+        if (j.contains("after_regions_s_per_execution"))
+            j.at("after_regions_s_per_execution").get_to(r.after_regions_s_per_execution);
         get_optional(j, "machine_profile", r.machine_profile);
         j.at("machine_profile_path").get_to(r.machine_profile_path);
         j.at("thresholds").get_to(r.thresholds);

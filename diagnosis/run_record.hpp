@@ -287,6 +287,11 @@ struct RunRecord {
     // threads and nesting), and by at least one region of any kind. Empty without regions.
     std::vector<double> model_time_s_per_execution;
     std::vector<double> region_time_s_per_execution;
+    // Per timed execution: wall time from its launch to the first region's start, and from
+    // the last region's end to its end (start-up, and what follows). Empty without regions,
+    // and in records written before they were kept.
+    std::vector<double> before_regions_s_per_execution;
+    std::vector<double> after_regions_s_per_execution;
     std::optional<MachineProfile> machine_profile;  // the profile it was judged against
     std::string machine_profile_path;
     Thresholds thresholds;                   // the ones it was judged with

@@ -558,6 +558,16 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     return cap;
 }
 
+std::optional<std::pair<std::int64_t, std::int64_t>> region_ends(const NvtxCapture& capture) {
+    if (capture.instances.empty()) return std::nullopt;
+    std::pair ends{capture.instances.front().start_ns, capture.instances.front().end_ns};
+    for (const auto& r : capture.instances) {
+        ends.first = std::min(ends.first, r.start_ns);
+        ends.second = std::max(ends.second, r.end_ns);
+    }
+    return ends;
+}
+
 double covered_s(const NvtxCapture& capture,
                  const std::function<bool(const RegionInstance&)>& select) {
     // The union of spans taken in start order. Instances come by process, thread and start,

@@ -191,6 +191,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                                               const std::optional<std::regex>& model,
                                               std::size_t durations_limit = 10000);
 
+// The first instance's start and the last one's end (CLOCK_MONOTONIC ns); nullopt without
+// instances.
+std::optional<std::pair<std::int64_t, std::int64_t>> region_ends(const NvtxCapture& capture);
+
 // Wall time covered by at least one instance that `select` accepts (union over threads and
 // nesting), in seconds.
 double covered_s(const NvtxCapture& capture,

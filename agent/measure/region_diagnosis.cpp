@@ -611,6 +611,10 @@ void judge_record(RunRecord& record) {
         in.coverage.model_s = mean(record.model_time_s_per_execution);
     if (!record.region_time_s_per_execution.empty())
         in.coverage.regions_s = mean(record.region_time_s_per_execution);
+    if (!record.before_regions_s_per_execution.empty())
+        in.coverage.before_regions_s = mean(record.before_regions_s_per_execution);
+    if (!record.after_regions_s_per_execution.empty())
+        in.coverage.after_regions_s = mean(record.after_regions_s_per_execution);
     in.footprint_bytes = in.process.peak_rss_bytes;
     if (record.machine_profile && record.machine_profile->host.memory_bytes > 0)
         in.memory_capacity_bytes = static_cast<double>(record.machine_profile->host.memory_bytes);

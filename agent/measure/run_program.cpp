@@ -402,12 +402,19 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
         aggregate_gpu_regions(gpu, plan.model, range_paths, plan.durations_kept, counted);
     for (auto& n : gpu_regions.notes) record.notes.push_back(std::move(n));
     if (!record.regions.empty()) {
-        for (const auto* c : captures) {
+        for (const auto* x : timed) {
+            const NvtxCapture& c = x->capture;
             record.region_time_s_per_execution.push_back(
-                covered_s(*c, [](const RegionInstance&) { return true; }));
+                covered_s(c, [](const RegionInstance&) { return true; }));
+            // An execution that opened no region spent all of it before one.
+            const auto ends = region_ends(c).value_or(std::pair{x->end_ns, x->end_ns});
+            record.before_regions_s_per_execution.push_back(
+                static_cast<double>(std::max<std::int64_t>(0, ends.first - x->start_ns)) * 1e-9);
+            record.after_regions_s_per_execution.push_back(
+                static_cast<double>(std::max<std::int64_t>(0, x->end_ns - ends.second)) * 1e-9);
             if (plan.model)
                 record.model_time_s_per_execution.push_back(
-                    covered_s(*c, [&](const RegionInstance& r) {
+                    covered_s(c, [&](const RegionInstance& r) {
                         return is_model_region(*plan.model, r.name, r.path);
                     }));
         }

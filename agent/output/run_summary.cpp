@@ -15,6 +15,7 @@
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
 #include "diagnosis/process_evidence.hpp"
+#include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
 
 namespace ceiling::output {
@@ -81,8 +82,19 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
             << (m.overlapping ? " (upper estimate: regions overlap across threads)" : "");
         if (m.wall_s > 0 && m.outside_regions_s > 0) out << "; in no region: " << percent(m.outside_regions_s / m.wall_s);
         out << "\n";
-        for (const auto& t : m.top_non_model)
-            out << indent << "    not model: " << t.name << " " << duration(t.total_s) << " (" << percent(t.share) << ")\n";
+        for (const auto& t : m.top_non_model) {
+            out << indent << "    not model: " << t.name << " " << duration(t.total_s) << " ("
+                << percent(t.share) << ")";
+            // The time in no region by where it lay: start-up, between regions, the end.
+            if (t.name == outside_regions_name && m.before_regions_s && m.after_regions_s) {
+                const double between =
+                    std::max(0.0, t.total_s - *m.before_regions_s - *m.after_regions_s);
+                out << ": " << duration(*m.before_regions_s) << " before the first region, "
+                    << duration(between) << " between regions, " << duration(*m.after_regions_s)
+                    << " after the last";
+            }
+            out << "\n";
+        }
     }
     if (d.capacity)
         out << indent << "  footprint " << bytes(d.capacity->footprint_bytes) << " of " << bytes(d.capacity->capacity_bytes)

@@ -304,6 +304,30 @@ TEST(Run, PreprocessingHeavyProgramIsNotTheModel) {
     EXPECT_NE(r.err.find("not the model"), std::string::npos) << r.err;
 }
 
+// A script's start-up before its first region is most of its wall time: the time in no
+// region is split by where it lay, and the first move starts with the start-up.
+TEST(Run, StartUpBeforeTheFirstRegionIsNamedAndLeadsTheMove) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {"--model-regions", "forward", "--repeat", "2"},
+                               {nvtx_target, "startup", "3"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.before_regions_s_per_execution.size(), 2u);
+    ASSERT_EQ(rec.after_regions_s_per_execution.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        // busy() spins on the wall clock: at least its time, whatever the host does.
+        EXPECT_GE(rec.before_regions_s_per_execution[i], 0.300);
+        EXPECT_GE(rec.after_regions_s_per_execution[i], 0.060);
+        EXPECT_LT(rec.before_regions_s_per_execution[i] + rec.after_regions_s_per_execution[i],
+                  rec.whole.durations_s[i] - rec.region_time_s_per_execution[i] + 1e-6);
+    }
+    ASSERT_TRUE(rec.diagnosis && rec.diagnosis->bound && rec.diagnosis->model_share) << r.err;
+    EXPECT_EQ(*rec.diagnosis->bound, Bound::not_the_model);
+    EXPECT_EQ(rec.diagnosis->first_move.rfind("start-up first: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("before the first region, "), std::string::npos) << r.err;
+}
+
 TEST(Run, TraceParsesBackWithNestedCompleteEvents) {
     CEILING_NEED_NVTX();
     TempDir dir;

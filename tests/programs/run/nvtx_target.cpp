@@ -2,6 +2,8 @@
 //   nvtx_target nested            outer{inner,inner} 50+20+20 ms, a start/end range, a
 //                                 worker thread's range, a domain range, a mark
 //   nvtx_target preprocess N      N x (preprocess 40 ms busy, forward 5 ms busy)
+//   nvtx_target startup N         300 ms busy before its first range (a script's imports),
+//                                 N x forward 20 ms busy, 60 ms busy after the last
 //   nvtx_target declared N        N x "gemm {ops=... bytes=...}" busy ranges
 //   nvtx_target calibrate         iterations of light work that take ~10 us
 //   nvtx_target heavy R I         R push/pop ranges around I iterations each (100k/s at 10 us)
@@ -98,6 +100,16 @@ int main(int argc, char** argv) {
             busy(0.005);
             nvtxRangePop();
         }
+        return 0;
+    }
+    if (mode == "startup") {
+        busy(0.300);
+        for (int i = 0, n = std::atoi(arg); i < n; ++i) {
+            nvtxRangePushA("forward");
+            busy(0.020);
+            nvtxRangePop();
+        }
+        busy(0.060);
         return 0;
     }
     if (mode == "stages") {

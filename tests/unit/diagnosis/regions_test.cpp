@@ -74,7 +74,7 @@ TEST(ModelShare, MeasuredCoverageAndSplitAddUpToTheWallTime) {
     std::vector<RegionTiming> r = {region("forward", 6, true), region("load", 4, false)};
     r[0].non_model_s = 0;
     r[1].non_model_s = 2;
-    const auto m = model_share(r, 10, 10, Coverage{6.0, 8.0});
+    const auto m = model_share(r, 10, 10, Coverage{.model_s = 6.0, .regions_s = 8.0});
     ASSERT_TRUE(m);
     EXPECT_FALSE(m->overlapping);
     EXPECT_DOUBLE_EQ(m->share, 0.6);
@@ -169,6 +169,56 @@ TEST(DiagnoseRun, SmallModelShareIsNotTheModel) {
     EXPECT_EQ(d.levers.front().lever, Lever::system);
     ASSERT_TRUE(d.model_share);
     EXPECT_EQ(d.model_share->top_non_model.front().name, "decode_jpeg");
+}
+
+// A short script around its model: 10 s, the model 3 s, 6 s in no region, of which `before`
+// came before the first region and `after` after the last; `load` holds the last second.
+Diagnosis script_run(double before, double after) {
+    RunInputs in;
+    in.process.wall_s = 10;
+    in.regions = {region("forward", 3, true), region("load", 1, false)};
+    in.coverage = {
+        .model_s = 3.0, .regions_s = 4.0, .before_regions_s = before, .after_regions_s = after};
+    return diagnose_run(in, t);
+}
+
+TEST(DiagnoseRun, StartUpBeforeTheFirstRegionLeadsTheMoveWhereItIsTheLargestPiece) {
+    const std::string table(decision_row(Bound::not_the_model).first_move);
+    const Diagnosis startup = script_run(4.5, 0.5);  // between regions: 1 s
+    ASSERT_EQ(startup.bound, Bound::not_the_model);
+    ASSERT_TRUE(startup.model_share);
+    EXPECT_DOUBLE_EQ(startup.model_share->before_regions_s.value_or(-1), 4.5);
+    EXPECT_DOUBLE_EQ(startup.model_share->after_regions_s.value_or(-1), 0.5);
+    EXPECT_EQ(startup.first_move.rfind("start-up first: 45% of the wall time", 0), 0u)
+        << startup.first_move;
+    EXPECT_NE(startup.first_move.find(table), std::string::npos);
+
+    const Diagnosis end = script_run(0.5, 4.5);
+    EXPECT_EQ(end.first_move.rfind("the end first: 45% of the wall time", 0), 0u) << end.first_move;
+    // Between regions the most (4 s): the table's move, about that time, stands alone.
+    EXPECT_EQ(script_run(1, 1).first_move, table);
+    // A non-model region longer than the start-up: the same.
+    RunInputs in;
+    in.process.wall_s = 10;
+    in.regions = {region("forward", 3, true), region("load", 4, false)};
+    in.coverage = {
+        .model_s = 3.0, .regions_s = 7.0, .before_regions_s = 2.5, .after_regions_s = 0.0};
+    EXPECT_EQ(diagnose_run(in, t).first_move, table);
+    // All of it between regions: the same.
+    EXPECT_EQ(script_run(0, 0).first_move, table);
+}
+
+TEST(ModelShare, EndsAreClampedToTheTimeInNoRegion) {
+    const std::vector<RegionTiming> r = {region("forward", 6, true)};
+    const auto m = model_share(
+        r, 10, 3,
+        Coverage{
+            .model_s = 6.0, .regions_s = 6.0, .before_regions_s = 5.0, .after_regions_s = 3.0});
+    ASSERT_TRUE(m);
+    EXPECT_DOUBLE_EQ(m->outside_regions_s, 4);
+    EXPECT_DOUBLE_EQ(*m->before_regions_s, 4);
+    EXPECT_DOUBLE_EQ(*m->after_regions_s, 0);
+    EXPECT_FALSE(model_share(r, 10, 3, Coverage{.model_s = 6.0})->before_regions_s);
 }
 
 TEST(DiagnoseRun, ModelShareEdge) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "agent/measure/region_judging.hpp"
+#include "agent/output/format.hpp"
 #include "diagnosis/process_evidence.hpp"
 
 namespace ceiling::measure {
@@ -117,6 +118,45 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
         "let its threads run at once (" + threads + ", " + fixed2(busy) +
             " cores busy: they took turns; processes instead of threads under the GIL, native "
             "code that releases it, finer locks); then "};
+}
+
+std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, const Thresholds& t,
+                                             const RecordedRegion& reg, const CpuLimits& limits,
+                                             std::optional<double> interval_s) {
+    const auto usable = within(limits, profile.host.logical_cpus > 0
+                                           ? std::optional<double>(profile.host.logical_cpus)
+                                           : std::nullopt);
+    // Only where the sampler could have told (a one-process program, sampled) and did not.
+    if (reg.peak_busy_cores || !reg.busy_cores || !reg.working_threads || !usable || !interval_s ||
+        !(*interval_s > 0) || reg.processes > 1 || reg.measurement.durations_s.empty())
+        return std::nullopt;
+    const double p50 = reg.measurement.duration_s.median;
+    // Three whole looks inside an instance need about four intervals of it.
+    if (!(p50 < 4 * *interval_s)) return std::nullopt;
+    const double busy = *reg.busy_cores, could = std::min(*reg.working_threads, *usable);
+    // Working threads are the participation ratio of their CPU shares, (sum)^2 / sum of
+    // squares: a team of two whose second thread works a third of the first's time reads 1.6
+    // of them for 1.33 busy cores, at most ~0.3 apart for two threads; so fewer busy cores than
+    // that by 10 % and 0.15 cores, and not so few that they took turns (took_turns says that).
+    if (could < 1.1 * std::max(1.0, busy) || could - busy < 0.15 ||
+        busy < t.thread_concurrency * could)
+        return std::nullopt;
+    const double ms = std::floor(p50 / 6 * 1e3);
+    const std::string ask =
+        ms >= 1 ? "run again with --interval " +
+                      std::to_string(static_cast<int>(std::min(ms, 5.0))) + "ms to judge it at them"
+                : "too short even for the sampler's 1 ms looks: a range around several of them, "
+                  "or ranges on each thread, would show them";
+    return Finding{FindingKind::assumption,
+                   "its program's " + fixed2(*reg.working_threads) + " working threads kept " +
+                       fixed2(busy) +
+                       " cores busy on average while it was open: a team waiting for its "
+                       "slowest thread (load imbalance) or a serial section reads so, and then "
+                       "the idle part is distance from a roof of more cores; but its instances "
+                       "(p50 " +
+                       output::duration(p50) + ") are shorter than four of the sampler's " +
+                       output::duration(*interval_s) +
+                       " looks, so the cores it held at once are not known: " + ask};
 }
 
 }  // namespace ceiling::measure

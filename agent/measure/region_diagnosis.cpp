@@ -580,6 +580,10 @@ void judge_record(RunRecord& record) {
                 weigh_unranged_threads(*record.machine_profile, reg, *d, t, counted,
                                        cpu_limits(record));
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
+            if (record.kind == RecordKind::run)
+                if (auto f = held_cores_unresolved(*record.machine_profile, t, reg,
+                                                   cpu_limits(record), record.options.interval_s))
+                    d->findings.push_back(std::move(*f));
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }
     }

@@ -38,6 +38,13 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
 std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
                                     const RecordedRegion& reg, const CpuLimits& limits);
 
+// A one-process region whose working threads outnumbered its busy cores (not so far that they
+// took turns) with instances too short for the sampler's looks to show the cores it held at
+// once: the finding says so and which --interval would (idle_cores.cpp).
+std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, const Thresholds& t,
+                                             const RecordedRegion& reg, const CpuLimits& limits,
+                                             std::optional<double> interval_s);
+
 // A region is judged against the roofs of the cores its process really kept busy while it
 // was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
 // main thread around work on threads it starts was recorded by one thread. At most the

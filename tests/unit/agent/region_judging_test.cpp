@@ -379,6 +379,49 @@ TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads)
         EXPECT_FALSE(has_finding(verdict(rec, path), "took turns")) << path;
 }
 
+// A team of two whose second thread works a third of the first's time, in instances of
+// 17 ms under 10 ms looks: no look tells the cores it held, so a finding says which
+// --interval would; longer instances, a balanced team, threads that took turns, a look
+// that did tell, or a program of several processes get none.
+TEST(RoofOfTheCoresInUse, InstancesTooShortForTheLooksToShowHeldCoresAskForAShorterInterval) {
+    auto team = timed_region("team", fp32(0.95 * 35.9e9 * 0.017 * 1.33, 0), 0.017);
+    team.busy_cores = 1.33;
+    team.busy_cores_error = 0.001;
+    team.working_threads = 1.6;
+    auto long_team = team;
+    long_team.path = long_team.name = "long";
+    long_team.measurement.durations_s = std::vector<double>(5, 0.05);
+    long_team.measurement.duration_s = summarize(long_team.measurement.durations_s);
+    auto balanced = team;
+    balanced.path = balanced.name = "balanced";
+    balanced.working_threads = 1.38;
+    auto turns = team;
+    turns.path = turns.name = "turns";
+    turns.busy_cores = 1.0;
+    turns.working_threads = 2.0;
+    auto seen = team;
+    seen.path = seen.name = "seen";
+    seen.peak_busy_cores = 2.0;
+    auto processes = team;
+    processes.path = processes.name = "processes";
+    processes.processes = 2;
+    auto tiny = team;
+    tiny.path = tiny.name = "tiny";
+    tiny.measurement.durations_s = std::vector<double>(5, 0.004);
+    tiny.measurement.duration_s = summarize(tiny.measurement.durations_s);
+    RunRecord rec = record_of({team, long_team, balanced, turns, seen, processes, tiny}, 1.0);
+    rec.options.interval_s = 0.010;
+    judge_record(rec);
+    EXPECT_TRUE(has_finding(verdict(rec, "team"), "1.60 working threads kept 1.33 cores busy"));
+    EXPECT_TRUE(has_finding(verdict(rec, "team"), "run again with --interval 2ms"));
+    EXPECT_TRUE(has_finding(verdict(rec, "tiny"), "too short even for the sampler's 1 ms looks"));
+    for (const char* path : {"long", "balanced", "turns", "seen", "processes"})
+        EXPECT_FALSE(has_finding(verdict(rec, path), "working threads kept")) << path;
+    rec.options.interval_s.reset();  // not sampled: nothing could have told
+    judge_record(rec);
+    EXPECT_FALSE(has_finding(verdict(rec, "team"), "working threads kept"));
+}
+
 // Under a container's CPU quota its threads run on more CPUs at once than the quota's share
 // of a period, then wait: a region is judged at the quota, never at the cores it held past
 // it, and below one CPU every roof is the quota's share of the measured one. The cores the

@@ -10,6 +10,7 @@
 #include "agent/measure/region_judging.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
+#include "diagnosis/vector_width.hpp"
 
 namespace ceiling::measure {
 
@@ -584,6 +585,8 @@ void judge_record(RunRecord& record) {
                 if (auto f = held_cores_unresolved(*record.machine_profile, t, reg,
                                                    cpu_limits(record), record.options.interval_s))
                     d->findings.push_back(std::move(*f));
+            if (record.kind == RecordKind::run)
+                weigh_vector_width(*record.machine_profile, *d, t, record.environment);
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }
     }

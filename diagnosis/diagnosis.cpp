@@ -9,20 +9,10 @@
 #include <utility>
 
 #include "diagnosis/json_support.hpp"
+#include "diagnosis/text.hpp"
 
 namespace ceiling {
 namespace {
-
-std::string g3(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
-}
-std::string pct(double fraction) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-    return buf;
-}
 
 // Latency bound says only that the work is near neither roof. Which side of the ridge its
 // intensity lies on says which roof it should approach, and so where to look: right of it (a
@@ -41,11 +31,11 @@ std::optional<std::string> ridge_side(const Diagnosis& d) {
                               (intensity >= ridge ? "right" : "left") + " of the ridge (" +
                               g3(ridge) + " op/B at " + memory->level + ")";
     if (intensity >= ridge)
-        return where + ": its roof is the compute roof (" + pct(*compute->fraction) +
+        return where + ": its roof is the compute roof (" + percent(*compute->fraction) +
                " of it), and by the declared bytes memory does not hold it back: the gap is in "
                "the core (dependency chains, code not vectorised to the roof's width) or in the "
                "caches (operands read many times more than the declared bytes: tile for reuse)";
-    return where + ": its roof is " + memory->level + " bandwidth (" + pct(*memory->fraction) +
+    return where + ": its roof is " + memory->level + " bandwidth (" + percent(*memory->fraction) +
            " of it): the gap is in how fast it asks for bytes: memory latency left exposed "
            "(dependent loads, too few misses in flight: prefetch, more independent streams or "
            "threads) or a core too slow to issue the loads (scalar or unvectorised loops, "
@@ -303,9 +293,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
                         "mean duration, not the median)");
     } else if (duration && unstable(*duration, t.unstable_spread)) {
         add_finding(d, FindingKind::unstable,
-                    "durations spread " + pct(duration->rel_spread) +
+                    "durations spread " + percent(duration->rel_spread) +
                         " ((p90 - p10) / median) over " + std::to_string(duration->count) +
-                        " runs, above " + pct(t.unstable_spread) +
+                        " runs, above " + percent(t.unstable_spread) +
                         ": the median is used, the verdict is less certain");
     }
 
@@ -401,7 +391,7 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         if (beyond_mix)
             add_finding(d, FindingKind::assumption,
                         bw.level + " bandwidth beyond the " + mix->kernel +
-                            " roof of its mix of stores (" + pct(stored) + "; " +
+                            " roof of its mix of stores (" + percent(stored) + "; " +
                             g3(mix->bytes_per_s) +
                             " bytes/s), as stores that skip the read for ownership run (in place, "
                             "or non-temporal), or a roof measured low: judged against the lowest "
@@ -413,9 +403,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
                 add_finding(d, FindingKind::assumption,
                             bw.level + " bandwidth judged against the " + bw.kernel + " roof (" +
                                 g3(*bw.roof_per_s) +
-                                " bytes/s), the stream whose share of stores (" + pct(mix->stored) +
-                                ") is nearest the work's (" + pct(stored) + "; " +
-                                level->bandwidth.kernel + " reaches " +
+                                " bytes/s), the stream whose share of stores (" +
+                                percent(mix->stored) + ") is nearest the work's (" +
+                                percent(stored) + "; " + level->bandwidth.kernel + " reaches " +
                                 g3(level->bandwidth.bytes_per_s) + ")");
             }
         } else if (!on_gpu && bw.achieved_per_s) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "diagnosis/json_support.hpp"
+#include "diagnosis/text.hpp"
 
 namespace ceiling {
 namespace {
@@ -245,12 +246,6 @@ bool compares(Comparison c, double value, double threshold) {
 bool own_doing(const Qualifier& q, const P& p, const Thresholds& t) {
     const Opt v = q.metric(p);
     return v && compares(q.comparison, *v, t.*q.threshold);
-}
-
-std::string g3(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
 }
 
 // The numbers a contention finding quotes, each only when measured.

@@ -8,6 +8,7 @@
 
 #include "diagnosis/decision.hpp"
 #include "diagnosis/json_support.hpp"
+#include "diagnosis/text.hpp"
 
 namespace ceiling {
 
@@ -84,12 +85,6 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
 }
 
 namespace {
-std::string percent(double fraction) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f%%", fraction * 100);
-    return buf;
-}
-
 // Not the model because of the process's start or end: where the time before the first
 // region opened (or after the last closed) is the largest piece of the non-model time,
 // larger than the time between regions and than any non-model region, the table's move

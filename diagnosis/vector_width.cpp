@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "diagnosis/decision.hpp"
+#include "diagnosis/text.hpp"
 
 namespace ceiling {
 namespace {
@@ -18,12 +19,6 @@ constexpr double width_ratio_min = 1.3;
 constexpr std::array<std::string_view, 6> isa_variables = {
     "OPENBLAS_CORETYPE", "MKL_ENABLE_INSTRUCTIONS", "MKL_DEBUG_CPU_TYPE",
     "DNNL_MAX_CPU_ISA",  "ONEDNN_MAX_CPU_ISA",      "ATEN_CPU_CAPABILITY"};
-
-std::string percent(double f) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f %%", f * 100);
-    return buf;
-}
 
 std::string times(double x) {
     char buf[32];

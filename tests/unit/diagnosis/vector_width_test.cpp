@@ -49,7 +49,7 @@ TEST(VectorWidth, ARateOfNarrowerVectorsNamesTheRungAndTheVariableThatPickedIt) 
     const auto w =
         narrower_vectors(with_rungs(), judged(0.42), t, {{"OPENBLAS_CORETYPE", "Haswell"}});
     ASSERT_TRUE(w);
-    EXPECT_EQ(w->move.rfind("check its vector width: 84 % of the fp32_fma256 roof, 42 % of "
+    EXPECT_EQ(w->move.rfind("check its vector width: 84% of the fp32_fma256 roof, 42% of "
                             "the fp32_fma512 one, as 256-bit vectors would run "
                             "(where it calls that library, OPENBLAS_CORETYPE=Haswell in its "
                             "environment",
@@ -82,7 +82,7 @@ TEST(VectorWidth, TheMoveFollowsTheSystemsLeversAndPrecedesTheTables) {
 TEST(VectorWidth, AScalarRateAsksForVectorisedCode) {
     const auto w = narrower_vectors(with_rungs(), judged(0.05), t, {});
     ASSERT_TRUE(w);
-    EXPECT_NE(w->move.find("80 % of the fp32_scalar roof"), std::string::npos) << w->move;
+    EXPECT_NE(w->move.find("80% of the fp32_scalar roof"), std::string::npos) << w->move;
     EXPECT_NE(w->move.find("vectorised code"), std::string::npos) << w->move;
 }
 

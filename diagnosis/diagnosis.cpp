@@ -19,7 +19,11 @@ namespace {
 // naive matmul at 25 % of the FMA roof) in the core or the caches, left of it (a pointer
 // chase; a GEMV whose scalar loop could not issue loads fast enough) in how fast it asks for
 // bytes. Said with the figures; nothing for other bounds, or where a side is unknown.
-std::optional<std::string> ridge_side(const Diagnosis& d) {
+struct RidgeSide {
+    std::string finding;
+    bool right = false;
+};
+std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
     if (d.bound != Bound::latency || !d.intensity_ops_per_byte) return std::nullopt;
     const RoofComparison *compute = nullptr, *memory = nullptr;
     for (const auto& c : d.roofs)
@@ -31,15 +35,19 @@ std::optional<std::string> ridge_side(const Diagnosis& d) {
                               (intensity >= ridge ? "right" : "left") + " of the ridge (" +
                               g3(ridge) + " op/B at " + memory->level + ")";
     if (intensity >= ridge)
-        return where + ": its roof is the compute roof (" + percent(*compute->fraction) +
-               " of it), and by the declared bytes memory does not hold it back: the gap is in "
-               "the core (dependency chains, code not vectorised to the roof's width) or in the "
-               "caches (operands read many times more than the declared bytes: tile for reuse)";
-    return where + ": its roof is " + memory->level + " bandwidth (" + percent(*memory->fraction) +
-           " of it): the gap is in how fast it asks for bytes: memory latency left exposed "
-           "(dependent loads, too few misses in flight: prefetch, more independent streams or "
-           "threads) or a core too slow to issue the loads (scalar or unvectorised loops, "
-           "dependency chains)";
+        return RidgeSide{
+            where + ": its roof is the compute roof (" + percent(*compute->fraction) +
+                " of it), and by the declared bytes memory does not hold it back: the gap is in "
+                "the core (dependency chains, code not vectorised to the roof's width) or in the "
+                "caches (operands read many times more than the declared bytes: tile for reuse)",
+            true};
+    return RidgeSide{
+        where + ": its roof is " + memory->level + " bandwidth (" + percent(*memory->fraction) +
+            " of it): the gap is in how fast it asks for bytes: memory latency left exposed "
+            "(dependent loads, too few misses in flight: prefetch, more independent streams or "
+            "threads) or a core too slow to issue the loads (scalar or unvectorised loops, "
+            "dependency chains)",
+        false};
 }
 
 std::string unit_of(RoofKind k) { return k == RoofKind::compute ? "ops_per_s" : "bytes_per_s"; }
@@ -445,7 +453,12 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
         add_finding(d, FindingKind::no_roof, "the machine profile has no bandwidth roof");
     }
     conclude(d, t);
-    if (auto side = ridge_side(d)) add_finding(d, FindingKind::assumption, std::move(*side));
+    // The side says which roof to approach, so where the first move starts.
+    if (auto side = ridge_side(d)) {
+        add_finding(d, FindingKind::assumption, std::move(side->finding));
+        d.first_move =
+            std::string(side->right ? right_of_ridge_move : left_of_ridge_move) + d.first_move;
+    }
     return d;
 }
 

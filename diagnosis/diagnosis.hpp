@@ -142,6 +142,17 @@ Signals signals_of(const Diagnosis& d);
 // comparison beyond its roof.
 void conclude(Diagnosis& d, const Thresholds& t);
 
+// A latency-bound work's first move starts with the side of the ridge its intensity lies on
+// (the roof it should approach), before the table's move: right of it the core or the
+// caches, left of it how fast it asks for bytes.
+inline constexpr std::string_view right_of_ridge_move =
+    "the core or the caches (right of the ridge, its roof is compute's): dependency chains, "
+    "code vectorised to the roof's width, operands tiled for reuse; then ";
+inline constexpr std::string_view left_of_ridge_move =
+    "more bytes in flight (left of the ridge, its roof is bandwidth's): prefetch, more "
+    "independent streams or threads, fewer dependent loads, loads issued faster (vectorised); "
+    "then ";
+
 // One measured piece of work against the profile. Achieved rates use the median duration.
 // With analytic work, its operations and compulsory bytes are compared with the compute
 // roof of its precision and engine and the bandwidth roof of its working set's level;

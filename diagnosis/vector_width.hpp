@@ -32,7 +32,8 @@ std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const
                                             const std::map<std::string, std::string>& environment);
 
 // Adds narrower_vectors' finding to `d` and its move after the system's levers already at
-// the front of d.first_move (cores idle, threads taking turns), before the table's move.
+// the front of d.first_move (cores idle, threads taking turns), before the roofline's part
+// (the side of the ridge, then the table's move).
 void weigh_vector_width(const MachineProfile& profile, Diagnosis& d, const Thresholds& t,
                         const std::map<std::string, std::string>& environment);
 

@@ -229,6 +229,12 @@ TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
     EXPECT_NE(side(chase).find("memory latency left exposed"), std::string::npos) << side(chase);
     const Diagnosis bound = diagnose_kernel(profile, timed_work(work(2e8, 1.2e9, 1.2e9), 0.01), t);
     EXPECT_EQ(side(bound), "");
+    // The first move starts with the side, the table's move after it; other bounds keep the
+    // table's alone.
+    const std::string table(decision_row(Bound::latency).first_move);
+    EXPECT_EQ(core.first_move, std::string(right_of_ridge_move) + table);
+    EXPECT_EQ(chase.first_move, std::string(left_of_ridge_move) + table);
+    EXPECT_EQ(bound.first_move, decision_row(*bound.bound).first_move);
 }
 
 TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {

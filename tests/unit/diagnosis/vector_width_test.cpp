@@ -75,6 +75,13 @@ TEST(VectorWidth, TheMoveFollowsTheSystemsLeversAndPrecedesTheTables) {
         0u)
         << d.first_move;
     EXPECT_TRUE(d.first_move.ends_with("; then " + table)) << d.first_move;
+    // With the side of the ridge before the table's move, before that side.
+    Diagnosis sided = judged(0.42);
+    sided.first_move = std::string(right_of_ridge_move) + table;
+    weigh_vector_width(with_rungs(), sided, t, {});
+    EXPECT_EQ(sided.first_move.rfind("check its vector width: ", 0), 0u) << sided.first_move;
+    EXPECT_TRUE(sided.first_move.ends_with(std::string(right_of_ridge_move) + table))
+        << sided.first_move;
     ASSERT_FALSE(d.findings.empty());
     EXPECT_NE(d.findings.back().detail.find("as fast as 256-bit vectors allow"), std::string::npos);
 }

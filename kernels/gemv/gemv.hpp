@@ -15,6 +15,9 @@
 // them (gemv_impl.hpp): 1.75-2.0x on one thread, 1.75-1.95x on two, in the same harness.
 // int8 there: 12-16 GB/s on one thread, 2.4-2.8x fp32 (the same shortfall) until whole
 // lines per step and a prefetch into L2 (gemv_impl.hpp): 3.1-3.8x in the same harness.
+// Where AVX512-BF16 exists, bf16 runs vdpbf16ps against x split into two bf16 parts
+// (gemv_avx512.cpp, impl "avx512_bf16"): on a Zen 5 VM 1.92-1.98x fp32 on one thread, where
+// the halves ran 1.5-1.68x beside it.
 // Zen 4 VM, one process, interleaved: a plain read of the same 1 GiB ran 27.7 / 31.7 GB/s
 // on one / two threads, fp32 (8 x 1) 24.8 / 29.2 (0.90 / 0.92 of it), OpenBLAS 19.8 / 16.9.
 // The host's DRAM is shared: `ceiling machine` read 63 GB/s on two threads the day before, so
@@ -43,6 +46,7 @@ struct GemvImpl {
     bool bf16_halves = false;          // bf16 split into even and odd halves (else widened)
     int int8_rows = 0, int8_vecs = 0;  // the int8 kernel's rows x vectors per step
     int prefetch_bytes = 0;            // bf16 and int8: how far ahead W is prefetched into L2
+    bool bf16_dot = false;             // bf16 by vdpbf16ps against x split into two bf16 parts
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

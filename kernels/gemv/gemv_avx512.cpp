@@ -1,7 +1,9 @@
 // Compiled with AVX-512 enabled (kernels/CMakeLists.txt); run only where supported.
+#include <cstdint>
+#include <cstring>
+
 #include <immintrin.h>
 
-#include "kernels/common/bf16.hpp"
 #include "kernels/gemv/gemv_impl.hpp"
 
 namespace ceiling::kernels {
@@ -109,6 +111,20 @@ void dot_rows_of(const Bf16* w, const Bf16* xh, const Bf16* xl, float* y, int i,
     for (int j = 0; j < ROWS; ++j) y[i + j] = V512::sum(acc[j]);
 }
 
+// bf16.hpp's conversions, written here: their inline copies in this file would be weak
+// definitions the linker may choose for baseline code (isa_objects_test.cpp).
+Bf16 to_bf16(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, sizeof u);
+    return static_cast<Bf16>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // ties to even
+}
+float from_bf16(Bf16 h) {
+    const std::uint32_t u = std::uint32_t{h} << 16;
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
+}
+
 void gemv_bf16_dot(const Bf16* w, const float* x, float* y, int m, int k) {
     // x's two parts, zero past k to a whole line (plain new[]: isa_objects_test.cpp).
     const int k_pad = (k + dot_step - 1) / dot_step * dot_step;
@@ -116,8 +132,8 @@ void gemv_bf16_dot(const Bf16* w, const float* x, float* y, int m, int k) {
     Bf16* xl = xh + k_pad;
     for (int kk = 0; kk < k_pad; ++kk) {
         const float v = kk < k ? x[kk] : 0.0f;
-        xh[kk] = float_to_bf16(v);
-        xl[kk] = float_to_bf16(v - bf16_to_float(xh[kk]));
+        xh[kk] = to_bf16(v);
+        xl[kk] = to_bf16(v - from_bf16(xh[kk]));
     }
     int i = 0;
     for (; i + dot_rows <= m; i += dot_rows) dot_rows_of<dot_rows>(w, xh, xl, y, i, k);

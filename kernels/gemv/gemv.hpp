@@ -33,6 +33,11 @@
 
 namespace ceiling::kernels {
 
+// How a kernel takes bf16 weights: each widened to fp32; each line split into even and odd
+// fp32 halves (shift, mask) against a deinterleaved x; or each line by vdpbf16ps against x
+// split into two bf16 parts (AVX512-BF16).
+enum class Bf16Method { widened, halves, dot };
+
 // Rows [0, m) of y = W x (W row-major, m x k); int8: y[i] = scale[i] * sum_k w[i,k] x[k].
 struct GemvImpl {
     std::string_view isa;  // "avx512", "avx2", "scalar"
@@ -43,10 +48,9 @@ struct GemvImpl {
     std::string_view fp32_symbol;  // for reading the disassembly
     int fp32_rows = 0, fp32_vecs = 0;  // the fp32 kernel's rows x vectors per step, for labels
     int bf16_rows = 0;                 // the bf16 kernel's rows per step, for labels
-    bool bf16_halves = false;          // bf16 split into even and odd halves (else widened)
+    Bf16Method bf16_method = Bf16Method::widened;
     int int8_rows = 0, int8_vecs = 0;  // the int8 kernel's rows x vectors per step
     int prefetch_bytes = 0;            // bf16 and int8: how far ahead W is prefetched into L2
-    bool bf16_dot = false;             // bf16 by vdpbf16ps against x split into two bf16 parts
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

@@ -1,7 +1,4 @@
 // Compiled with AVX-512 enabled (kernels/CMakeLists.txt); run only where supported.
-#include <cstdint>
-#include <cstring>
-
 #include <immintrin.h>
 
 #include "kernels/gemv/gemv_impl.hpp"
@@ -67,9 +64,9 @@ bool supported(const CpuFeatures& f) { return f.avx512f && f.avx512bw && f.avx51
 // load and two vdpbf16ps, where splitting the line into fp32 halves took a load, a shift,
 // an and and two FMAs; the instructions per line bound how many of W's lines the core keeps
 // in flight (gemv_impl.hpp). Zen 5 VM, M = K = 16384, one thread, interleaved with fp32
-// over the same rows (medians of 9): the halves streamed 0.81-0.84 of fp32's bytes/s (a
-// 1.62-1.68x speed-up, against 2x for the bytes), this 0.94-0.98 (1.88-1.96x); x rounded to
-// one bf16 part only, 0.97-1.01 (its products within 2^-9: not taken).
+// over the same rows (medians of 9, five runs): the halves streamed 0.75-0.84 of fp32's
+// bytes/s (a 1.5-1.68x speed-up, against 2x for the bytes), this 0.94-0.99 (1.88-1.98x); x
+// rounded to one bf16 part only, 0.97-1.01 (its products within 2^-9: not taken).
 constexpr int dot_rows = 8;
 constexpr int dot_step = 32;  // bf16 weights in a 64-byte line
 
@@ -111,29 +108,21 @@ void dot_rows_of(const Bf16* w, const Bf16* xh, const Bf16* xl, float* y, int i,
     for (int j = 0; j < ROWS; ++j) y[i + j] = V512::sum(acc[j]);
 }
 
-// bf16.hpp's conversions, written here: their inline copies in this file would be weak
-// definitions the linker may choose for baseline code (isa_objects_test.cpp).
-Bf16 to_bf16(float f) {
-    std::uint32_t u;
-    std::memcpy(&u, &f, sizeof u);
-    return static_cast<Bf16>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);  // ties to even
-}
-float from_bf16(Bf16 h) {
-    const std::uint32_t u = std::uint32_t{h} << 16;
-    float f;
-    std::memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 void gemv_bf16_dot(const Bf16* w, const float* x, float* y, int m, int k) {
-    // x's two parts, zero past k to a whole line (plain new[]: isa_objects_test.cpp).
+    // x's two parts, zero past k to a whole line (plain new[]: isa_objects_test.cpp), by the
+    // hardware's own rounding (vcvtneps2bf16: ties to even, as bf16.hpp; denormals flushed,
+    // which leaves a lo part below 1e-38 out).
     const int k_pad = (k + dot_step - 1) / dot_step * dot_step;
     Bf16* xh = new Bf16[static_cast<std::size_t>(2 * (k_pad > 0 ? k_pad : 1))];
     Bf16* xl = xh + k_pad;
-    for (int kk = 0; kk < k_pad; ++kk) {
-        const float v = kk < k ? x[kk] : 0.0f;
-        xh[kk] = to_bf16(v);
-        xl[kk] = to_bf16(v - from_bf16(xh[kk]));
+    for (int kk = 0; kk < k_pad; kk += 16) {
+        const int n = k - kk;
+        const auto live = static_cast<__mmask16>(n >= 16 ? 0xffff : n > 0 ? (1u << n) - 1 : 0);
+        const __m512 v = _mm512_maskz_loadu_ps(live, x + kk);
+        const auto hi = reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(v));
+        const auto lo = _mm512_cvtneps_pbh(_mm512_sub_ps(v, V512::widen_bf16(hi)));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(xh + kk), hi);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(xl + kk), reinterpret_cast<__m256i>(lo));
     }
     int i = 0;
     for (; i + dot_rows <= m; i += dot_rows) dot_rows_of<dot_rows>(w, xh, xl, y, i, k);
@@ -144,16 +133,13 @@ bool supported_bf16(const CpuFeatures& f) { return supported(f) && f.avx512_bf16
 
 // The AVX-512 kernels with gemv_bf16_dot for bf16 weights.
 constexpr GemvImpl with_bf16_dot(GemvImpl impl) {
-    impl.isa = "avx512_bf16";
-    impl.supported = supported_bf16;
     impl.bf16 = gemv_bf16_dot;
     impl.bf16_rows = dot_rows;
-    impl.bf16_halves = false;
-    impl.bf16_dot = true;
+    impl.bf16_method = Bf16Method::dot;
     return impl;
 }
 }  // namespace
 extern constinit const GemvImpl gemv_avx512 = detail::make_gemv_impl<V512>("avx512", supported, "");
 extern constinit const GemvImpl gemv_avx512_bf16 =
-    with_bf16_dot(detail::make_gemv_impl<V512>("avx512", supported, ""));
+    with_bf16_dot(detail::make_gemv_impl<V512>("avx512_bf16", supported_bf16, ""));
 }  // namespace ceiling::kernels

@@ -181,14 +181,14 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
             c.implementation = isa + ", " + std::to_string(im.fp32_rows) + " rows x " +
                                std::to_string(im.fp32_vecs) +
                                " vectors of fp32 FMAs per step, rows split over threads";
-        else if (p == "bf16" && im.bf16_dot)
+        else if (p == "bf16" && im.bf16_method == Bf16Method::dot)
             c.implementation = isa + ", " + std::to_string(im.bf16_rows) +
                                " rows per step, vdpbf16ps on each line of bf16 weights against x "
                                "split into two bf16 parts (16 of its 24 mantissa bits), W "
                                "prefetched " +
                                std::to_string(im.prefetch_bytes) +
                                " bytes ahead into L2; fp32 sums, rows split over threads";
-        else if (p == "bf16" && im.bf16_halves)
+        else if (p == "bf16" && im.bf16_method == Bf16Method::halves)
             c.implementation = isa + ", " + std::to_string(im.bf16_rows) +
                                " rows per step, each load of bf16 weights split into even and odd "
                                "fp32 halves (shift, mask) against a deinterleaved x" +

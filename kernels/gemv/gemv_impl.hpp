@@ -237,7 +237,7 @@ constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const 
             b.rows,
             b.vecs,
             V::template blocking<Bf16>.rows,
-            halves,
+            halves ? Bf16Method::halves : Bf16Method::widened,
             i8.rows,
             i8.vecs,
             prefetch_ahead<Bf16>};

@@ -462,6 +462,17 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     return d;
 }
 
+void insert_before_roofline_move(Diagnosis& d, std::string_view prefix) {
+    std::size_t at = std::string::npos;
+    for (const auto side : {right_of_ridge_move, left_of_ridge_move})
+        at = std::min(at, d.first_move.find(side));
+    if (at == std::string::npos && d.bound) {
+        const std::string_view table = decision_row(*d.bound).first_move;
+        at = d.first_move.ends_with(table) ? d.first_move.size() - table.size() : 0;
+    }
+    d.first_move.insert(at == std::string::npos ? 0 : at, prefix);
+}
+
 void to_json(nlohmann::json& j, FindingKind k) {
     j = std::string(enum_name(k, finding_kind_names));
 }

@@ -153,6 +153,11 @@ inline constexpr std::string_view left_of_ridge_move =
     "independent streams or threads, fewer dependent loads, loads issued faster (vectorised); "
     "then ";
 
+// Inserts `prefix` (ending in "; then ") before the roofline's part of d.first_move: the side
+// of the ridge, else the table's move; after the system's levers already at its front (cores
+// idle, threads taking turns).
+void insert_before_roofline_move(Diagnosis& d, std::string_view prefix);
+
 // One measured piece of work against the profile. Achieved rates use the median duration.
 // With analytic work, its operations and compulsory bytes are compared with the compute
 // roof of its precision and engine and the bandwidth roof of its working set's level;

@@ -110,12 +110,7 @@ void weigh_vector_width(const MachineProfile& profile, Diagnosis& d, const Thres
                         const std::map<std::string, std::string>& environment) {
     auto w = narrower_vectors(profile, d, t, environment);
     if (!w) return;
-    // Before the roofline's part of the move: the side of the ridge, else the table's.
-    const std::string_view table = decision_row(Bound::latency).first_move;
-    auto at = d.first_move.find(right_of_ridge_move);
-    if (at == std::string::npos)
-        at = d.first_move.ends_with(table) ? d.first_move.size() - table.size() : 0;
-    d.first_move.insert(at, w->move);
+    insert_before_roofline_move(d, w->move);
     d.findings.push_back(std::move(w->finding));
 }
 

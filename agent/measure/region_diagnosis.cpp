@@ -8,6 +8,7 @@
 
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/region_judging.hpp"
+#include "diagnosis/memory_parallelism.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
 #include "diagnosis/vector_width.hpp"
@@ -316,6 +317,14 @@ MachineProfile time_share(MachineProfile p, double share) {
     return p;
 }
 
+// A range on the host (a kernel region, or work declared for the GPU, runs on the device).
+bool on_host(const RecordedRegion& reg) {
+    const Measurement& m = reg.measurement;
+    return reg.kind == RegionKind::range &&
+           !(m.work ? m.work->device == Device::gpu
+                    : m.measured_kind && m.measured_kind->device == Device::gpu);
+}
+
 }  // namespace
 
 std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& recorded,
@@ -352,10 +361,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         return d;
     }
     if (given.duration_s.count == 0) return std::nullopt;
-    const bool host =
-        !(given.work ? given.work->device == Device::gpu
-                     : given.measured_kind && given.measured_kind->device == Device::gpu);
-    if (reg.kind != RegionKind::range || !host) return diagnose_kernel(profile, given, t);
+    if (!on_host(reg)) return diagnose_kernel(profile, given, t);
 
     Measurement m = given;
     // Instances side by side on the process's threads: the region did their summed declared
@@ -577,16 +583,17 @@ void judge_record(RunRecord& record) {
             // First among the findings: they say which roof every fraction is of.
             d->findings.insert(d->findings.begin(), beside.begin(), beside.end());
             weigh_roof_checks(record, reg, *d, t, counted);
+            const MachineProfile& p = *record.machine_profile;
             if (record.kind == RecordKind::run)
-                weigh_unranged_threads(*record.machine_profile, reg, *d, t, counted,
-                                       cpu_limits(record));
+                weigh_unranged_threads(p, reg, *d, t, counted, cpu_limits(record));
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
-            if (record.kind == RecordKind::run)
-                if (auto f = held_cores_unresolved(*record.machine_profile, t, reg,
-                                                   cpu_limits(record), record.options.interval_s))
+            if (record.kind == RecordKind::run) {
+                if (auto f = held_cores_unresolved(p, t, reg, cpu_limits(record),
+                                                   record.options.interval_s))
                     d->findings.push_back(std::move(*f));
-            if (record.kind == RecordKind::run)
-                weigh_vector_width(*record.machine_profile, *d, t, record.environment);
+                weigh_vector_width(p, *d, t, record.environment);
+                if (on_host(reg)) weigh_memory_parallelism(p, *d, reg.busy_cores);
+            }
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }
     }

@@ -89,6 +89,7 @@ struct Case {
     std::vector<std::string> options;
     const char* region;  // the labelled region; null: the run is labelled
     Bound bound;         // the label
+    const char* move = nullptr;  // also labelled: words its first move must contain
 };
 
 std::ostream& operator<<(std::ostream& o, const Case& c) { return o << c.program; }
@@ -98,7 +99,7 @@ const Case cases[] = {
     {"openmp_fma", {}, "omp fma", Bound::compute},
     {"openmp_per_thread", {}, "thread fma", Bound::compute},
     {"stream_triad", {}, "triad", Bound::bandwidth},
-    {"pointer_chase", {}, "chase", Bound::latency},
+    {"pointer_chase", {}, "chase", Bound::latency, "break the chain of dependent loads"},
     {"pipeline", {"--model-regions", "infer"}, nullptr, Bound::not_the_model},
     {"fork_child", {}, "child fma", Bound::compute},
     {"spawn_workers", {}, "workers fma", Bound::compute},
@@ -284,10 +285,11 @@ TEST_P(Verdicts, LabelledBoundInEveryRunAndNoneAboveTheRoofOfTheCoresInUse) {
                                      " scaled by the roof measured after the run" +
                                      profile_scaling(roof.roof);
             }
-        const bool hit = d->bound == c.bound && above_why.empty();
+        const bool hit = d->bound == c.bound && above_why.empty() &&
+                         (!c.move || d->first_move.find(c.move) != std::string::npos);
         hits += hit;
         seen += "\n  run " + std::to_string(run) + ": " + (d->bound ? d->diagnosis : "unknown") +
-                ": " + d->observation;
+                ": " + d->observation + (c.move ? " | first move: " + d->first_move : "");
         for (const auto& roof : d->roofs)
             if (roof.fraction)
                 seen += " | " + (roof.kind == RoofKind::compute ? roof.roof : roof.level) + " at " +

@@ -90,8 +90,9 @@ struct RegionInstance {
     // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
     std::optional<double> unranged_cpu_s;
     // Bytes storage served the program (its whole process tree, /proc's read_bytes and
-    // write_bytes), and its CPU time in the kernel (stime), while it was open, interpolated
-    // from the sampler's readings (attribute_sampled); absent where they did not cover it.
+    // write_bytes), interpolated from the sampler's readings while it was open, and its CPU
+    // time in the kernel (stime) that must have fallen inside it (the interpolation's lower
+    // bound; attribute_sampled); absent where they did not cover it.
     std::optional<double> storage_read_bytes;
     std::optional<double> storage_write_bytes;
     std::optional<double> system_cpu_s;
@@ -162,8 +163,13 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 // storage served its process tree, its CPU time in the kernel) over each instance, into
 // `field`: interpolated between readings, over the part of the instance they cover (90 % of
 // it or more, scaled to the whole); untouched where they cover less or are fewer than two.
+// With `at_least_rate` (the most it grows per second: CPU time, the CPUs) what it must have
+// grown by inside the instance instead, the interpolation's lower bound: a 3 ms range in a
+// 10 ms interval whose kernel time was an allocation's page faults before it read "100 % in
+// the kernel" by interpolation.
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
-                       std::optional<double> RegionInstance::*field);
+                       std::optional<double> RegionInstance::*field,
+                       std::optional<double> at_least_rate = std::nullopt);
 
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one

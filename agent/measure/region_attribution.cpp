@@ -138,20 +138,20 @@ namespace {
 
 // The growth of a sampled timeline (`points` its readings, oldest first) over an instance:
 // over the part the readings cover, at least 90 % of it, scaled to the whole at that rate (a
-// range opened as the program starts begins before the sampler's first reading). nullopt
-// where they cover less.
-std::optional<double> covered_growth(const CumulativeTimeline& timeline,
-                                     const std::vector<TimelinePoint>& points,
-                                     const RegionInstance& r, std::size_t& hint) {
+// range opened as the program starts begins before the sampler's first reading), with its
+// error scaled alike. nullopt where they cover less.
+std::optional<Estimate> covered_growth(const CumulativeTimeline& timeline,
+                                       const std::vector<TimelinePoint>& points,
+                                       const RegionInstance& r, std::size_t& hint) {
     const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
                        end = std::min(r.end_ns, points.back().t_ns);
     const auto length = r.end_ns - r.start_ns, covered = end - begin;
     if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
         return std::nullopt;
-    const auto v = timeline.between(begin, end, &hint);
-    if (!v) return std::nullopt;
-    return covered > 0 ? v->value * static_cast<double>(length) / static_cast<double>(covered)
-                       : v->value;
+    auto v = timeline.between(begin, end, &hint);
+    if (!v || covered == 0) return v;
+    const double scale = static_cast<double>(length) / static_cast<double>(covered);
+    return Estimate{v->value * scale, v->error * scale};
 }
 
 }  // namespace
@@ -163,17 +163,20 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
     for (auto& r : cap.instances) {
         if (!r.cpu_s) continue;
         if (const auto host_s = covered_growth(timeline, host, r, hint))
-            r.other_cpu_s = std::max(0.0, *host_s - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
+            r.other_cpu_s =
+                std::max(0.0, host_s->value - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
     }
 }
 
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
-                       std::optional<double> RegionInstance::*field) {
+                       std::optional<double> RegionInstance::*field,
+                       std::optional<double> at_least_rate) {
     if (points.size() < 2) return;
-    const CumulativeTimeline timeline(points, std::nullopt);
+    const CumulativeTimeline timeline(points, at_least_rate);
     std::size_t hint = 0;
     for (auto& r : cap.instances)
-        if (const auto v = covered_growth(timeline, points, r, hint)) r.*field = *v;
+        if (const auto v = covered_growth(timeline, points, r, hint))
+            r.*field = at_least_rate ? std::max(0.0, v->value - v->error) : v->value;
 }
 
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {

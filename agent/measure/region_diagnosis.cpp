@@ -289,10 +289,11 @@ void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds
     const std::string percent = std::to_string(static_cast<int>(std::lround(share * 100))) + " %";
     d.findings.push_back(
         {FindingKind::assumption,
-         percent + " of its program's CPU time while it was open was in the kernel (system calls, "
-                   "copies, page faults; from the sampler's readings): time its declared work does "
-                   "not describe, and no roof of it shows"});
-    d.first_move = "spend less time in the kernel (" + percent +
+         "at least " + percent +
+             " of its program's CPU time while it was open was in the kernel (system calls, "
+             "copies, page faults; from the sampler's readings): time its declared work does "
+             "not describe, and no roof of it shows"});
+    d.first_move = "spend less time in the kernel (at least " + percent +
                    " of its CPU time: fewer and larger system calls, memory reused rather than "
                    "freed and faulted in again, mapped files rather than copying reads); then " +
                    d.first_move;

@@ -239,7 +239,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             }
             attribute_sampled(x.capture, read, &RegionInstance::storage_read_bytes);
             attribute_sampled(x.capture, written, &RegionInstance::storage_write_bytes);
-            attribute_sampled(x.capture, system, &RegionInstance::system_cpu_s);
+            attribute_sampled(x.capture, system, &RegionInstance::system_cpu_s, cpus);
         }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.

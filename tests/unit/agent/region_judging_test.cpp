@@ -324,7 +324,7 @@ TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
                             "50 % of its program's CPU time while it was open was in the "
                             "kernel"));
     // Before the table's move (the idle cores of this 4-CPU host come before both).
-    const auto kernel = d.first_move.find("spend less time in the kernel (50 %");
+    const auto kernel = d.first_move.find("spend less time in the kernel (at least 50 %");
     ASSERT_NE(kernel, std::string::npos) << d.first_move;
     EXPECT_LT(kernel, d.first_move.find("dependency stalls")) << d.first_move;
     rec.regions.front().system_busy_cores = 0.1;

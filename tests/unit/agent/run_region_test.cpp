@@ -355,6 +355,29 @@ TEST(RegionStorage, IsInterpolatedFromTheSamplersReadings) {
     EXPECT_FALSE(cap.instances[3].storage_read_bytes) << "mostly after the last reading";
 }
 
+// Kernel time is what must have fallen inside each instance (the lower bound the readings
+// and the CPUs' rate allow): a 3 ms range inside a 10 ms interval whose 5 ms of kernel time
+// may all lie outside it gets none; one across ten busy intervals keeps all but its ends'.
+TEST(RegionKernelTime, IsWhatTheReadingsPutInsideEachInstance) {
+    constexpr std::int64_t ms = 1'000'000;
+    std::vector<TimelinePoint> system = {{0, 0}, {10 * ms, 0.005}};
+    for (int i = 2; i <= 12; ++i) system.push_back({i * 10 * ms, 0.005 + (i - 1) * 0.010});
+    NvtxCapture cap;
+    RegionInstance brief, long_one;
+    brief.start_ns = 4 * ms;
+    brief.end_ns = 7 * ms;
+    long_one.start_ns = 15 * ms;
+    long_one.end_ns = 115 * ms;
+    cap.instances = {brief, long_one};
+    attribute_sampled(cap, system, &RegionInstance::system_cpu_s, 1.0);
+    ASSERT_TRUE(cap.instances[0].system_cpu_s && cap.instances[1].system_cpu_s);
+    EXPECT_NEAR(*cap.instances[0].system_cpu_s, 0, 1e-12);
+    EXPECT_NEAR(*cap.instances[1].system_cpu_s, 0.100, 0.010 + 1e-9);
+    // Interpolated, the brief one would have read 1.5 ms: half its time.
+    attribute_sampled(cap, system, &RegionInstance::system_cpu_s);
+    EXPECT_NEAR(*cap.instances[0].system_cpu_s, 0.0015, 1e-9);
+}
+
 // Working threads of the sampler's windows over each instance, weighted by the overlap; an
 // instance inside one window takes that window's; one outside every window gets none.
 TEST(Capture, WorkingThreadsOfTheWindowsOverEachInstance) {

@@ -373,6 +373,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     EventReader reader;
     double recording_ns = 0;
     bool untimed = false;  // a chunk with events and no recording cost
+    float range_ns = 0;    // the dearest range any process timed
     std::map<std::string, float> calibration_ns;  // per image: the library's timing, once
     const auto cost = [](float ns) { return std::isfinite(ns) && ns > 0 && ns < 1e9f; };
     for (auto& [key, chunks] : threads) {
@@ -480,6 +481,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             cap.recorded_events += range_events + cpu_events;
             if (cost(c.header.calibration_ns))
                 calibration_ns[image] = std::max(calibration_ns[image], c.header.calibration_ns);
+            if (cost(c.header.range_ns)) range_ns = std::max(range_ns, c.header.range_ns);
             if (cost(c.header.range_ns) && cost(c.header.cpu_read_ns))
                 recording_ns += static_cast<double>(range_events) * c.header.range_ns / 2 +
                                 static_cast<double>(cpu_events) * c.header.cpu_read_ns;
@@ -549,6 +551,7 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     attribute_unranged_cpu(cap, instance_image, thread_timelines);
     for (const auto& [image, ns] : calibration_ns) recording_ns += ns;
     if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
+    if (range_ns > 0) cap.range_cost_s = static_cast<double>(range_ns) * 1e-9;
     sort_instances(cap.instances);
     std::sort(cap.marks.begin(), cap.marks.end(),
               [](const MarkInstance& a, const MarkInstance& b) { return a.t_ns < b.t_ns; });

@@ -236,69 +236,6 @@ std::optional<Finding> work_outside(const Diagnosis& d, double cores, const Reco
             "overcount it; judge it where and while it runs"};
 }
 
-// Storage served the program near its roof while the region was open: the table's I/O row
-// decides it, whatever its declared bytes read against memory (a range around reading a
-// file, 8 MiB per instance at 10 % of the DRAM read roof, read "latency bound: dependency
-// stalls ..." while storage ran at its roof). A signal and a finding with the numbers.
-bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
-                   const Thresholds& t) {
-    if (!profile.storage || (!reg.storage_read_bytes_per_s && !reg.storage_write_bytes_per_s))
-        return false;
-    ProcessAccounting p;
-    p.wall_s = 1;  // rates: the bytes of one second
-    p.storage_read_bytes = reg.storage_read_bytes_per_s;
-    p.storage_write_bytes = reg.storage_write_bytes_per_s;
-    p.storage_read_roof_bytes_per_s = profile.storage->read_roof_bytes_per_s();
-    p.storage_write_roof_bytes_per_s = profile.storage->write_roof_bytes_per_s();
-    const auto share = storage_roof_share(p);
-    if (!share || *share < t.near_roof) return false;
-    d.system.push_back({std::string(storage_signal_name), share, t.near_roof, true,
-                        "storage read or written near the sequential storage roof while it "
-                        "was open"});
-    // Each way only where the sampler read it: an unread way is not a zero.
-    std::string served;
-    for (const auto& [bytes_per_s, way] : {std::pair{reg.storage_read_bytes_per_s, " read"},
-                                           std::pair{reg.storage_write_bytes_per_s, " written"}})
-        if (bytes_per_s) {
-            char buf[32];
-            std::snprintf(buf, sizeof buf, "%.3g GB/s", *bytes_per_s / 1e9);
-            served += (served.empty() ? "" : " and ") + std::string(buf) + way;
-        }
-    d.findings.push_back(
-        {FindingKind::assumption,
-         "storage served its program " + served +
-             " while it was open (its process tree, the sampler's readings): " +
-             std::to_string(static_cast<int>(std::lround(*share * 100))) +
-             " % of the storage roof `ceiling machine` measured: it waited on storage, "
-             "whatever its declared bytes read against memory"});
-    conclude(d, t);
-    return true;
-}
-
-// Much of its program's CPU time while it was open in the kernel (the run's
-// system_time_share, asked of the region): system calls, copies, page faults, which its
-// declared work does not describe and no roof of it shows. A range around reading a file
-// from the page cache (a copy in the kernel) read "latency bound: dependency stalls ..." with
-// 97 % of its time in system calls. Said, and first among the moves.
-void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t) {
-    if (!reg.system_busy_cores || !reg.busy_cores) return;
-    const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
-    if (busy < waited_below_cores) return;
-    const double share = std::min(1.0, *reg.system_busy_cores / busy);
-    if (share < t.system_time_share) return;
-    const std::string percent = std::to_string(static_cast<int>(std::lround(share * 100))) + " %";
-    d.findings.push_back(
-        {FindingKind::assumption,
-         "at least " + percent +
-             " of its program's CPU time while it was open was in the kernel (system calls, "
-             "copies, page faults; from the sampler's readings): time its declared work does "
-             "not describe, and no roof of it shows"});
-    d.first_move = "spend less time in the kernel (at least " + percent +
-                   " of its CPU time: fewer and larger system calls, memory reused rather than "
-                   "freed and faulted in again, mapped files rather than copying reads); then " +
-                   d.first_move;
-}
-
 // Instances open at once on average below which a region is judged as sequential instances:
 // a percent of overlap (async ranges that touch) is within the timing's noise.
 constexpr double concurrency_judged = 1.01;
@@ -593,6 +530,7 @@ void judge_record(RunRecord& record) {
                                                    record.options.interval_s))
                     d->findings.push_back(std::move(*f));
                 weigh_vector_width(p, *d, t, record.environment);
+                if (auto f = recording_inside(record, reg)) d->findings.push_back(std::move(*f));
                 if (on_host(reg)) weigh_memory_parallelism(p, *d, reg.busy_cores);
             }
             record.region_diagnoses.push_back({reg.path, std::move(*d)});

@@ -65,6 +65,15 @@ void weigh_roof_checks(const RunRecord& record, const RecordedRegion& reg, Diagn
 void weigh_unranged_threads(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
                             const Thresholds& t, bool counted, const CpuLimits& limits);
 
+// Storage near its roof while it was open: the I/O row decides it (region_system.cpp); true
+// where it did.
+bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Diagnosis& d,
+                   const Thresholds& t);
+// Much of its program's CPU time while it was open in the kernel: said, first among the moves.
+void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t);
+// A range so short that ceiling's recording is a tenth or more of its median instance.
+std::optional<Finding> recording_inside(const RunRecord& record, const RecordedRegion& reg);
+
 std::string fixed2(double v);  // "%.2f"
 
 }  // namespace ceiling::measure

@@ -619,3 +619,35 @@ TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
 
 }  // namespace
 }  // namespace ceiling::measure
+
+namespace ceiling::measure {
+namespace {
+
+using namespace judged;
+
+// Ranges so short that the half of a range's recording cost between its clock reads is a
+// tenth or more of the median instance are said to time ceiling too; longer ones are not,
+// and nothing is said where the cost was not timed.
+TEST(RecordingCost, RangesThisShortAreSaidToTimeCeilingToo) {
+    RunRecord rec = record_of(
+        {timed_region("tiny", fp32(40, 0), 80e-9), timed_region("step", fp32(1e6, 0), 1e-5)}, 1.0);
+    judge_record(rec);
+    const auto noted = [&](const std::string& path) {
+        for (const auto& f : verdict(rec, path).findings)
+            if (f.detail.find("ceiling's recording is inside its timing") != std::string::npos)
+                return f.detail;
+        return std::string();
+    };
+    EXPECT_EQ(noted("tiny"), "") << "no cost timed: nothing said";
+    rec.executions.front().counters.push_back(
+        {"nvtx_range_cost_s", 64e-9, "s", Source::timing, std::nullopt, false});
+    judge_record(rec);
+    EXPECT_NE(noted("tiny").find("about 32 ns of each range's 64 ns cost"), std::string::npos)
+        << noted("tiny");
+    EXPECT_NE(noted("tiny").find("40% of its median instance (80 ns)"), std::string::npos)
+        << noted("tiny");
+    EXPECT_EQ(noted("step"), "");
+}
+
+}  // namespace
+}  // namespace ceiling::measure

@@ -84,13 +84,16 @@ std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const 
          counted +
              ": a miss or two at a time per core, as loads that depend on each other run (each "
              "address the value of an earlier load: a linked list, a tree, a hash chain, an "
-             "index array read in the loop)" +
+             "index array read in the loop), or a loop whose work between loads is that slow" +
              bound},
-        "break the chain of dependent loads (" + g3(per_core) + " lines in flight per busy core, " +
-            g3(needed) +
-            " needed at the roof): interleave independent walks (batch the lookups), prefetch "
-            "the next nodes ahead, or lay the data out so addresses are computed, not loaded; "
-            "then "};
+        // A slow loop (a divide or a call per element) keeps as few lines in flight as a chain:
+        // the rate cannot tell them apart, so the move names both.
+        "one miss at a time (" + g3(per_core) + " lines in flight per busy core, " + g3(needed) +
+            " needed at the roof): where each load's address comes from the one before (a list, "
+            "a tree, a hash chain), break the chain: interleave independent walks (batch the "
+            "lookups), prefetch the next nodes ahead, or lay the data out so addresses are "
+            "computed, not loaded; where not, the work between its loads holds it (profile "
+            "where its instructions go); then "};
 }
 
 void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d,

@@ -510,8 +510,13 @@ void judge_record(RunRecord& record) {
     // roofline; ranges without say what is missing.
     if (record.machine_profile) {
         const bool counted = pmu_counted(record);
-        for (const auto& reg : record.regions) {
+        for (const auto& recorded : record.regions) {
+            // Without a declared working set, at most what its process held (footprint_bounded).
+            const auto bounded =
+                record.kind == RecordKind::run ? footprint_bounded(record, recorded) : std::nullopt;
+            const RecordedRegion& reg = bounded ? bounded->region : recorded;
             std::vector<Finding> beside;
+            if (bounded) beside.push_back(bounded->finding);
             const bool suite = record.kind == RecordKind::suite && !record.roof_checks.empty();
             auto d =
                 suite ? judge_region(roofs_beside(record, reg, beside), reg, t, counted,

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "agent/measure/region_judging.hpp"
+#include "agent/output/format.hpp"
 #include "diagnosis/process_evidence.hpp"
+#include "diagnosis/roofline.hpp"
 #include "diagnosis/text.hpp"
 
 namespace ceiling::measure {
@@ -99,6 +101,49 @@ std::optional<Finding> recording_inside(const RunRecord& record, const RecordedR
                        "): ranges this short time ceiling too, and its rates read that much "
                        "low; a range around a batch of them (or fewer, longer ones) measures "
                        "the work"};
+}
+
+std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
+                                                const RecordedRegion& reg) {
+    const auto& w = reg.measurement.work;
+    if (!record.machine_profile || reg.kind != RegionKind::range || !w ||
+        w->device != Device::cpu || w->working_set_bytes > 0 || !(w->compulsory_bytes > 0))
+        return std::nullopt;
+    // Its largest process's peak resident memory, where every execution's is exact (a lower
+    // bound bounds nothing), and what system calls moved (a read() copies from the page cache
+    // in DRAM into a buffer that may be small: its data then came from beyond what it held).
+    std::optional<double> resident, calls;
+    for (const Execution* e : record.timed_executions()) {
+        std::optional<double> peak, moved;
+        for (const auto& c : e->counters) {
+            if (c.name == "peak_rss_bytes" && !c.low_confidence) peak = c.value;
+            if (c.name == "read_call_bytes" || c.name == "write_call_bytes")
+                moved = moved.value_or(0.0) + c.value;
+        }
+        if (!peak || !moved) return std::nullopt;
+        resident = std::max(resident.value_or(0.0), *peak);
+        calls = std::max(calls.value_or(0.0), *moved);
+    }
+    if (!resident || !(*resident > 0) || *calls > *resident) return std::nullopt;
+    const int threads =
+        static_cast<int>(std::ceil(std::max(1.0, reg.busy_cores.value_or(1.0)) - 1e-9));
+    const Roofline r = make_roofline(*record.machine_profile, w->precision, w->engine, threads);
+    const LevelRoof* level = r.level_for(*resident);
+    if (!level || r.levels.empty() || level == &r.levels.back()) return std::nullopt;
+    FootprintBound b{reg, {}};
+    b.region.measurement.work->working_set_bytes = *resident;
+    const auto& bw = level->bandwidth;
+    using output::bytes;
+    b.finding = Finding{
+        FindingKind::assumption,
+        "working set not declared: at most its largest process's peak resident memory, " +
+            bytes(*resident) + " (it cannot read more than it holds, and system calls moved only " +
+            bytes(*calls) + "), which " + bw.level + " holds (" +
+            (bw.capacity_from == "plateau" ? "its measured plateau reaches " : "its capacity is ") +
+            bytes(bw.capacity_bytes.value_or(0)) + "): compared with " + bw.level + ", not " +
+            r.levels.back().bandwidth.level +
+            "; declare working_set= where its data is smaller still"};
+    return b;
 }
 
 }  // namespace ceiling::measure

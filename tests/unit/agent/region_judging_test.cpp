@@ -651,3 +651,46 @@ TEST(RecordingCost, RangesThisShortAreSaidToTimeCeilingToo) {
 
 }  // namespace
 }  // namespace ceiling::measure
+
+namespace ceiling::measure {
+namespace {
+
+using namespace judged;
+
+// A run whose largest process held `resident` bytes at its peak (exact unless `rough`) and
+// moved `calls` bytes through read and write calls, with one region declaring bytes only.
+RunRecord footprint_run(double resident, double calls, bool rough = false, double working_set = 0) {
+    Work w = fp32(1e6, 1e9);
+    w.working_set_bytes = working_set;
+    RunRecord rec = record_of({busy_region("scan", w, 0.1, 1.0)}, 1.0);
+    auto& counters = rec.executions.front().counters;
+    counters.push_back(
+        {"peak_rss_bytes", resident, "bytes", Source::software, std::nullopt, rough});
+    counters.push_back({"read_call_bytes", calls, "bytes", Source::software, std::nullopt, false});
+    counters.push_back({"write_call_bytes", 0, "bytes", Source::software, std::nullopt, false});
+    return rec;
+}
+
+// Without a declared working set, a region is compared with the level that holds its largest
+// process's peak resident memory where that is inside the outermost (it cannot read more
+// than it holds), and said; not where the peak is a lower bound, system calls moved more than
+// it held (reads from the page cache), or a working set was declared.
+TEST(FootprintBound, AWorkingSetNotDeclaredIsAtMostWhatItsProcessHeld) {
+    const auto level_of = [](RunRecord rec) {
+        judge_record(rec);
+        const auto& d = verdict(rec, "scan");
+        const bool said = std::any_of(d.findings.begin(), d.findings.end(), [](const Finding& f) {
+            return f.detail.find("working set not declared: at most") != std::string::npos;
+        });
+        return d.level.value_or("?") + (said ? " (said)" : "");
+    };
+    EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20)), "L3 (said)");
+    EXPECT_EQ(level_of(footprint_run(512 << 10, 1 << 10)), "L2 (said)");
+    EXPECT_EQ(level_of(footprint_run(100 << 20, 1 << 20)), "DRAM");
+    EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20, true)), "DRAM");
+    EXPECT_EQ(level_of(footprint_run(8 << 20, 64 << 20)), "DRAM");
+    EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20, false, 16 << 10)), "L1");
+}
+
+}  // namespace
+}  // namespace ceiling::measure

@@ -152,6 +152,9 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         Interned path;  // region.path, compared by address
         std::size_t index = 0;
         std::vector<double> durations;
+        // Instances still open when their process ended (killed, or exit inside a range):
+        // cut short, so timed only where no instance closed.
+        std::vector<double> cut;
         std::set<std::pair<int, int>> threads;
         std::set<int> processes;
         double self_s = 0;
@@ -229,7 +232,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
             region_of[i] = a.index;
             is_model[i] = a.model;
             const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
-            a.durations.push_back(d);
+            (r.unclosed ? a.cut : a.durations).push_back(d);
             a.spans[r.pid].emplace_back(r.start_ns, r.end_ns);
             a.region.total_s_per_execution[x] += d;
             a.region.instances += 1;
@@ -308,6 +311,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
     // (a cold start paging in mmap'ed weights: 1.05 s against 0.23 s); their busy cores then
     // leave it out too, or its idle wait reads as cores the others held and left idle. A
     // second pass sums the instances within `outlier_ratio` x the median.
+    for (Acc* a : by_index)
+        if (a->durations.empty()) a->durations = std::move(a->cut);
     for (Acc* a : by_index)
         if (a->with_cpu >= min_instances_for_outliers && !a->durations.empty())
             a->typical_limit_s = outlier_ratio * summarize(a->durations).median;

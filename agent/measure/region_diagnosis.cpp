@@ -530,6 +530,7 @@ void judge_record(RunRecord& record) {
             if (record.kind == RecordKind::run)
                 weigh_unranged_threads(p, reg, *d, t, counted, cpu_limits(record));
             if (auto f = one_side_declared(reg)) d->findings.push_back(std::move(*f));
+            if (auto f = cut_short(reg)) d->findings.push_back(std::move(*f));
             if (record.kind == RecordKind::run) {
                 if (auto f = held_cores_unresolved(p, t, reg, cpu_limits(record),
                                                    record.options.interval_s))

@@ -81,6 +81,10 @@ struct FootprintBound {
 };
 std::optional<FootprintBound> footprint_bounded(const RunRecord& record, const RecordedRegion& reg);
 
+// A region with instances still open when their process ended beside closed ones: those were
+// left out of its timing (region_aggregate.cpp), and this says so.
+std::optional<Finding> cut_short(const RecordedRegion& reg);
+
 // A range so short that ceiling's recording is a tenth or more of its median instance.
 std::optional<Finding> recording_inside(const RunRecord& record, const RecordedRegion& reg);
 

@@ -103,6 +103,20 @@ std::optional<Finding> recording_inside(const RunRecord& record, const RecordedR
                        "the work"};
 }
 
+std::optional<Finding> cut_short(const RecordedRegion& reg) {
+    const auto timed = reg.measurement.duration_s.count;
+    if (!reg.unclosed || reg.kind != RegionKind::range || timed == 0 || timed >= reg.instances)
+        return std::nullopt;
+    const auto left = reg.instances - timed;
+    return Finding{
+        FindingKind::assumption,
+        std::to_string(left) + (left == 1 ? " instance" : " instances") +
+            " still open when its process ended (killed, or an exit inside the "
+            "range) left out of its timing: cut short, they did not do the work "
+            "they declare; judged on its " +
+            (timed == 1 ? std::string("closed one") : std::to_string(timed) + " closed ones")};
+}
+
 std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
                                                 const RecordedRegion& reg) {
     const auto& w = reg.measurement.work;

@@ -13,6 +13,7 @@
 #include "agent/measure/launch.hpp"
 #include "agent/measure/launch_context.hpp"
 #include "agent/measure/region.hpp"
+#include "agent/measure/region_judging.hpp"
 #include "tests/unit/agent/nvtx_capture_files.hpp"
 
 namespace ceiling::measure {
@@ -447,6 +448,51 @@ TEST(LaunchContext, RanksAndNames) {
     for (auto name : environment_allowlist())
         for (const char* secretish : {"SECRET", "PASSWORD", "_KEY", "AUTH", "CREDENTIAL"})
             EXPECT_EQ(std::string(name).find(secretish), std::string::npos) << name;
+}
+
+}  // namespace
+}  // namespace ceiling::measure
+
+namespace ceiling::measure {
+namespace {
+
+// Instances still open when their process ended (the run interrupted mid-range) did not do the
+// work they declare: beside closed ones they are left out of the region's timing, and the
+// diagnosis says so; a region with only such instances is timed on them.
+TEST(CutShort, InstancesStillOpenAtTheEndAreLeftOutOfTheTiming) {
+    constexpr std::int64_t ms = 1'000'000;
+    NvtxCapture cap;
+    auto instance = [&](const char* name, std::int64_t start, std::int64_t end, bool open) {
+        RegionInstance r;
+        r.name = r.path = name;
+        r.pid = r.tid = 1;
+        r.start_ns = start;
+        r.end_ns = end;
+        r.unclosed = open;
+        Work w;
+        w.ops = 1e6;
+        r.work = w;
+        cap.instances.push_back(r);
+    };
+    instance("walk", 0, 100 * ms, false);
+    instance("walk", 100 * ms, 200 * ms, false);
+    instance("walk", 200 * ms, 230 * ms, true);
+    instance("main", 0, 230 * ms, true);
+    const auto regions = aggregate_regions({&cap}, std::nullopt);
+    const auto walk = std::find_if(regions.begin(), regions.end(),
+                                   [](const RecordedRegion& r) { return r.path == "walk"; });
+    const auto main = std::find_if(regions.begin(), regions.end(),
+                                   [](const RecordedRegion& r) { return r.path == "main"; });
+    ASSERT_TRUE(walk != regions.end() && main != regions.end());
+    EXPECT_EQ(walk->instances, 3u);
+    EXPECT_EQ(walk->measurement.duration_s.count, 2u);
+    EXPECT_NEAR(walk->measurement.duration_s.median, 0.100, 1e-9);
+    EXPECT_NEAR(walk->total_s_per_execution.at(0), 0.230, 1e-9) << "its time is all its time";
+    const auto said = cut_short(*walk);
+    ASSERT_TRUE(said);
+    EXPECT_NE(said->detail.find("1 instance still open"), std::string::npos) << said->detail;
+    EXPECT_EQ(main->measurement.duration_s.count, 1u) << "only open instances: timed on them";
+    EXPECT_FALSE(cut_short(*main));
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
                    const Thresholds& t);
 // Much of its program's CPU time while it was open in the kernel: said, first among the moves.
 void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t);
-// A run region that declares bytes but no working set, where its largest process's peak
+// A run region that declares bytes but no working set, where twice its largest process's peak
 // resident memory (exact, and more than its system calls moved) fits a level inside the
 // outermost: the region with that working set, and the finding saying why (region_system.cpp).
 // Judged against the outermost level, a loop over 3 MiB in L3 read as a DRAM stream.

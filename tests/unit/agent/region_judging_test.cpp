@@ -686,6 +686,8 @@ TEST(FootprintBound, AWorkingSetNotDeclaredIsAtMostWhatItsProcessHeld) {
     };
     EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20)), "L3 (said)");
     EXPECT_EQ(level_of(footprint_run(512 << 10, 1 << 10)), "L2 (said)");
+    EXPECT_EQ(level_of(footprint_run(600 << 10, 1 << 10)), "L3 (said)") << "L2 holds it once";
+    EXPECT_EQ(level_of(footprint_run(9 << 20, 1 << 20)), "DRAM") << "L3 holds it once";
     EXPECT_EQ(level_of(footprint_run(100 << 20, 1 << 20)), "DRAM");
     EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20, true)), "DRAM");
     EXPECT_EQ(level_of(footprint_run(8 << 20, 64 << 20)), "DRAM");

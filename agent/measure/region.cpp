@@ -549,7 +549,10 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         thread_timelines.emplace(key, CumulativeTimeline(std::move(reads), 1.0));
     attribute_beside_cpu(cap, instance_image, thread_timelines);
     attribute_unranged_cpu(cap, instance_image, thread_timelines);
-    for (const auto& [image, ns] : calibration_ns) recording_ns += ns;
+    double timing_ns = 0;
+    for (const auto& [image, ns] : calibration_ns) timing_ns += ns;
+    recording_ns += timing_ns;
+    if (cap.recorded_events > 0 && !untimed && timing_ns > 0) cap.timing_cost_s = timing_ns * 1e-9;
     if (cap.recorded_events > 0 && !untimed) cap.recording_s = recording_ns * 1e-9;
     if (range_ns > 0) cap.range_cost_s = static_cast<double>(range_ns) * 1e-9;
     sort_instances(cap.instances);

@@ -121,6 +121,8 @@ struct NvtxCapture {
     // headers' range_ns and cpu_read_ns): absent when a chunk with events had none.
     std::uint64_t recorded_events = 0;
     std::optional<double> recording_s;
+    // Of recording_s, what timing those costs took (once in each process that recorded).
+    std::optional<double> timing_cost_s;
     // What recording one range (push and pop) cost, the dearest of its processes' timings;
     // about half of it lies between the range's two clock reads, inside its duration.
     std::optional<double> range_cost_s;

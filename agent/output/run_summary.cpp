@@ -409,12 +409,18 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     // of each range's cost between its clock reads, in its regions' times).
     if (const auto events = counter_total(r, "nvtx_events"); events && *events > 0) {
         out << "  ceiling's own time in the program: ";
-        if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0)
+        if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0) {
             out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean, 1)
                 << " of wall time) recording " << count_text(*events / n)
                 << " events (two per NVTX range), at the cost the program timed at its first "
-                   "NVTX call (a floor: the caches it disturbs are not counted)\n";
-        else
+                   "NVTX call (a floor: the caches it disturbs are not counted)";
+            // Where timing that cost is a good part of it (few ranges, several processes).
+            if (const auto timing = counter_total(r, "nvtx_timing_cost_s");
+                timing && *timing >= 0.25 * *rec)
+                out << "; " << duration(*timing / n)
+                    << " of it timing that cost, once in each process that records";
+            out << "\n";
+        } else
             out << "recording " << count_text(*events / n)
                 << " NVTX events per run, at a cost not timed\n";
     }

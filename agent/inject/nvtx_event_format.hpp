@@ -9,6 +9,8 @@
 // In the directory named by CEILING_NVTX_DIR, per loaded image (process, or new program
 // image after exec) "IMAGE" = "<pid>-<load time ns>":
 //   IMAGE.str           strings: repeated {u32 id, u32 length, bytes}; ids start at 1
+//   IMAGE.peak          at exit (not where killed or left by _exit): a u64, the process's
+//                       peak resident set in bytes (VmHWM)
 //   IMAGE-<tid>-<n>.evt  thread tid's n-th chunk: EventFileHeader, then Events up to
 //                        `capacity`; an Event whose kind is 0 ends the valid ones (the file
 //                        is created zero-filled and `kind` is stored last)

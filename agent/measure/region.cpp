@@ -267,13 +267,21 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
         // The program writes this directory: a FIFO would block the open and a link to a device
         // never ends, so only regular files (not through a link) are read.
         std::error_code type_ec;
-        if ((p.extension() == ".str" || p.extension() == ".evt") &&
+        if ((p.extension() == ".str" || p.extension() == ".evt" || p.extension() == ".peak") &&
             !fs::is_regular_file(entry.symlink_status(type_ec))) {
             cap.warnings.push_back("ignored " + p.filename().string() +
                                    " in the NVTX capture: not a regular file");
             continue;
         }
-        if (p.extension() == ".str") {
+        if (p.extension() == ".peak") {
+            std::uint64_t bytes = 0;
+            std::ifstream in(p, std::ios::binary);
+            // Below a petabyte: anything else is not a process's memory.
+            if (in.read(reinterpret_cast<char*>(&bytes), sizeof bytes) && bytes > 0 &&
+                bytes < (std::uint64_t{1} << 50))
+                cap.peak_rss_bytes =
+                    std::max(cap.peak_rss_bytes.value_or(0.0), static_cast<double>(bytes));
+        } else if (p.extension() == ".str") {
             strings[p.stem().string()] = read_strings(p);
         } else if (p.extension() == ".evt") {
             ChunkFile c{p, {}};

@@ -121,6 +121,9 @@ struct NvtxCapture {
     // headers' range_ns and cpu_read_ns): absent when a chunk with events had none.
     std::uint64_t recorded_events = 0;
     std::optional<double> recording_s;
+    // The largest peak resident set of its processes that recorded, each read at its exit
+    // (IMAGE.peak): exact however short the program; absent where none exited normally.
+    std::optional<double> peak_rss_bytes;
     // Of recording_s, what timing those costs took (once in each process that recorded).
     std::optional<double> timing_cost_s;
     // What recording one range (push and pop) cost, the dearest of its processes' timings;

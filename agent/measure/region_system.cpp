@@ -126,17 +126,24 @@ std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
     if (!record.machine_profile || reg.kind != RegionKind::range || !w ||
         w->device != Device::cpu || w->working_set_bytes > 0 || !(w->compulsory_bytes > 0))
         return std::nullopt;
-    // Its largest process's peak resident memory, where every execution's is exact (a lower
-    // bound bounds nothing), and what system calls moved (a read() copies from the page cache
-    // in DRAM into a buffer that may be small: its data then came from beyond what it held).
+    // Its process's peak resident memory, where every execution's is exact (a lower bound
+    // bounds nothing): the largest of those that recorded ranges, read at their exit (not for
+    // a region cut short: its process may not have exited), else the sampler's largest
+    // process's where it read often enough. And what system calls moved (a read() copies from
+    // the page cache in DRAM into a buffer that may be small: its data then came from beyond
+    // what it held).
     std::optional<double> resident, calls;
+    bool at_exit = true;
     for (const Execution* e : record.timed_executions()) {
-        std::optional<double> peak, moved;
+        std::optional<double> peak, sampled, moved;
         for (const auto& c : e->counters) {
-            if (c.name == "peak_rss_bytes" && !c.low_confidence) peak = c.value;
+            if (c.name == "nvtx_peak_rss_bytes" && !reg.unclosed) peak = c.value;
+            if (c.name == "peak_rss_bytes" && !c.low_confidence) sampled = c.value;
             if (c.name == "read_call_bytes" || c.name == "write_call_bytes")
                 moved = moved.value_or(0.0) + c.value;
         }
+        at_exit = at_exit && peak;
+        if (!peak) peak = sampled;
         if (!peak || !moved) return std::nullopt;
         resident = std::max(resident.value_or(0.0), *peak);
         calls = std::max(calls.value_or(0.0), *moved);
@@ -156,7 +163,10 @@ std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
     using output::bytes;
     b.finding = Finding{
         FindingKind::assumption,
-        "working set not declared: at most its largest process's peak resident memory, " +
+        "working set not declared: at most " +
+            (at_exit ? std::string("the peak resident memory of its processes that record "
+                                   "ranges (read as each exited), ")
+                     : std::string("its largest process's peak resident memory, ")) +
             bytes(*resident) + " (it cannot read more than it holds, and system calls moved only " +
             bytes(*calls) + "), which " + bw.level + " holds twice over (" +
             (bw.capacity_from == "plateau" ? "its measured plateau reaches " : "its capacity is ") +

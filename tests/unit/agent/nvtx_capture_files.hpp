@@ -62,6 +62,13 @@ class CaptureFiles {
                   static_cast<std::streamsize>(all.size() * sizeof(inject::Event)));
     }
 
+    // IMAGE.peak as the library leaves it at exit: `bytes`, a u64.
+    void peak(int pid, std::uint64_t load, std::uint64_t bytes) const {
+        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + ".peak"),
+                          std::ios::binary);
+        out.write(reinterpret_cast<const char*>(&bytes), sizeof bytes);
+    }
+
   private:
     std::filesystem::path path_;
 };

@@ -456,6 +456,23 @@ TEST(LaunchContext, RanksAndNames) {
 namespace ceiling::measure {
 namespace {
 
+// Each process that records leaves its peak resident set at exit: the capture keeps the
+// largest, and ignores one that cannot be a process's.
+TEST(CapturePeak, TheLargestPeakOfTheRecordingProcessesIsKept) {
+    testing::CaptureFiles d;
+    d.strings(5, 1, {{1, "step"}});
+    d.events(5, 1, 5, 0,
+             {testing::event(inject::EventKind::push, 100, 1),
+              testing::event(inject::EventKind::pop, 200)});
+    EXPECT_FALSE(read_nvtx_capture(d.path(), 1000, 1).peak_rss_bytes) << "none left: none known";
+    d.peak(5, 1, 3 << 20);
+    d.peak(6, 1, 9 << 20);
+    d.peak(7, 1, std::uint64_t{1} << 62);
+    const NvtxCapture cap = read_nvtx_capture(d.path(), 1000, 1);
+    ASSERT_TRUE(cap.peak_rss_bytes);
+    EXPECT_EQ(*cap.peak_rss_bytes, 9 << 20);
+}
+
 // Instances still open when their process ended (the run interrupted mid-range) did not do the
 // work they declare: beside closed ones they are left out of the region's timing, and the
 // diagnosis says so; a region with only such instances is timed on them.

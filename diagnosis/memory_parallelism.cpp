@@ -88,7 +88,8 @@ std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const 
              bound},
         // A slow loop (a divide or a call per element) keeps as few lines in flight as a chain:
         // the rate cannot tell them apart, so the move names both.
-        "one miss at a time (" + g3(per_core) + " lines in flight per busy core, " + g3(needed) +
+        "a miss or two at a time (" + g3(per_core) + " lines in flight per busy core, " +
+            g3(needed) +
             " needed at the roof): where each load's address comes from the one before (a list, "
             "a tree, a hash chain), break the chain: interleave independent walks (batch the "
             "lookups), prefetch the next nodes ahead, or lay the data out so addresses are "

@@ -99,7 +99,7 @@ const Case cases[] = {
     {"openmp_fma", {}, "omp fma", Bound::compute},
     {"openmp_per_thread", {}, "thread fma", Bound::compute},
     {"stream_triad", {}, "triad", Bound::bandwidth},
-    {"pointer_chase", {}, "chase", Bound::latency, "one miss at a time"},
+    {"pointer_chase", {}, "chase", Bound::latency, "a miss or two at a time"},
     {"pipeline", {"--model-regions", "infer"}, nullptr, Bound::not_the_model},
     {"fork_child", {}, "child fma", Bound::compute},
     {"spawn_workers", {}, "workers fma", Bound::compute},

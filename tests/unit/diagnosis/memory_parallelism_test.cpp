@@ -55,7 +55,7 @@ constexpr double one_line = 64 / 90e-9;
 TEST(MemoryParallelism, OneLineInFlightPerCoreNamesTheChainFirst) {
     Diagnosis d = walked(one_line);
     weigh_memory_parallelism(with_latencies(), d, 1.0);
-    EXPECT_EQ(d.first_move.rfind("one miss at a time (1 lines in flight per busy core, 28.1 "
+    EXPECT_EQ(d.first_move.rfind("a miss or two at a time (1 lines in flight per busy core, 28.1 "
                                  "needed at the roof): where each load's address comes from the "
                                  "one before",
                                  0),

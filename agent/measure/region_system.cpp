@@ -126,6 +126,9 @@ std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
     if (!record.machine_profile || reg.kind != RegionKind::range || !w ||
         w->device != Device::cpu || w->working_set_bytes > 0 || !(w->compulsory_bytes > 0))
         return std::nullopt;
+    // Its own process idled while it was open: its work ran elsewhere (processes it started,
+    // or ones ceiling did not), whose memory this bound may not cover.
+    if (reg.busy_cores && *reg.busy_cores < waited_below_cores) return std::nullopt;
     // Its process's peak resident memory, where every execution's is exact (a lower bound
     // bounds nothing): the largest of those that recorded ranges, read at their exit (not for
     // a region cut short: its process may not have exited), else the sampler's largest

@@ -692,6 +692,10 @@ TEST(FootprintBound, AWorkingSetNotDeclaredIsAtMostWhatItsProcessHeld) {
     EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20, true)), "DRAM");
     EXPECT_EQ(level_of(footprint_run(8 << 20, 64 << 20)), "DRAM");
     EXPECT_EQ(level_of(footprint_run(8 << 20, 1 << 20, false, 16 << 10)), "L1");
+    // Its own process waited: its work ran where this footprint says nothing.
+    RunRecord waited = footprint_run(8 << 20, 1 << 20);
+    waited.regions.front().busy_cores = 0.1;
+    EXPECT_EQ(level_of(waited), "DRAM");
 }
 
 }  // namespace

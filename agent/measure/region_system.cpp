@@ -140,7 +140,7 @@ std::optional<FootprintBound> footprint_bounded(const RunRecord& record,
     for (const Execution* e : record.timed_executions()) {
         std::optional<double> peak, sampled, moved;
         for (const auto& c : e->counters) {
-            if (c.name == "nvtx_peak_rss_bytes" && !reg.unclosed) peak = c.value;
+            if (c.name == "peak_rss_at_exit_bytes" && !reg.unclosed) peak = c.value;
             if (c.name == "peak_rss_bytes" && !c.low_confidence) sampled = c.value;
             if (c.name == "read_call_bytes" || c.name == "write_call_bytes")
                 moved = moved.value_or(0.0) + c.value;

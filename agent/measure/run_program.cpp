@@ -224,7 +224,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
                 x.execution.counters.push_back({"nvtx_recording_s", *x.capture.recording_s, "s",
                                                 Source::timing, std::nullopt, false});
             if (x.capture.peak_rss_bytes)
-                x.execution.counters.push_back({"nvtx_peak_rss_bytes", *x.capture.peak_rss_bytes,
+                x.execution.counters.push_back({"peak_rss_at_exit_bytes", *x.capture.peak_rss_bytes,
                                                 "bytes", Source::software, std::nullopt, false});
             if (x.capture.timing_cost_s)
                 x.execution.counters.push_back({"nvtx_timing_cost_s", *x.capture.timing_cost_s, "s",

@@ -363,6 +363,12 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         if (own) out << lower_bound("peak_rss_bytes") << bytes(*own) << " (largest process)";
         if (tree && (!own || std::abs(*tree - *own) > 0.01 * *own))
             out << (own ? ", " : "") << lower_bound("peak_tree_rss_bytes") << bytes(*tree) << " (process tree, sampled)";
+        // Where the sampler's is a lower bound, what its processes that record ranges read of
+        // their own peak as they exited, where higher (the kernel's counts of resident pages
+        // are approximate by a few hundred KiB, so two reads of one peak may differ that much).
+        if (const auto at_exit = counter_total(r, "peak_rss_at_exit_bytes");
+            at_exit && own && *at_exit > *own && !lower_bound("peak_rss_bytes").empty())
+            out << "; " << bytes(*at_exit) << " (its processes that record ranges, as they exited)";
         out << "\n";
     }
     // Whole-run I/O per run: what storage saw, and what the read/write calls moved.

@@ -22,6 +22,7 @@ namespace {
 struct RidgeSide {
     std::string finding;
     bool right = false;
+    bool l1 = false;  // left of it with its working set in L1
 };
 std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
     if (d.bound != Bound::latency || !d.intensity_ops_per_byte) return std::nullopt;
@@ -41,6 +42,13 @@ std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
                 "the core (dependency chains, code not vectorised to the roof's width) or in the "
                 "caches (operands read many times more than the declared bytes: tile for reuse)",
             true};
+    if (memory->level == "L1")
+        return RidgeSide{where + ": its roof is L1 bandwidth (" + percent(*memory->fraction) +
+                             " of it), and its data is in the nearest cache, where no miss "
+                             "waits: the gap is in how fast the core issues its loads and "
+                             "stores (dependency chains through memory, scalar or unvectorised "
+                             "code, lines written by two cores at once)",
+                         false, true};
     return RidgeSide{
         where + ": its roof is " + memory->level + " bandwidth (" + percent(*memory->fraction) +
             " of it): the gap is in how fast it asks for bytes: memory latency left exposed "
@@ -456,15 +464,17 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     // The side says which roof to approach, so where the first move starts.
     if (auto side = ridge_side(d)) {
         add_finding(d, FindingKind::assumption, std::move(side->finding));
-        d.first_move =
-            std::string(side->right ? right_of_ridge_move : left_of_ridge_move) + d.first_move;
+        d.first_move = std::string(side->right ? right_of_ridge_move
+                                   : side->l1  ? left_of_ridge_l1_move
+                                               : left_of_ridge_move) +
+                       d.first_move;
     }
     return d;
 }
 
 void insert_before_roofline_move(Diagnosis& d, std::string_view prefix) {
     std::size_t at = std::string::npos;
-    for (const auto side : {right_of_ridge_move, left_of_ridge_move})
+    for (const auto side : {right_of_ridge_move, left_of_ridge_move, left_of_ridge_l1_move})
         at = std::min(at, d.first_move.find(side));
     if (at == std::string::npos && d.bound) {
         const std::string_view table = decision_row(*d.bound).first_move;

@@ -152,6 +152,13 @@ inline constexpr std::string_view left_of_ridge_move =
     "more bytes in flight (left of the ridge, its roof is bandwidth's): prefetch, more "
     "independent streams or threads, fewer dependent loads, loads issued faster (vectorised); "
     "then ";
+// Left of the ridge in L1 no miss waits, so nothing is in flight to add: the core's loads and
+// stores themselves are the gap (a counter two threads increment on one line read "prefetch,
+// more streams").
+inline constexpr std::string_view left_of_ridge_l1_move =
+    "the loads and stores themselves (left of the ridge in L1, where no miss waits): "
+    "dependency chains through memory (a value stored and loaded again), loads issued faster "
+    "(vectorised), lines written by two cores at once (false sharing); then ";
 
 // Inserts `prefix` (ending in "; then ") before the roofline's part of d.first_move: the side
 // of the ridge, else the table's move; after the system's levers already at its front (cores

@@ -235,6 +235,14 @@ TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
     EXPECT_EQ(core.first_move, std::string(right_of_ridge_move) + table);
     EXPECT_EQ(chase.first_move, std::string(left_of_ridge_move) + table);
     EXPECT_EQ(bound.first_move, decision_row(*bound.bound).first_move);
+    // Left of the ridge in L1 (16 KB at 2 % of its 1.2 TB/s) no miss waits: the loads and
+    // stores themselves, not more in flight.
+    const Diagnosis l1 =
+        diagnose_kernel(profile, timed_work(work(1e7, 1e9, 16e3), 1e9 / (0.02 * 1.2e12)), t);
+    ASSERT_TRUE(l1.bound);
+    EXPECT_EQ(*l1.bound, Bound::latency);
+    EXPECT_NE(side(l1).find("no miss waits"), std::string::npos) << side(l1);
+    EXPECT_EQ(l1.first_move, std::string(left_of_ridge_l1_move) + table);
 }
 
 TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {

@@ -27,12 +27,6 @@ const LatencyMeasurement* latency_of(const MachineProfile& p, const std::string&
     return nullptr;
 }
 
-std::uint64_t line_bytes(const MachineProfile& p) {
-    for (const auto& c : p.host.caches)
-        if (c.line_bytes > 0 && c.type != "instruction") return c.line_bytes;
-    return 0;
-}
-
 std::string ns(double s) { return g3(s * 1e9) + " ns"; }
 
 }  // namespace
@@ -51,7 +45,8 @@ std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const 
         return std::nullopt;
     const LatencyMeasurement* lat = latency_of(profile, memory->level);
     const LatencyMeasurement* l1 = latency_of(profile, "L1");
-    const std::uint64_t line = line_bytes(profile);
+    const CacheInfo* l1d = profile.host.cache(1);
+    const std::uint64_t line = l1d ? l1d->line_bytes : 0;
     if (!lat || !l1 || lat->seconds.median < miss_cost_min * l1->seconds.median || line == 0 ||
         !busy_cores || *busy_cores < busy_cores_min)
         return std::nullopt;

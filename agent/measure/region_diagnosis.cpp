@@ -32,15 +32,15 @@ std::optional<double> per_run(const RunRecord& r, const std::string& name) {
     return *t / static_cast<double>(n);
 }
 
-std::optional<double> peak(const RunRecord& r, const std::string& name) {
+}  // namespace
+
+std::optional<double> counter_peak(const RunRecord& r, const std::string& name) {
     std::optional<double> m;
     for (const Execution* e : r.timed_executions())
         for (const auto& c : e->counters)
             if (c.name == name) m = std::max(m.value_or(0.0), c.value);
     return m;
 }
-
-}  // namespace
 
 std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
     for (const auto& limit : {l.affinity, l.quota})
@@ -49,7 +49,7 @@ std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
 }
 
 CpuLimits cpu_limits(const RunRecord& r) {
-    return {peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
+    return {counter_peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
 }
 
 std::string fixed2(double v) {
@@ -81,7 +81,7 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.major_page_faults = per_run(r, "major_faults");
     p.peak_rss_bytes = peak_memory_bytes(r);
     // The footprint page faults are judged by, and the host's load (launch.hpp).
-    p.peak_rss_pages = peak(r, "peak_rss_pages");
+    p.peak_rss_pages = counter_peak(r, "peak_rss_pages");
     p.host_cpu_s = per_run(r, "host_cpu_s");
     p.host_steal_s = per_run(r, "host_steal_s");
     p.host_runnable_thread_s = per_run(r, "host_runnable_thread_s");
@@ -108,7 +108,7 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     // idle pool beside one busy thread, is not a core it left idle (one worker started
     // after another read "50 % ... the process waits"). Unknown without sampling, so
     // utilisation is then unknown too.
-    if (const auto threads = peak(r, "peak_threads")) {
+    if (const auto threads = counter_peak(r, "peak_threads")) {
         const double cpus =
             usable_cpus(r).value_or(std::max(1u, std::thread::hardware_concurrency()));
         p.cores_used = std::min(*threads, cpus);
@@ -462,9 +462,9 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
 }
 
 std::optional<double> peak_memory_bytes(const RunRecord& r) {
-    if (auto tree = peak(r, "peak_tree_rss_bytes")) return tree;
+    if (auto tree = counter_peak(r, "peak_tree_rss_bytes")) return tree;
     // Never max_rss_bytes (older records): wait4's peak includes ceiling's own memory.
-    return peak(r, "peak_rss_bytes");
+    return counter_peak(r, "peak_rss_bytes");
 }
 
 // The region a region budget names: its path, else its name when one region has it, else for

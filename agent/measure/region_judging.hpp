@@ -89,5 +89,7 @@ std::optional<Finding> cut_short(const RecordedRegion& reg);
 std::optional<Finding> recording_inside(const RunRecord& record, const RecordedRegion& reg);
 
 std::string fixed2(double v);  // "%.2f"
+// A counter's largest value over the record's timed executions; absent where none has it.
+std::optional<double> counter_peak(const RunRecord& r, const std::string& name);
 
 }  // namespace ceiling::measure

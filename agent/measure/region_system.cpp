@@ -83,13 +83,9 @@ constexpr double recording_share_min = 0.10;
 
 std::optional<Finding> recording_inside(const RunRecord& record, const RecordedRegion& reg) {
     if (reg.kind != RegionKind::range || reg.measurement.duration_s.count == 0) return std::nullopt;
-    std::optional<double> cost;
-    for (const Execution* e : record.timed_executions())
-        for (const auto& c : e->counters)
-            if (c.name == "nvtx_range_cost_s" && c.value > 0)
-                cost = std::max(cost.value_or(0.0), c.value);
+    const auto cost = counter_peak(record, "nvtx_range_cost_s");
     const double median = reg.measurement.duration_s.median;
-    if (!cost || !(median > 0)) return std::nullopt;
+    if (!cost || !(*cost > 0) || !(median > 0)) return std::nullopt;
     const double inside = *cost / 2, share = inside / median;
     if (share < recording_share_min) return std::nullopt;
     auto ns = [](double s) { return g3(s * 1e9) + " ns"; };

@@ -25,16 +25,25 @@ struct RidgeSide {
     bool l1 = false;  // left of it with its working set in L1
 };
 std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
-    if (d.bound != Bound::latency || !d.intensity_ops_per_byte) return std::nullopt;
+    if (d.bound != Bound::latency) return std::nullopt;
     const RoofComparison *compute = nullptr, *memory = nullptr;
     for (const auto& c : d.roofs)
         if (c.roof_per_s && c.fraction) (c.kind == RoofKind::compute ? compute : memory) = &c;
     if (!compute || !memory || !(*memory->roof_per_s > 0)) return std::nullopt;
+    // Operations declared with no bytes (work in registers: a loop of exp and log over an L1
+    // array read "use the idle cores; then dependency stalls, ...") lie right of every ridge.
+    const bool registers = !d.intensity_ops_per_byte && memory->achieved_per_s &&
+                           *memory->achieved_per_s == 0 && compute->achieved_per_s &&
+                           *compute->achieved_per_s > 0;
+    if (!d.intensity_ops_per_byte && !registers) return std::nullopt;
     const double ridge = *compute->roof_per_s / *memory->roof_per_s;
-    const double intensity = *d.intensity_ops_per_byte;
-    const std::string where = "its intensity, " + g3(intensity) + " op/B, lies " +
-                              (intensity >= ridge ? "right" : "left") + " of the ridge (" +
-                              g3(ridge) + " op/B at " + memory->level + ")";
+    const double intensity = registers ? ridge : *d.intensity_ops_per_byte;
+    const std::string where =
+        registers ? "no bytes declared, its intensity is unbounded: it lies right of the ridge (" +
+                        g3(ridge) + " op/B at " + memory->level + ")"
+                  : "its intensity, " + g3(intensity) + " op/B, lies " +
+                        (intensity >= ridge ? "right" : "left") + " of the ridge (" + g3(ridge) +
+                        " op/B at " + memory->level + ")";
     if (intensity >= ridge)
         return RidgeSide{
             where + ": its roof is the compute roof (" + percent(*compute->fraction) +

@@ -150,8 +150,8 @@ inline constexpr std::string_view right_of_ridge_move =
     "code vectorised to the roof's width, operands tiled for reuse; then ";
 inline constexpr std::string_view left_of_ridge_move =
     "more bytes in flight (left of the ridge, its roof is bandwidth's): prefetch, more "
-    "independent streams or threads, fewer dependent loads, loads issued faster (vectorised); "
-    "then ";
+    "independent streams or threads, fewer dependent loads, loads issued faster (vectorised), "
+    "whole lines used (pack strided or indexed data); then ";
 // Left of the ridge in L1 no miss waits, so nothing is in flight to add: the core's loads and
 // stores themselves are the gap (a counter two threads increment on one line read "prefetch,
 // more streams").

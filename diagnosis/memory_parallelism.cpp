@@ -21,6 +21,10 @@ constexpr double miss_cost_min = 10;
 // Below this many cores busy it waited more than it loaded (idle cores say that).
 constexpr double busy_cores_min = 0.75;
 
+// At most this fraction of a roof: a quarter of each line used or less (at half a line the
+// rate says little: streams run there for many reasons).
+constexpr double partial_fraction_max = 0.25;
+
 const LatencyMeasurement* latency_of(const MachineProfile& p, const std::string& level) {
     for (const auto& l : p.latencies)
         if (l.level == level && l.seconds.median > 0) return &l;
@@ -29,20 +33,28 @@ const LatencyMeasurement* latency_of(const MachineProfile& p, const std::string&
 
 std::string ns(double s) { return g3(s * 1e9) + " ns"; }
 
-}  // namespace
-
-std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const Diagnosis& d,
-                                           std::optional<double> busy_cores) {
-    if (d.bound != Bound::latency) return std::nullopt;
+// The bandwidth comparison of a latency-bound CPU diagnosis left of its ridge (or with no
+// operations), with a rate and a roof, not above it; nullptr otherwise.
+const RoofComparison* left_of_ridge(const Diagnosis& d) {
+    if (d.bound != Bound::latency) return nullptr;
     const RoofComparison *memory = nullptr, *compute = nullptr;
     for (const auto& c : d.roofs) (c.kind == RoofKind::bandwidth ? memory : compute) = &c;
     if (!memory || !memory->achieved_per_s || !memory->roof_per_s || !(*memory->roof_per_s > 0) ||
         !(*memory->achieved_per_s > 0) || memory->verdict == Verdict::above_roof)
-        return std::nullopt;
-    // Left of the ridge: its roof is bandwidth's (right of it the bytes do not hold it back).
+        return nullptr;
     if (compute && compute->roof_per_s && d.intensity_ops_per_byte &&
         *d.intensity_ops_per_byte >= *compute->roof_per_s / *memory->roof_per_s)
-        return std::nullopt;
+        return nullptr;
+    return memory;
+}
+
+}  // namespace
+
+std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const Diagnosis& d,
+                                           std::optional<double> busy_cores) {
+    // Left of the ridge: its roof is bandwidth's (right of it the bytes do not hold it back).
+    const RoofComparison* memory = left_of_ridge(d);
+    if (!memory) return std::nullopt;
     const LatencyMeasurement* lat = latency_of(profile, memory->level);
     const LatencyMeasurement* l1 = latency_of(profile, "L1");
     const CacheInfo* l1d = profile.host.cache(1);
@@ -92,8 +104,30 @@ std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const 
             "where its instructions go); then "};
 }
 
+std::optional<Finding> partial_lines(const MachineProfile& profile, const Diagnosis& d,
+                                     std::optional<double> busy_cores) {
+    const RoofComparison* memory = left_of_ridge(d);
+    const CacheInfo* l1d = profile.host.cache(1);
+    if (!memory || memory->level == "L1" || !memory->fraction || !l1d || l1d->line_bytes == 0 ||
+        !busy_cores || *busy_cores < busy_cores_min)
+        return std::nullopt;
+    const double line = static_cast<double>(l1d->line_bytes), used = *memory->fraction * line;
+    if (*memory->fraction > partial_fraction_max || used < 1) return std::nullopt;
+    return Finding{
+        FindingKind::assumption,
+        "at " + percent(*memory->fraction) + " of the " + memory->level + " roof its declared " +
+            "bytes are " + g3(used) + " B of each " + std::to_string(l1d->line_bytes) +
+            " B line the roof streams: if each line it loads gives it about that many (one field "
+            "of each struct, a column of a row-major matrix, lookups by index or stride), its "
+            "lines already stream near the roof and its bytes undercount them: pack what it "
+            "reads (a structure of arrays, a transposed or gathered copy, sorted indices) before "
+            "adding bytes in flight; if it uses whole lines, the gap is as its verdict says (no "
+            "PMU counted its lines)"};
+}
+
 void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d,
                               std::optional<double> busy_cores) {
+    if (auto f = partial_lines(profile, d, busy_cores)) d.findings.push_back(std::move(*f));
     auto c = dependent_loads(profile, d, busy_cores);
     if (!c) return;
     if (!c->move.empty()) insert_before_roofline_move(d, c->move);

@@ -29,8 +29,17 @@ struct ChainAdvice {
 std::optional<ChainAdvice> dependent_loads(const MachineProfile& profile, const Diagnosis& d,
                                            std::optional<double> busy_cores);
 
-// Adds dependent_loads' finding to `d` and its move before the roofline's part of the first
-// move (after the system's levers already at its front).
+// For a latency-bound CPU diagnosis left of the ridge whose bandwidth comparison is beyond L1
+// (its lines come from elsewhere) at a quarter of the roof or less (but at least a byte a
+// line): the bytes of each line the roof streams that its declared rate amounts to. A load of a
+// few bytes moves its whole line (a struct's field, a matrix column, lookups by index): a
+// strided sum declaring the floats it used read 6 % of the DRAM roof while its lines streamed
+// at the roof. The rate cannot say which; a finding with the figure, no move.
+std::optional<Finding> partial_lines(const MachineProfile& profile, const Diagnosis& d,
+                                     std::optional<double> busy_cores);
+
+// Adds dependent_loads' and partial_lines' findings to `d` and its move before the roofline's part
+// of the first move (after the system's levers already at its front).
 void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d,
                               std::optional<double> busy_cores);
 

@@ -243,6 +243,16 @@ TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
     EXPECT_EQ(*l1.bound, Bound::latency);
     EXPECT_NE(side(l1).find("no miss waits"), std::string::npos) << side(l1);
     EXPECT_EQ(l1.first_move, std::string(left_of_ridge_l1_move) + table);
+    // Operations with no bytes (work in registers) lie right of every ridge.
+    const Diagnosis registers =
+        diagnose_kernel(profile, timed_work(work(1e10, 0, 0), 1e10 / (0.05 * 143.7e9)), t);
+    ASSERT_TRUE(registers.bound);
+    EXPECT_EQ(*registers.bound, Bound::latency);
+    EXPECT_NE(side(registers).find("no bytes declared, its intensity is unbounded: it lies right "
+                                   "of the ridge (1.31 op/B at "),
+              std::string::npos)
+        << side(registers);
+    EXPECT_EQ(registers.first_move, std::string(right_of_ridge_move) + table);
 }
 
 TEST_F(DiagnoseKernel, ThresholdEdgesThroughMeasuredRates) {

@@ -100,5 +100,32 @@ TEST(MemoryParallelism, NothingWhereTheCountSaysNothingOfDependence) {
     EXPECT_FALSE(dependent_loads(testing::synthetic_profile(), walked(one_line), 1.0));
 }
 
+// A strided read declaring only the bytes it used: 20 % of the roof is 12.8 B of each 64 B line.
+TEST(MemoryParallelism, AQuarterOfTheRoofOrLessSaysTheBytesOfEachLine) {
+    const MachineProfile p = with_latencies();
+    Diagnosis d = walked(0.2 * 20e9);
+    const std::string before = d.first_move;
+    weigh_memory_parallelism(p, d, 1.0);
+    EXPECT_EQ(d.first_move, before);  // 5.6 lines in flight: no chain either
+    ASSERT_EQ(d.findings.size(), 1u);
+    EXPECT_NE(d.findings[0].detail.find("at 20% of the DRAM roof its declared bytes are 12.8 B of "
+                                        "each 64 B line the roof streams"),
+              std::string::npos)
+        << d.findings[0].detail;
+    // Beside a chain's finding where both hold (2.3 B a line, one line in flight).
+    Diagnosis chain = walked(one_line);
+    weigh_memory_parallelism(p, chain, 1.0);
+    EXPECT_EQ(chain.findings.size(), 2u);
+    // Above a quarter of the roof, under a byte a line, in L1 (no line comes from elsewhere),
+    // mostly waiting, or another bound: nothing.
+    EXPECT_FALSE(partial_lines(p, walked(0.3 * 20e9), 1.0));
+    EXPECT_FALSE(partial_lines(p, walked(0.01 * 20e9), 1.0));
+    EXPECT_FALSE(partial_lines(p, walked(0.06 * 20e9, "L1"), 1.0));
+    EXPECT_FALSE(partial_lines(p, walked(0.06 * 20e9), 0.25));
+    Diagnosis bound = walked(0.06 * 20e9);
+    bound.bound = Bound::bandwidth;
+    EXPECT_FALSE(partial_lines(p, bound, 1.0));
+}
+
 }  // namespace
 }  // namespace ceiling

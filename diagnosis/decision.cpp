@@ -67,7 +67,7 @@ using T = Thresholds;
 // comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
 // the model's small share (where both hold, the storage is what keeps the process slow, and
 // it names the move); then the roofs; latency is what remains when no roof is near.
-const std::array<DecisionRow, 8> table = {{
+const std::array<DecisionRow, 9> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
@@ -108,6 +108,18 @@ const std::array<DecisionRow, 8> table = {{
      "not the model (I/O bound)",
      "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
      "memory; overlap I/O with compute",
+     io_levers},
+    // The same bound when its threads waited on storage while its cores idled, however
+    // little it moved: a log flushed after every 4 KiB record (fdatasync) ran at 1 % of the
+    // storage write roof and read "latency bound: more bytes in flight" before.
+    {Bound::not_the_model,
+     "threads blocked on storage while the cores idled",
+     {Signal::storage_wait_threads, Comparison::at_least, &T::storage_wait_threads},
+     1,
+     "not the model (I/O bound)",
+     "wait on storage less often: one flush for many writes (group commit, a larger buffer), "
+     "reads batched or in flight together (asynchronous I/O, a read-ahead thread), data "
+     "kept in memory; overlap I/O with compute",
      io_levers},
     // The same bound when a container's CPU limit held the process: its threads ran out of
     // the quota's time in many periods and waited for the next, whatever their code.
@@ -179,6 +191,8 @@ std::optional<double> Signals::value(Signal s) const {
             return quota_throttled_share;
         case Signal::thread_concurrency:
             return thread_concurrency;
+        case Signal::storage_wait_threads:
+            return storage_wait_threads;
     }
     return std::nullopt;
 }

@@ -58,10 +58,13 @@ enum class Signal {
     // Busy cores over the fewer of its working threads and its CPUs, where the threads took
     // turns (most switches voluntary, or switches unknown); absent where they queued instead.
     thread_concurrency,
+    // Threads blocked on storage per second of wall time, where its cores idled.
+    storage_wait_threads,
 };
-inline constexpr std::array<std::string_view, 8> signal_names = {
-    "compute_fraction",  "bandwidth_fraction", "roof_fraction",         "model_share",
-    "capacity_fraction", "storage_fraction",   "quota_throttled_share", "thread_concurrency"};
+inline constexpr std::array<std::string_view, 9> signal_names = {
+    "compute_fraction",      "bandwidth_fraction", "roof_fraction",
+    "model_share",           "capacity_fraction",  "storage_fraction",
+    "quota_throttled_share", "thread_concurrency", "storage_wait_threads"};
 
 struct Signals {
     std::optional<double> compute_fraction;
@@ -71,6 +74,7 @@ struct Signals {
     std::optional<double> storage_fraction;
     std::optional<double> quota_throttled_share;
     std::optional<double> thread_concurrency;
+    std::optional<double> storage_wait_threads;
     std::optional<double> value(Signal s) const;
 };
 

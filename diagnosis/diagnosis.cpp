@@ -211,6 +211,8 @@ Signals signals_of(const Diagnosis& d) {
             s.quota_throttled_share = sig.value;
         else if (sig.name == turns_signal_name && sig.fired)
             s.thread_concurrency = sig.value;
+        else if (sig.name == storage_wait_signal_name && sig.fired)
+            s.storage_wait_threads = sig.value;
     return s;
 }
 

@@ -99,6 +99,9 @@ struct SystemSignal {
 // The system signal that is also a row of the decision table (storage traffic at its roof:
 // not the model, I/O bound); signals_of reads its value.
 inline constexpr std::string_view storage_signal_name = "storage_roof_share";
+// And for threads blocked on storage while the cores idled (not the model, I/O bound): its
+// value where the rule fired.
+inline constexpr std::string_view storage_wait_signal_name = "storage_wait_threads";
 // The same for a container's CPU limit (not the model, CPU quota bound).
 inline constexpr std::string_view quota_signal_name = "cpu_quota_throttled_share";
 // And for threads that took turns (latency bound, threads took turns): its value where the

@@ -136,7 +136,17 @@ Opt storage_share(const P& p) {
     return share;
 }
 
+// Threads blocked on storage per second of wall time.
+Opt storage_wait_threads(const P& p) {
+    if (!p.storage_wait_thread_s || !(p.wall_s > 0)) return std::nullopt;
+    return *p.storage_wait_thread_s / p.wall_s;
+}
+
 using T = Thresholds;
+// Its cores idled: waiting on storage held it only then (a loader thread blocked on reads
+// beside a busy compute thread is I/O overlapped, not I/O bound).
+constexpr Qualifier idled = {"cpu_utilisation", cpu_utilisation, Comparison::below,
+                             &T::cpu_utilisation};
 constexpr Qualifier blocked = {"voluntary_switch_share", voluntary_switch_share,
                                Comparison::at_least, &T::voluntary_switch_share};
 constexpr Qualifier preempted = {"voluntary_switch_share", voluntary_switch_share,
@@ -152,7 +162,7 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 13> rules = {{
+const std::array<SystemRule, 14> rules = {{
     {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -232,6 +242,12 @@ const std::array<SystemRule, 13> rules = {{
     // Also a row of the decision table (not the model, I/O bound), which gives the move.
     {storage_signal_name, storage_share, Comparison::at_least, &T::near_roof,
      "storage read or written near the sequential storage roof `ceiling machine` measured"},
+    // A row of the decision table too (not the model, I/O bound), where its cores idled.
+    {storage_wait_signal_name, storage_wait_threads, Comparison::at_least, &T::storage_wait_threads,
+     "its threads were blocked on storage (flushes, file reads and writes, faults on mapped "
+     "files: the scheduler's blocked time, by the system call each was seen waiting in) while "
+     "its cores idled: it waits on storage, however little it moves",
+     &idled},
     // A row of the decision table too (not the model, CPU quota bound).
     {quota_signal_name, cpu_quota_throttled_share, Comparison::at_least,
      &T::cpu_quota_throttled_share,
@@ -382,6 +398,7 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"storage_write_bytes", p.storage_write_bytes},
          {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
          {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s},
+         {"storage_wait_thread_s", p.storage_wait_thread_s},
          {"cpu_quota_cpus", p.cpu_quota_cpus},
          {"cpu_quota_periods", p.cpu_quota_periods},
          {"cpu_quota_throttled_periods", p.cpu_quota_throttled_periods},
@@ -410,6 +427,7 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "storage_write_bytes", p.storage_write_bytes);
     get_optional(j, "storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s);
     get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
+    get_optional(j, "storage_wait_thread_s", p.storage_wait_thread_s);  // absent in older ones
     get_optional(j, "cpu_quota_cpus", p.cpu_quota_cpus);  // absent in older records
     get_optional(j, "cpu_quota_periods", p.cpu_quota_periods);
     get_optional(j, "cpu_quota_throttled_periods", p.cpu_quota_throttled_periods);

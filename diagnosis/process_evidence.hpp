@@ -57,6 +57,9 @@ struct ProcessAccounting {
     std::optional<double> storage_write_bytes;
     std::optional<double> storage_read_roof_bytes_per_s;
     std::optional<double> storage_write_roof_bytes_per_s;
+    // Its threads blocked on storage (flushes, file I/O, faults on mapped files), integrated
+    // over the run from the sampler's looks at each thread's system call: thread-seconds.
+    std::optional<double> storage_wait_thread_s;
     // The CPU quota of the control group it ran in (a container's limit), in CPUs, and over
     // the run the quota's periods, those in which the group ran out of quota, and the time
     // its threads were held off the CPUs for it (summed over CPUs). Absent without a quota.

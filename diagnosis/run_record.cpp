@@ -146,6 +146,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"storage_read_bytes_per_s", r.storage_read_bytes_per_s},
          {"storage_write_bytes_per_s", r.storage_write_bytes_per_s},
          {"system_busy_cores", r.system_busy_cores},
+         {"storage_wait_threads", r.storage_wait_threads},
          {"concurrency", r.concurrency},
          {"non_model_s", r.non_model_s},
          {"measurement", r.measurement},
@@ -177,6 +178,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "storage_read_bytes_per_s", r.storage_read_bytes_per_s);
     get_optional(j, "storage_write_bytes_per_s", r.storage_write_bytes_per_s);
     get_optional(j, "system_busy_cores", r.system_busy_cores);
+    get_optional(j, "storage_wait_threads", r.storage_wait_threads);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
     j.at("measurement").get_to(r.measurement);

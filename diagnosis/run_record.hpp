@@ -154,6 +154,10 @@ struct RecordedRegion {
     // copies, page faults) while it was open, from the sampler's readings (per clock tick:
     // rough for instances of a few ms, summed over many). Absent where not covered.
     std::optional<double> system_busy_cores;
+    // Its program's threads blocked on storage (flushes, file I/O, faults on mapped files) on
+    // average while it was open, from the sampler's looks at their system calls. Absent where
+    // not covered, and in older records.
+    std::optional<double> storage_wait_threads;
     // Mean number of its instances open at once in one process while any was open: their
     // summed time over the union of their intervals, per process and execution. Above 1
     // when threads ran it side by side (a range each thread of a parallel loop pushes

@@ -58,6 +58,13 @@ struct Thresholds {
     // Major faults per run below which their rate is not judged: a library paged in at the
     // start of a 0.4 s program is 2.5/s, not memory pressure.
     double major_page_faults_min = 10;
+    // Threads blocked on storage (flushes, file I/O, faults on mapped files) on average over
+    // the wall time, of a program whose cores idled (cpu_utilisation), at or above which it
+    // waits on storage: not the model (I/O bound). A lower bound of the time in its I/O calls
+    // (their CPU time in the kernel is not in it: a log flushed after every 4 KiB record was
+    // blocked 0.60 of its time and 0.37 in the kernel), so a quarter is already the largest
+    // part of a program's time that computes less than half of it.
+    double storage_wait_threads = 0.25;
     double device_wait_share = 0.20;       // wall time blocked on an accelerator
     double device_copy_share = 0.10;       // wall time copying between host and device
     // Share of its control group's CPU-quota periods in which the group ran out of quota, at

@@ -406,7 +406,7 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
     const double ru_peak = usage.max_rss_bytes.value_or(0);
     usage.max_rss_bytes.reset();  // at least ceiling's launch footprint: never recorded as is
     std::vector<CounterValue> out = to_counter_values(collectors::usage_readings(usage));
-    auto add = [&](const char* name, std::optional<double> v, const char* unit,
+    auto add = [&](const std::string& name, std::optional<double> v, const char* unit,
                    bool low_confidence = false) {
         if (!v) return;
         CounterValue c;
@@ -451,6 +451,10 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         add("host_steal_s", sampled->host_steal_s, "s");
         add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");
         add("own_runnable_thread_s", sampled->own_runnable_thread_s, "s");
+        // What its blocked threads waited in, each kind's thread-seconds.
+        if (const auto& w = sampled->waiting_thread_s)
+            for (std::size_t k = 0; k < w->size(); ++k)
+                add(waiting_counter(static_cast<collectors::WaitKind>(k)), (*w)[k], "s");
     }
     add("observer_wakeups", child.observer_wakeups, "count");
     if (const auto& q = child.limits.cpu) {

@@ -96,6 +96,10 @@ struct RegionInstance {
     std::optional<double> storage_read_bytes;
     std::optional<double> storage_write_bytes;
     std::optional<double> system_cpu_s;
+    // Thread-seconds its program's threads spent blocked on storage (flushes, file I/O) while
+    // it was open, interpolated from the sampler's looks at their system calls; absent where
+    // they did not cover it.
+    std::optional<double> storage_wait_s;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/measure/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;

@@ -176,6 +176,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         // Storage traffic over the instances the sampler covered, and their time.
         double read_bytes = 0, read_wall_s = 0, write_bytes = 0, write_wall_s = 0;
         double system_cpu_s = 0, system_wall_s = 0;  // its process tree's in the kernel
+        double storage_wait_s = 0, storage_wait_wall_s = 0;  // its threads blocked on storage
         // The same sums over its typical instances (busy_cores_outliers): those within
         // `outlier_ratio` x the median duration.
         double typical_limit_s = 0;
@@ -292,6 +293,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.system_cpu_s += *r.system_cpu_s;
                 a.system_wall_s += d;
             }
+            if (r.storage_wait_s) {
+                a.storage_wait_s += *r.storage_wait_s;
+                a.storage_wait_wall_s += d;
+            }
             a.counted_ops.add(r.counted_ops);
             a.counted_bytes.add(r.counted_bytes);
         }
@@ -398,6 +403,8 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         if (a->read_wall_s > 0) r.storage_read_bytes_per_s = a->read_bytes / a->read_wall_s;
         if (a->write_wall_s > 0) r.storage_write_bytes_per_s = a->write_bytes / a->write_wall_s;
         if (a->system_wall_s > 0) r.system_busy_cores = a->system_cpu_s / a->system_wall_s;
+        if (a->storage_wait_wall_s > 0)
+            r.storage_wait_threads = a->storage_wait_s / a->storage_wait_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         if (a->working_wall_s > 0) r.working_threads = a->working_s / a->working_wall_s;
         // Over the instances the looks covered, weighted by their time, once they cover half

@@ -8,6 +8,7 @@
 
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/measure/region_judging.hpp"
+#include "agent/measure/sampler.hpp"
 #include "diagnosis/memory_parallelism.hpp"
 #include "diagnosis/regions.hpp"
 #include "diagnosis/statistics.hpp"
@@ -93,6 +94,10 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     // What storage served the program, against the roofs of the storage `machine` measured.
     p.storage_read_bytes = per_run(r, "storage_read_bytes");
     p.storage_write_bytes = per_run(r, "storage_write_bytes");
+    // Its threads blocked on storage: flushes and file I/O (the sampler's waiting counters).
+    const auto flush = per_run(r, waiting_counter(collectors::WaitKind::storage_flush)),
+               file = per_run(r, waiting_counter(collectors::WaitKind::storage));
+    if (flush || file) p.storage_wait_thread_s = flush.value_or(0.0) + file.value_or(0.0);
     if (r.machine_profile && r.machine_profile->storage) {
         p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_roof_bytes_per_s();
         p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_roof_bytes_per_s();

@@ -239,8 +239,9 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
             attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
             attribute_working_threads(x.capture, sampler->peaks().thread_windows);
-            std::vector<TimelinePoint> read, written, system;
+            std::vector<TimelinePoint> read, written, system, storage_wait;
             for (const auto& s : samples) {
+                storage_wait.push_back({s.t_ns, storage_waited_s(s)});
                 if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
                 if (s.io.storage_write_bytes)
                     written.push_back({s.t_ns, *s.io.storage_write_bytes});
@@ -249,6 +250,7 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             attribute_sampled(x.capture, read, &RegionInstance::storage_read_bytes);
             attribute_sampled(x.capture, written, &RegionInstance::storage_write_bytes);
             attribute_sampled(x.capture, system, &RegionInstance::system_cpu_s, cpus);
+            attribute_sampled(x.capture, storage_wait, &RegionInstance::storage_wait_s);
         }
         // The sampler's exact CPU time is the process's own only when the program is one
         // process: then it also tells how many cores each region held at once.

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collectors/clock.hpp"
@@ -35,13 +37,36 @@ bool read_small(const fs::path& path, std::string& out) {
     return used > 0;
 }
 
+// What a blocked thread of process `dir` waits in: its system call and, for a call on a
+// descriptor, the descriptor's link (collectors/blocked_call.hpp). Running again by the time
+// its call is read: nothing.
+std::optional<collectors::WaitKind> blocked_in(const fs::path& dir, const fs::path& thread,
+                                               bool uninterruptible, std::string& buf) {
+    if (!read_small(thread / "syscall", buf)) return collectors::WaitKind::unreadable;
+    const auto call = collectors::parse_proc_syscall(buf);
+    if (!call) return std::nullopt;
+    const auto link = [&](int fd) -> std::optional<std::string> {
+        char target[512];
+        const auto path = dir / "fd" / std::to_string(fd);
+        const ssize_t n = ::readlink(path.c_str(), target, sizeof target);
+        if (n <= 0) return std::nullopt;
+        return std::string(target, static_cast<std::size_t>(n));
+    };
+    const auto block = [](std::string_view path) {
+        struct stat st {};
+        return ::stat(std::string(path).c_str(), &st) == 0 && S_ISBLK(st.st_mode);
+    };
+    return collectors::classify_wait(*call, uninterruptible, link, block);
+}
+
 // Children of every thread of `pid` (a child belongs to the thread that forked it), how
 // many of its threads are runnable (state R: running or queued for a CPU), so that a run
-// queue past the CPUs can be told the program's own from other work's, and each thread's
-// CPU time, so that threads taking turns can be told from threads working at once.
+// queue past the CPUs can be told the program's own from other work's, what each blocked one
+// waits in, and each thread's CPU time, so that threads taking turns can be told from threads
+// working at once.
 void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf,
                   double& runnable, std::vector<ThreadCpu>& cpu, double tick_s) {
-    const fs::path task = proc / std::to_string(pid) / "task";
+    const fs::path dir = proc / std::to_string(pid), task = dir / "task";
     DIR* d = ::opendir(task.c_str());
     if (!d) return;
     while (dirent* e = ::readdir(d)) {
@@ -49,9 +74,20 @@ void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
         if (read_small(task / e->d_name / "stat", buf))
             if (const auto f = collectors::parse_proc_stat(buf)) {
                 if (f->state == 'R') runnable += 1;
-                if (const auto tid = collectors::parse_int(e->d_name))
-                    cpu.push_back({static_cast<pid_t>(*tid), f->start_ticks,
-                                   (f->utime_ticks + f->stime_ticks) * tick_s});
+                if (const auto tid = collectors::parse_int(e->d_name)) {
+                    ThreadCpu t{static_cast<pid_t>(*tid), f->start_ticks,
+                                (f->utime_ticks + f->stime_ticks) * tick_s};
+                    if (f->state == 'S' || f->state == 'D')
+                        t.blocked = blocked_in(dir, task / e->d_name, f->state == 'D', buf);
+                    if (read_small(task / e->d_name / "schedstat", buf)) {
+                        double run = 0, queued = 0;
+                        if (std::sscanf(buf.c_str(), "%lf %lf", &run, &queued) == 2) {
+                            t.run_ns = run, t.queued_ns = queued;
+                            t.read_ns = collectors::now_ns();
+                        }
+                    }
+                    cpu.push_back(t);
+                }
             }
         if (!read_small(task / e->d_name / "children", buf)) continue;
         std::string_view s(buf);
@@ -183,6 +219,43 @@ void PeakAccumulator::add(const TreeSample& s) {
     // The run queues hold their values until the next sample: step functions.
     host_runnable_.add(s.t_ns, s.host_runnable);
     own_runnable_.add(s.t_ns, s.own_runnable);
+    peaks_.waiting_thread_s = s.waited_s;
+}
+
+void WaitAccumulator::add(TreeSample& s) {
+    // Threads gone since the last look are dropped: a program that starts a thread per task
+    // keeps this map no larger than its threads alive at once.
+    std::map<std::pair<pid_t, double>, Seen> now;
+    for (const auto& t : s.thread_cpu) {
+        Seen& seen = now[{t.tid, t.start_ticks}];
+        if (const auto it = threads_.find({t.tid, t.start_ticks}); it != threads_.end())
+            seen = it->second;
+        const std::int64_t at = t.read_ns ? t.read_ns : s.t_ns;
+        if (seen.t_ns) {
+            const double dt_ns = static_cast<double>(at - *seen.t_ns);
+            double blocked_ns = 0;
+            if (t.run_ns && t.queued_ns && seen.run_ns && seen.queued_ns)
+                blocked_ns = std::max(
+                    0.0, dt_ns - (*t.run_ns - *seen.run_ns) - (*t.queued_ns - *seen.queued_ns));
+            else if (t.blocked)
+                blocked_ns = dt_ns;
+            const auto kind = t.blocked ? t.blocked : seen.blocked ? seen.blocked : seen.last_kind;
+            if (blocked_ns > 0 && kind)
+                waited_s_[static_cast<std::size_t>(*kind)] += blocked_ns * 1e-9;
+        }
+        seen.t_ns = at;
+        seen.run_ns = t.run_ns;
+        seen.queued_ns = t.queued_ns;
+        seen.blocked = t.blocked;
+        if (t.blocked) seen.last_kind = t.blocked;
+    }
+    threads_ = std::move(now);
+    s.waited_s = waited_s_;
+}
+
+double storage_waited_s(const TreeSample& s) {
+    return s.waited_s[static_cast<std::size_t>(collectors::WaitKind::storage_flush)] +
+           s.waited_s[static_cast<std::size_t>(collectors::WaitKind::storage)];
 }
 
 void PeakAccumulator::open_window(const TreeSample& s) {
@@ -317,6 +390,7 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
     auto s = sample_tree(root, proc_);
     if (!s) return;
     s->probe = probe;
+    waits_.add(*s);
     accumulator_.add(*s);
     peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);
     peak_threads_ = std::max(peak_threads_.load(), s->threads);

@@ -411,6 +411,25 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
             << " major per run)\n";
     }
+    // Where its threads waited off a CPU (the scheduler's blocked time, by the system call each
+    // was seen waiting in): the kinds of a twentieth of the wall time or more, largest first.
+    if (wall.count > 0 && wall.mean > 0) {
+        std::vector<std::pair<double, std::size_t>> kinds;
+        for (std::size_t k = 0; k < collectors::wait_kind_count; ++k)
+            if (const auto s = counter_total(
+                    r, measure::waiting_counter(static_cast<collectors::WaitKind>(k)));
+                s && *s / n >= 0.05 * wall.mean)
+                kinds.emplace_back(*s / n, k);
+        std::sort(kinds.rbegin(), kinds.rend());
+        if (!kinds.empty()) {
+            out << "  blocked (thread time per run, by what it waited in): ";
+            for (std::size_t i = 0; i < kinds.size(); ++i)
+                out << (i ? ", " : "") << collectors::wait_kind_labels[kinds[i].second] << " "
+                    << duration(kinds[i].first) << " (" << percent(kinds[i].first / wall.mean)
+                    << " of wall)";
+            out << "\n";
+        }
+    }
     // What recording the program's NVTX ranges cost it: in its wall time (and, for the half
     // of each range's cost between its clock reads, in its regions' times).
     if (const auto events = counter_total(r, "nvtx_events"); events && *events > 0) {

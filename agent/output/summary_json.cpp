@@ -113,6 +113,7 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
             {"unranged_busy_cores", optional_json(reg.unranged_busy_cores)},
             {"storage_read_bytes_per_s", optional_json(reg.storage_read_bytes_per_s)},
             {"storage_write_bytes_per_s", optional_json(reg.storage_write_bytes_per_s)},
+            {"storage_wait_threads", optional_json(reg.storage_wait_threads)},
             {"busy_cores_outliers", optional_json(reg.busy_cores_outliers)},
             {"concurrency", optional_json(reg.concurrency)},
             {"diagnosis", d ? compact(*d) : nlohmann::json(nullptr)}};

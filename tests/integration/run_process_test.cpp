@@ -365,6 +365,44 @@ TEST(RunProcess, ThreadsWorkingAtOnceOrOneAfterAnotherDidNotTakeTurns) {
     EXPECT_LT(one_core / *use->value, 1.5) << "judged against more than one core";
 }
 
+// Where its threads waited off a CPU, by the system call each was seen in: sleeps are
+// sleeps, however the sampler's looks fall (the scheduler's statistics time them).
+TEST(RunProcess, BlockedTimeIsPutOnWhatEachThreadWaitedIn) {
+    TempDir dir;
+    std::string err;
+    const RunRecord nap = run_ok(dir, {process_target, "nap", "10", "0.05"}, &err);
+    const CounterValue* slept = counter(nap.executions.at(0), "waiting_sleep_thread_s");
+    ASSERT_NE(slept, nullptr);
+    EXPECT_GT(slept->value, 0.4) << "of 0.5 s asleep";
+    EXPECT_LT(slept->value, 0.6);
+    EXPECT_NE(err.find("blocked (thread time per run, by what it waited in): sleeps"),
+              std::string::npos)
+        << err;
+    // A log flushed after every record waits in fdatasync (on storage that blocks for it).
+    std::filesystem::path target = dir.path();
+    if (memory_filesystem(target)) {
+        target =
+            std::filesystem::path(CEILING_TEST_BINARY_DIR) / ("flush-" + std::to_string(getpid()));
+        std::filesystem::create_directories(target);
+    }
+    const RunRecord flush = run_ok(dir, {process_target, "flush", target.string(), "300"}, &err);
+    if (target != dir.path()) std::filesystem::remove_all(target);
+    const Execution& e = flush.executions.at(0);
+    const CounterValue* flushed = counter(e, "waiting_storage_flush_thread_s");
+    ASSERT_NE(flushed, nullptr);
+    if (memory_filesystem(target) || !(flushed->value > 0))
+        GTEST_SKIP() << target << ": its fdatasync did not block (memory or a volatile cache)";
+    for (const auto& c : e.counters)
+        if (c.name.starts_with("waiting_") && c.name != flushed->name)
+            EXPECT_LT(c.value, flushed->value) << c.name << ": flushes are what it waited in";
+    // Where it waited on storage a quarter of its time with its core idle, the run is I/O
+    // bound by the table's row, whatever the disk's speed made of it.
+    const SystemSignal* waits = signal(flush, "storage_wait_threads");
+    ASSERT_NE(waits, nullptr);
+    ASSERT_TRUE(flush.diagnosis);
+    if (waits->fired) EXPECT_EQ(flush.diagnosis->diagnosis, "not the model (I/O bound)") << err;
+}
+
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
     TempDir dir;
     const RunRecord r = run_ok(dir, {process_target, "nap", "25", "0.02"});

@@ -4,6 +4,8 @@
 //   process_target churn BYTES ROUNDS     ROUNDS times: map BYTES, touch every page, unmap
 //   process_target spin THREADS SECONDS   THREADS threads of pure arithmetic for SECONDS
 //   process_target nap COUNT SECONDS      COUNT sleeps of SECONDS each (blocked, not busy)
+//   process_target flush DIR COUNT        COUNT 4 KiB records appended to a new file in DIR,
+//                                         fdatasync after each (a log's commits), then removed
 //   process_target turns THREADS SECONDS  THREADS threads passing one token round, each
 //                                         computing 2 ms on its turn: one runs at a time
 //   process_target oneafter THREADS SECONDS  THREADS threads started one after another,
@@ -121,6 +123,23 @@ int main(int argc, char** argv) {
         one_after_another(std::atoi(a), std::atof(b));
         return 0;
     }
+    if (mode == "flush") {
+        const std::string path = std::string(a) + "/process_target.log";
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            std::perror(path.c_str());
+            return 1;
+        }
+        const std::vector<char> record(4096, 'r');
+        for (int i = 0; i < std::atoi(b); ++i)
+            if (::write(fd, record.data(), record.size()) != 4096 || ::fdatasync(fd) != 0) {
+                std::perror("write");
+                return 1;
+            }
+        ::close(fd);
+        ::unlink(path.c_str());
+        return 0;
+    }
     if (mode == "nap") {
         for (int i = 0; i < std::atoi(a); ++i)
             std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));
@@ -128,7 +147,8 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: process_target write DIR BYTES | touch BYTES | churn BYTES ROUNDS "
-                 "| spin THREADS SECONDS | nap COUNT SECONDS | turns THREADS SECONDS "
+                 "| spin THREADS SECONDS | nap COUNT SECONDS | flush DIR COUNT "
+                 "| turns THREADS SECONDS "
                  "| oneafter THREADS SECONDS\n");
     return 64;
 }

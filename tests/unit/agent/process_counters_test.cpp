@@ -303,5 +303,57 @@ TEST(ProcessCounters, ManySamplesAreTrustedAndCarryTheHostsLoad) {
     EXPECT_FALSE(counter(c, "peak_tree_rss_bytes")) << "not sampled: absent, never 0";
 }
 
+// Blocked time between two looks is what a thread neither ran nor queued (its schedstat),
+// put on the kind it was seen waiting in: at the later look, else the earlier, else the last
+// seen; never seen waiting, left out. Without schedstat, the interval of a blocked look.
+TEST(WaitAccumulator, PutsEachThreadsBlockedTimeOnWhatItWaitedIn) {
+    using collectors::WaitKind;
+    const auto look = [](std::int64_t t_ms, std::vector<ThreadCpu> threads) {
+        TreeSample s;
+        s.t_ns = (1000 + t_ms) * 1'000'000;  // a monotonic clock is never 0
+        for (auto& t : threads) t.read_ns = s.t_ns;
+        s.thread_cpu = std::move(threads);
+        return s;
+    };
+    const auto thread = [](pid_t tid, double run_ms, double queued_ms,
+                           std::optional<WaitKind> blocked) {
+        ThreadCpu t{tid, 1.0, 0.0};
+        t.run_ns = run_ms * 1e6;
+        t.queued_ns = queued_ms * 1e6;
+        t.blocked = blocked;
+        return t;
+    };
+    const auto at = [](const TreeSample& s, WaitKind k) {
+        return s.waited_s[static_cast<std::size_t>(k)];
+    };
+    WaitAccumulator w;
+    TreeSample a = look(0, {thread(1, 0, 0, WaitKind::storage_flush), thread(2, 0, 0, {})});
+    w.add(a);
+    EXPECT_EQ(at(a, WaitKind::storage_flush), 0);
+    // 10 ms: thread 1 ran 4 and queued 1 (5 blocked), seen running now: the earlier look's
+    // kind. Thread 2 ran all 10, never blocked.
+    TreeSample b = look(10, {thread(1, 4, 1, {}), thread(2, 10, 0, {})});
+    w.add(b);
+    EXPECT_NEAR(at(b, WaitKind::storage_flush), 0.005, 1e-12);
+    // 10 ms more: thread 1 blocked 6, running at both looks: its last kind seen. Thread 2
+    // blocked 3, never seen waiting: left out.
+    TreeSample c = look(20, {thread(1, 8, 1, {}), thread(2, 17, 0, {})});
+    w.add(c);
+    EXPECT_NEAR(at(c, WaitKind::storage_flush), 0.011, 1e-12);
+    double others = 0;
+    for (std::size_t k = 0; k < collectors::wait_kind_count; ++k)
+        if (k != static_cast<std::size_t>(WaitKind::storage_flush)) others += c.waited_s[k];
+    EXPECT_EQ(others, 0);
+    // Without schedstat: the interval of a look that found it blocked, on that look's kind.
+    ThreadCpu plain{3, 1.0, 0.0};
+    TreeSample d = look(30, {plain});
+    w.add(d);
+    plain.blocked = WaitKind::sleep;
+    TreeSample e = look(50, {plain});
+    w.add(e);
+    EXPECT_NEAR(at(e, WaitKind::sleep), 0.020, 1e-12);
+    EXPECT_NEAR(at(e, WaitKind::storage_flush), 0.011, 1e-12);  // cumulative, kept
+}
+
 }  // namespace
 }  // namespace ceiling::measure

@@ -46,6 +46,11 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "not the model (I/O bound)",
          "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept "
          "in memory; overlap I/O with compute"},
+        {Bound::not_the_model, "threads blocked on storage while the cores idled",
+         "not the model (I/O bound)",
+         "wait on storage less often: one flush for many writes (group commit, a larger buffer), "
+         "reads batched or in flight together (asynchronous I/O, a read-ahead thread), data "
+         "kept in memory; overlap I/O with compute"},
         {Bound::not_the_model, "the control group's CPU quota ran out in many periods",
          "not the model (CPU quota bound)",
          "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "

@@ -450,6 +450,38 @@ TEST(StorageRoofShare, DecidesARunWithoutModelRegions) {
     EXPECT_TRUE(both.also_held.empty());
 }
 
+// Threads blocked on storage a quarter of the wall time or more while the cores idled are the
+// I/O row however little moved (a log flushed after every record at 1 % of the write roof);
+// beside busy cores (a loader blocked on reads while the compute thread runs) they are not.
+TEST(StorageWaits, BlockedOnStorageWhileIdleIsIoBound) {
+    RunInputs in;
+    in.process.wall_s = 1;
+    in.process.cores_used = 1;
+    in.process.user_s = 0.01;
+    in.process.system_s = 0.37;
+    in.process.voluntary_context_switches = 20000;
+    in.process.involuntary_context_switches = 1;
+    in.process.storage_wait_thread_s = 0.6;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::not_the_model);
+    EXPECT_EQ(d.diagnosis, "not the model (I/O bound)");
+    EXPECT_TRUE(says(d.first_move, "one flush for many writes")) << d.first_move;
+    const auto waits = signal(d.system, "storage_wait_threads");
+    EXPECT_TRUE(waits.fired);
+    ASSERT_TRUE(waits.value);
+    EXPECT_DOUBLE_EQ(*waits.value, 0.6);
+    // Below a quarter: not decided by it.
+    in.process.storage_wait_thread_s = 0.2;
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "storage_wait_threads").fired);
+    // Its core busy (90 %): overlapped, not bound.
+    in.process.storage_wait_thread_s = 0.6;
+    in.process.user_s = 0.85;
+    in.process.system_s = 0.05;
+    const Diagnosis busy = diagnose_run(in, t);
+    EXPECT_FALSE(signal(busy.system, "storage_wait_threads").fired);
+    EXPECT_FALSE(busy.bound);
+}
+
 // A container's CPU quota that ran out in a quarter of its periods or more is a row of the
 // decision table: the run is quota bound whatever its regions, with the numbers in a finding.
 // Below it, or without a quota's periods, no word of it.

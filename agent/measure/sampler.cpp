@@ -65,7 +65,8 @@ std::optional<collectors::WaitKind> blocked_in(const fs::path& dir, const fs::pa
 // waits in, and each thread's CPU time, so that threads taking turns can be told from threads
 // working at once.
 void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf,
-                  double& runnable, std::vector<ThreadCpu>& cpu, double tick_s) {
+                  double& runnable, std::vector<ThreadCpu>& cpu, double tick_s,
+                  WaitKindCache* cache) {
     const fs::path dir = proc / std::to_string(pid), task = dir / "task";
     DIR* d = ::opendir(task.c_str());
     if (!d) return;
@@ -77,14 +78,22 @@ void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
                 if (const auto tid = collectors::parse_int(e->d_name)) {
                     ThreadCpu t{static_cast<pid_t>(*tid), f->start_ticks,
                                 (f->utime_ticks + f->stime_ticks) * tick_s};
-                    if (f->state == 'S' || f->state == 'D')
-                        t.blocked = blocked_in(dir, task / e->d_name, f->state == 'D', buf);
                     if (read_small(task / e->d_name / "schedstat", buf)) {
                         double run = 0, queued = 0;
                         if (std::sscanf(buf.c_str(), "%lf %lf", &run, &queued) == 2) {
                             t.run_ns = run, t.queued_ns = queued;
                             t.read_ns = collectors::now_ns();
                         }
+                    }
+                    if (f->state == 'S' || f->state == 'D') {
+                        const auto known = cache ? cache->find(t.tid) : WaitKindCache::iterator{};
+                        if (cache && known != cache->end() && t.run_ns &&
+                            known->second.first == *t.run_ns)
+                            t.blocked = known->second.second;
+                        else
+                            t.blocked = blocked_in(dir, task / e->d_name, f->state == 'D', buf);
+                        if (cache && t.blocked && t.run_ns)
+                            (*cache)[t.tid] = {*t.run_ns, *t.blocked};
                     }
                     cpu.push_back(t);
                 }
@@ -115,7 +124,7 @@ std::optional<double> working_threads(const std::vector<double>& cpu_s) {
     return sum * sum / squares;
 }
 
-std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
+std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc, WaitKindCache* cache) {
     static const double tick_s = 1.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
     static const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
     TreeSample s;
@@ -170,7 +179,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc) {
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
                                            : collectors::ProcIo{};
         children.clear();
-        scan_threads(proc, pid, children, buf, runnable, s.thread_cpu, tick_s);
+        scan_threads(proc, pid, children, buf, runnable, s.thread_cpu, tick_s, cache);
         for (const pid_t c : children) todo.emplace_back(c, index);
     }
     if (!root_alive) return std::nullopt;
@@ -387,7 +396,7 @@ void Sampler::stop_thread() {
 }
 
 void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
-    auto s = sample_tree(root, proc_);
+    auto s = sample_tree(root, proc_, &wait_kinds_);
     if (!s) return;
     s->probe = probe;
     waits_.add(*s);

@@ -114,9 +114,15 @@ struct TreeSample {
     bool probe = false;
 };
 
+// What each blocked thread was last seen waiting in, by thread id, with its time on a CPU then
+// (schedstat): a thread that has not run since waits in the same call, so its system call is
+// not read again (200 threads parked on a condition variable would double the sampler's reads).
+using WaitKindCache = std::map<pid_t, std::pair<double, collectors::WaitKind>>;
+
 // One reading of the tree rooted at `root`, from the /proc tree at `proc` (injectable for
-// tests). nullopt when the root is gone.
-std::optional<TreeSample> sample_tree(pid_t root, const std::filesystem::path& proc = "/proc");
+// tests). nullopt when the root is gone. `cache`, when given, is read and updated.
+std::optional<TreeSample> sample_tree(pid_t root, const std::filesystem::path& proc = "/proc",
+                                      WaitKindCache* cache = nullptr);
 
 // What the samples of one execution add up to. Peaks are lower bounds: a process's growth
 // after its last sample is not seen (wait4's rusage fills that in for a large one, see
@@ -277,6 +283,7 @@ class Sampler {
     std::vector<TreeSample> samples_;
     PeakAccumulator accumulator_;
     WaitAccumulator waits_;
+    WaitKindCache wait_kinds_;
     std::optional<collectors::HostCpuTicks> host_start_;
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_

@@ -423,10 +423,16 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         std::sort(kinds.rbegin(), kinds.rend());
         if (!kinds.empty()) {
             out << "  blocked (thread time per run, by what it waited in): ";
-            for (std::size_t i = 0; i < kinds.size(); ++i)
+            for (std::size_t i = 0; i < kinds.size(); ++i) {
+                // Threads waiting side by side (a pool parked on a condition variable) read as
+                // how many at once, not as thousands of per cent.
+                const double at_once = kinds[i].first / wall.mean;
                 out << (i ? ", " : "") << collectors::wait_kind_labels[kinds[i].second] << " "
-                    << duration(kinds[i].first) << " (" << percent(kinds[i].first / wall.mean)
-                    << " of wall)";
+                    << duration(kinds[i].first) << " ("
+                    << (at_once > 1.5 ? fixed(at_once, 1) + " threads at once on average"
+                                      : percent(at_once) + " of wall")
+                    << ")";
+            }
             out << "\n";
         }
     }

@@ -25,6 +25,13 @@ Opt ratio(Opt a, Opt b) {
     return *a / *b;
 }
 
+// Its own code's share of the cores: user time only (a program that waits on storage spends
+// its system time in its I/O calls: random 4 KiB O_DIRECT reads kept half a core busy in the
+// kernel and were blocked the other half).
+Opt user_utilisation(const P& p) {
+    if (!p.user_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0)) return std::nullopt;
+    return *p.user_s / (p.wall_s * *p.cores_used);
+}
 Opt cpu_utilisation(const P& p) {
     if (!p.user_s || !p.system_s || !p.cores_used || !(*p.cores_used > 0) || !(p.wall_s > 0))
         return std::nullopt;
@@ -143,9 +150,9 @@ Opt storage_wait_threads(const P& p) {
 }
 
 using T = Thresholds;
-// Its cores idled: waiting on storage held it only then (a loader thread blocked on reads
-// beside a busy compute thread is I/O overlapped, not I/O bound).
-constexpr Qualifier idled = {"cpu_utilisation", cpu_utilisation, Comparison::below,
+// Its own code left its cores idle: waiting on storage held it only then (a loader thread
+// blocked on reads beside a busy compute thread is I/O overlapped, not I/O bound).
+constexpr Qualifier idled = {"user_utilisation", user_utilisation, Comparison::below,
                              &T::cpu_utilisation};
 constexpr Qualifier blocked = {"voluntary_switch_share", voluntary_switch_share,
                                Comparison::at_least, &T::voluntary_switch_share};
@@ -242,11 +249,13 @@ const std::array<SystemRule, 14> rules = {{
     // Also a row of the decision table (not the model, I/O bound), which gives the move.
     {storage_signal_name, storage_share, Comparison::at_least, &T::near_roof,
      "storage read or written near the sequential storage roof `ceiling machine` measured"},
-    // A row of the decision table too (not the model, I/O bound), where its cores idled.
+    // A row of the decision table too (not the model, I/O bound), where its own code left
+    // its cores idle (user time under cpu_utilisation of them).
     {storage_wait_signal_name, storage_wait_threads, Comparison::at_least, &T::storage_wait_threads,
      "its threads were blocked on storage (flushes, file reads and writes, faults on mapped "
      "files: the scheduler's blocked time, by the system call each was seen waiting in) while "
-     "its cores idled: it waits on storage, however little it moves",
+     "its own code (user time) kept under half its cores busy: it waits on storage, however "
+     "little it moves",
      &idled},
     // A row of the decision table too (not the model, CPU quota bound).
     {quota_signal_name, cpu_quota_throttled_share, Comparison::at_least,

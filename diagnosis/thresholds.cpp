@@ -61,7 +61,8 @@ const std::array<ThresholdField, 26> fields = {{
      "major page faults per run below which their rate is not judged (a few libraries paged in)"},
     {"storage_wait_threads", &T::storage_wait_threads,
      "threads blocked on storage (flushes, file I/O) on average over the wall time, of a "
-     "program whose cores idled, at or above which it is I/O bound (it waits on storage)"},
+     "program whose own code (user time) left its cores idle, at or above which it is I/O "
+     "bound (it waits on storage)"},
     {"device_wait_share", &T::device_wait_share, "share of wall time waiting for a device"},
     {"device_copy_share", &T::device_copy_share, "share of wall time copying to or from a device"},
     {"cpu_quota_throttled_share", &T::cpu_quota_throttled_share,

@@ -59,7 +59,8 @@ struct Thresholds {
     // start of a 0.4 s program is 2.5/s, not memory pressure.
     double major_page_faults_min = 10;
     // Threads blocked on storage (flushes, file I/O, faults on mapped files) on average over
-    // the wall time, of a program whose cores idled (cpu_utilisation), at or above which it
+    // the wall time, of a program whose own code left its cores idle (user time under
+    // cpu_utilisation of them), at or above which it
     // waits on storage: not the model (I/O bound). A lower bound of the time in its I/O calls
     // (their CPU time in the kernel is not in it: a log flushed after every 4 KiB record was
     // blocked 0.60 of its time and 0.37 in the kernel), so a quarter is already the largest

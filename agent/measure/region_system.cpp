@@ -21,13 +21,15 @@ bool weigh_storage_waits(const RecordedRegion& reg, Diagnosis& d, const Threshol
     if (!reg.storage_wait_threads || !reg.busy_cores ||
         *reg.storage_wait_threads < t.storage_wait_threads)
         return false;
+    // Its own code's cores (user time: its system time is mostly its I/O calls).
     const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
+    const double user = std::max(0.0, busy - reg.system_busy_cores.value_or(0.0));
     const double used = std::max(1.0, reg.working_threads.value_or(1.0));
-    if (!(busy < t.cpu_utilisation * used)) return false;
+    if (!(user < t.cpu_utilisation * used)) return false;
     d.system.push_back({std::string(storage_wait_signal_name), *reg.storage_wait_threads,
                         t.storage_wait_threads, true,
-                        "its program's threads were blocked on storage while it was open and "
-                        "its cores idled"});
+                        "its program's threads were blocked on storage while it was open and its "
+                        "own code (user time) kept under half its cores busy"});
     d.findings.push_back(
         {FindingKind::assumption,
          fixed2(*reg.storage_wait_threads) +
@@ -35,8 +37,8 @@ bool weigh_storage_waits(const RecordedRegion& reg, Diagnosis& d, const Threshol
              "while it was open (flushes, file reads and writes, faults on "
              "mapped files: the scheduler's blocked time, by the system call "
              "each was seen waiting in), with " +
-             fixed2(busy) +
-             " cores busy: it waited on storage, whatever its declared bytes read against "
+             fixed2(busy) + " cores busy (" + fixed2(user) +
+             " in its own code): it waited on storage, whatever its declared bytes read against "
              "memory (a lower bound: the calls' own time in the kernel is not in it)"});
     conclude(d, t);
     return true;

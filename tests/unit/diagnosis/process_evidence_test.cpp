@@ -470,6 +470,12 @@ TEST(StorageWaits, BlockedOnStorageWhileIdleIsIoBound) {
     EXPECT_TRUE(waits.fired);
     ASSERT_TRUE(waits.value);
     EXPECT_DOUBLE_EQ(*waits.value, 0.6);
+    // Its system time is its I/O calls (random O_DIRECT reads: half a core in the kernel,
+    // blocked the rest): its own code still left the core idle.
+    in.process.system_s = 0.55;
+    in.process.storage_wait_thread_s = 0.45;
+    EXPECT_EQ(diagnose_run(in, t).diagnosis, "not the model (I/O bound)");
+    in.process.system_s = 0.37;
     // Below a quarter: not decided by it.
     in.process.storage_wait_thread_s = 0.2;
     EXPECT_FALSE(signal(diagnose_run(in, t).system, "storage_wait_threads").fired);

@@ -109,9 +109,9 @@ const std::array<DecisionRow, 9> table = {{
      "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
      "memory; overlap I/O with compute",
      io_levers},
-    // The same bound when its threads waited on storage while its cores idled, however
-    // little it moved: a log flushed after every 4 KiB record (fdatasync) ran at 1 % of the
-    // storage write roof and read "latency bound: more bytes in flight" before.
+    // The same bound when its threads waited on storage while its own code left its cores
+    // idle, however little it moved: a log flushed after every 4 KiB record (fdatasync) ran
+    // at 1 % of the storage write roof and read "latency bound: more bytes in flight" before.
     {Bound::not_the_model,
      "threads blocked on storage while the cores idled",
      {Signal::storage_wait_threads, Comparison::at_least, &T::storage_wait_threads},

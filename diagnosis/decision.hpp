@@ -58,7 +58,8 @@ enum class Signal {
     // Busy cores over the fewer of its working threads and its CPUs, where the threads took
     // turns (most switches voluntary, or switches unknown); absent where they queued instead.
     thread_concurrency,
-    // Threads blocked on storage per second of wall time, where its cores idled.
+    // Threads blocked on storage per second of wall time, where its own code (user time)
+    // left its cores idle.
     storage_wait_threads,
 };
 inline constexpr std::array<std::string_view, 9> signal_names = {

@@ -254,7 +254,7 @@ const std::array<SystemRule, 14> rules = {{
     {storage_wait_signal_name, storage_wait_threads, Comparison::at_least, &T::storage_wait_threads,
      "its threads were blocked on storage (flushes, file reads and writes, faults on mapped "
      "files: the scheduler's blocked time, by the system call each was seen waiting in) while "
-     "its own code (user time) kept under half its cores busy: it waits on storage, however "
+     "its own code (user time) left its cores idle: it waits on storage, however "
      "little it moves",
      &idled},
     // A row of the decision table too (not the model, CPU quota bound).

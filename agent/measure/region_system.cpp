@@ -14,9 +14,10 @@
 namespace ceiling::measure {
 namespace {
 
-// Its program's threads blocked on storage while it was open and its cores idled: the table's
-// I/O row decides it however little it moved (a range around 400 records each flushed with
-// fdatasync, at 1 % of the storage write roof, read "latency bound: more bytes in flight").
+// Its program's threads blocked on storage while it was open and its own code (user time)
+// left its cores idle: the table's I/O row decides it however little it moved (a range
+// around 400 records each flushed with fdatasync, at 1 % of the storage write roof, read
+// "latency bound: more bytes in flight").
 bool weigh_storage_waits(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t) {
     if (!reg.storage_wait_threads || !reg.busy_cores ||
         *reg.storage_wait_threads < t.storage_wait_threads)
@@ -29,7 +30,7 @@ bool weigh_storage_waits(const RecordedRegion& reg, Diagnosis& d, const Threshol
     d.system.push_back({std::string(storage_wait_signal_name), *reg.storage_wait_threads,
                         t.storage_wait_threads, true,
                         "its program's threads were blocked on storage while it was open and its "
-                        "own code (user time) kept under half its cores busy"});
+                        "own code (user time) left its cores idle"});
     d.findings.push_back(
         {FindingKind::assumption,
          fixed2(*reg.storage_wait_threads) +

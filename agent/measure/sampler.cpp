@@ -399,6 +399,15 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
     auto s = sample_tree(root, proc_, &wait_kinds_);
     if (!s) return;
     s->probe = probe;
+    // Threads gone since are forgotten: a program that starts a thread per request would
+    // otherwise grow the cache by one entry per thread it ever ran.
+    std::vector<pid_t> alive;
+    alive.reserve(s->thread_cpu.size());
+    for (const auto& t : s->thread_cpu) alive.push_back(t.tid);
+    std::sort(alive.begin(), alive.end());
+    std::erase_if(wait_kinds_, [&](const auto& entry) {
+        return !std::binary_search(alive.begin(), alive.end(), entry.first);
+    });
     waits_.add(*s);
     accumulator_.add(*s);
     peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);

@@ -104,11 +104,22 @@ void from_json(const nlohmann::json& j, Series& s) {
         throw std::invalid_argument("series '" + s.name + "': t_s and values differ in length");
 }
 
+void to_json(nlohmann::json& j, const ProcessUse& p) {
+    j = {{"pid", p.pid}, {"name", p.name}, {"cpu_s", p.cpu_s}, {"seen_s", p.seen_s}};
+}
+void from_json(const nlohmann::json& j, ProcessUse& p) {
+    j.at("pid").get_to(p.pid);
+    j.at("name").get_to(p.name);
+    j.at("cpu_s").get_to(p.cpu_s);
+    j.at("seen_s").get_to(p.seen_s);
+}
+
 void to_json(nlohmann::json& j, const Execution& e) {
     j = {{"index", e.index},      {"warmup", e.warmup},     {"pid", e.pid},
          {"wall_s", e.wall_s},    {"end", e.end},           {"counters", e.counters},
          {"time_series", e.time_series}};
     if (e.counting) j["counting"] = true;  // absent otherwise, as in older records
+    if (!e.processes.empty()) j["processes"] = e.processes;
 }
 void from_json(const nlohmann::json& j, Execution& e) {
     j.at("index").get_to(e.index);
@@ -119,6 +130,7 @@ void from_json(const nlohmann::json& j, Execution& e) {
     j.at("counters").get_to(e.counters);
     j.at("time_series").get_to(e.time_series);
     e.counting = j.value("counting", false);
+    if (j.contains("processes")) j.at("processes").get_to(e.processes);
 }
 
 void to_json(nlohmann::json& j, const RecordedRegion& r) {

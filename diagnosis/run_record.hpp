@@ -65,6 +65,16 @@ struct Series {
     std::vector<double> values;
 };
 
+// One process of a program's tree as the sampler saw it: its CPU time (all its threads, at
+// the last look that found it) and how long it was seen, first look to last. Which process of
+// a pipeline (`gen | gzip`) was the busy stage, while the others waited on it.
+struct ProcessUse {
+    int pid = 0;
+    std::string name;  // its command name, as the last look saw it
+    double cpu_s = 0;
+    double seen_s = 0;
+};
+
 struct Execution {
     int index = 0;        // 0-based, warm-ups included, in launch order
     bool warmup = false;  // warm-ups are kept for the record but never in statistics
@@ -76,7 +86,11 @@ struct Execution {
     ProcessEnd end;
     std::vector<CounterValue> counters;  // this execution's totals (rusage, collectors)
     std::vector<Series> time_series;     // empty when sampling was off
+    // Its processes, most CPU time first, where it ran more than one (else empty, and in
+    // older records); at most max_process_uses of them.
+    std::vector<ProcessUse> processes;
 };
+inline constexpr std::size_t max_process_uses = 16;
 
 // Where a recorded region came from: an NVTX range of a wrapped program, or a kernel the
 // suite ran with analytically known work.

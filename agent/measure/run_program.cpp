@@ -183,6 +183,17 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
             if (sampler) samples = sampler->stop();
         });
     if (sampler) x.processes = sampler->processes();
+    // Which of its processes did the work, where it ran more than one.
+    if (x.processes.size() > 1) {
+        for (const auto& p : x.processes)
+            x.execution.processes.push_back(
+                {p.pid, p.name, p.cpu_s, static_cast<double>(p.last_ns - p.first_ns) * 1e-9});
+        std::stable_sort(
+            x.execution.processes.begin(), x.execution.processes.end(),
+            [](const ProcessUse& a, const ProcessUse& b) { return a.cpu_s > b.cpu_s; });
+        if (x.execution.processes.size() > max_process_uses)
+            x.execution.processes.resize(max_process_uses);
+    }
     x.start_ns = res.start_ns;
     x.end_ns = res.end_ns;
     x.execution.pid = res.pid;

@@ -173,7 +173,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc, WaitKind
                                : std::string();
         if (read_small(dir / "status", buf))
             if (const auto hwm = collectors::parse_proc_status(buf).vm_hwm_bytes)
-                s.peaks.push_back({pid, f->start_ticks, *hwm, std::move(name)});
+                s.peaks.push_back({pid, f->start_ticks, *hwm, std::move(name), own_s});
         // One unreadable io file (another user's setuid child) makes the tree's totals
         // unknown for this sample, not smaller.
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
@@ -416,6 +416,7 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         const auto [it, added] = seen_index_.try_emplace({p.pid, p.start_ticks}, seen_.size());
         if (added) seen_.push_back({p.pid, p.name, s->t_ns, s->t_ns});
         seen_[it->second].last_ns = s->t_ns;
+        seen_[it->second].cpu_s = p.cpu_s;
         seen_[it->second].name = p.name;  // the latest: a forked shell becomes what it execs
     }
     for (const auto& d : s->descendants) {

@@ -35,6 +35,7 @@ struct ProcessPeak {
     double start_ticks = 0;  // with the pid, names the process (pids are reused)
     double hwm_bytes = 0;
     std::string name;  // its command name (/proc/PID/stat)
+    double cpu_s = 0;  // its own CPU time so far (utime + stime, every thread)
 };
 
 // A process of the tree as the samples saw it: from the first sample that found it to the
@@ -45,6 +46,7 @@ struct SeenProcess {
     std::string name;
     std::int64_t first_ns = 0;
     std::int64_t last_ns = 0;
+    double cpu_s = 0;  // its own CPU time at the last look
 };
 
 // The CPU time of the processes below one process at one reading: every live descendant's

@@ -349,6 +349,27 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                 << fixed(measure::thread_window_s, 2) << " s)";
         out << "\n";
     }
+    // Which of its processes did the work (a pipeline's busy stage, while the others waited on
+    // it): those of the first timed run with a twentieth of its CPU time or more, at most four.
+    if (!timed.empty() && timed.front()->processes.size() > 1) {
+        const auto& ps = timed.front()->processes;
+        double total = 0;
+        for (const auto& p : ps) total += p.cpu_s;
+        std::string listed;
+        int shown = 0;
+        for (const auto& p : ps) {
+            if (shown == 4 || !(total > 0) || p.cpu_s < 0.05 * total) break;
+            listed += (shown++ ? ", " : "") + p.name + " (pid " + std::to_string(p.pid) + ") " +
+                      duration(p.cpu_s) +
+                      (p.seen_s > 0 ? " (" + fixed(p.cpu_s / p.seen_s, 2) + " cores over the " +
+                                          duration(p.seen_s) + " it was seen)"
+                                    : std::string());
+        }
+        if (!listed.empty())
+            out << "  processes (CPU time at the last look"
+                << (timed.size() > 1 ? ", first run" : "") << "; " << ps.size()
+                << " seen): " << listed << "\n";
+    }
     // The program's own peak memory, never ceiling's (max_rss_bytes of older records is
     // wait4's, which includes it): largest process, then the whole tree when it differs.
     const auto own = counter_total(r, "peak_rss_bytes"), tree = counter_total(r, "peak_tree_rss_bytes");

@@ -403,6 +403,26 @@ TEST(RunProcess, BlockedTimeIsPutOnWhatEachThreadWaitedIn) {
     if (waits->fired) EXPECT_EQ(flush.diagnosis->diagnosis, "not the model (I/O bound)") << err;
 }
 
+// Which process of its tree did the work: one spinning beside one sleeping under a shell, the
+// spinner first with its CPU time, the record's list read back from its JSON.
+TEST(RunProcess, ItsProcessesAreListedByTheirCpuTime) {
+    TempDir dir;
+    std::string err;
+    const std::string target = process_target;
+    const RunRecord r = run_ok(
+        dir, {"/bin/sh", "-c", target + " spin 1 0.4 & " + target + " nap 4 0.1; wait"}, &err);
+    const auto& ps = r.executions.at(0).processes;
+    ASSERT_GE(ps.size(), 2u) << err;
+    EXPECT_GT(ps[0].cpu_s, 0.25) << ps[0].name;
+    EXPECT_LT(ps[0].cpu_s, 0.5) << ps[0].name;
+    EXPECT_GT(ps[0].seen_s, 0.3);
+    for (std::size_t i = 1; i < ps.size(); ++i) EXPECT_LE(ps[i].cpu_s, ps[i - 1].cpu_s);
+    EXPECT_NE(err.find("processes (CPU time at the last look; "), std::string::npos) << err;
+    // One process: no list.
+    const RunRecord one = run_ok(dir, {process_target, "nap", "1", "0.05"});
+    EXPECT_TRUE(one.executions.at(0).processes.empty());
+}
+
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
     TempDir dir;
     const RunRecord r = run_ok(dir, {process_target, "nap", "25", "0.02"});

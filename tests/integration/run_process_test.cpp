@@ -413,10 +413,14 @@ TEST(RunProcess, ItsProcessesAreListedByTheirCpuTime) {
         dir, {"/bin/sh", "-c", target + " spin 1 0.4 & " + target + " nap 4 0.1; wait"}, &err);
     const auto& ps = r.executions.at(0).processes;
     ASSERT_GE(ps.size(), 2u) << err;
-    EXPECT_GT(ps[0].cpu_s, 0.25) << ps[0].name;
-    EXPECT_LT(ps[0].cpu_s, 0.5) << ps[0].name;
+    // How much CPU the spinner got depends on the host's load (0.24 s of its 0.4 s under the
+    // sanitizer suite): only that it got some, and far more than the others.
+    EXPECT_GT(ps[0].cpu_s, 0.02) << ps[0].name;
     EXPECT_GT(ps[0].seen_s, 0.3);
-    for (std::size_t i = 1; i < ps.size(); ++i) EXPECT_LE(ps[i].cpu_s, ps[i - 1].cpu_s);
+    for (std::size_t i = 1; i < ps.size(); ++i) {
+        EXPECT_LE(ps[i].cpu_s, ps[i - 1].cpu_s);
+        EXPECT_LT(ps[i].cpu_s, 0.5 * ps[0].cpu_s) << ps[i].name;
+    }
     EXPECT_NE(err.find("processes (CPU time at the last look; "), std::string::npos) << err;
     // One process: no list.
     const RunRecord one = run_ok(dir, {process_target, "nap", "1", "0.05"});

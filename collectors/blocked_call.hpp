@@ -34,6 +34,10 @@ inline constexpr std::size_t wait_kind_count = 12;
 inline constexpr std::array<std::string_view, wait_kind_count> wait_kind_names = {
     "storage_flush", "storage", "pipe",  "socket",   "device", "poll",
     "lock",          "sleep",   "child", "async_io", "other",  "unreadable"};
+// The kinds that are waits on storage: what the I/O row's storage_wait_threads counts.
+inline constexpr std::array<WaitKind, 2> storage_wait_kinds = {WaitKind::storage_flush,
+                                                               WaitKind::storage};
+
 // Each kind in a few words, for text.
 inline constexpr std::array<std::string_view, wait_kind_count> wait_kind_labels = {
     "storage flushes", "file I/O", "pipes", "sockets", "devices", "event loops",

@@ -37,14 +37,13 @@ std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
                            *compute->achieved_per_s > 0;
     if (!d.intensity_ops_per_byte && !registers) return std::nullopt;
     const double ridge = *compute->roof_per_s / *memory->roof_per_s;
-    const double intensity = registers ? ridge : *d.intensity_ops_per_byte;
+    const bool right = registers || *d.intensity_ops_per_byte >= ridge;
+    const std::string at = " of the ridge (" + g3(ridge) + " op/B at " + memory->level + ")";
     const std::string where =
-        registers ? "no bytes declared, its intensity is unbounded: it lies right of the ridge (" +
-                        g3(ridge) + " op/B at " + memory->level + ")"
-                  : "its intensity, " + g3(intensity) + " op/B, lies " +
-                        (intensity >= ridge ? "right" : "left") + " of the ridge (" + g3(ridge) +
-                        " op/B at " + memory->level + ")";
-    if (intensity >= ridge)
+        registers ? "no bytes declared, its intensity is unbounded: it lies right" + at
+                  : "its intensity, " + g3(*d.intensity_ops_per_byte) + " op/B, lies " +
+                        (right ? "right" : "left") + at;
+    if (right)
         return RidgeSide{
             where + ": its roof is the compute roof (" + percent(*compute->fraction) +
                 " of it), and by the declared bytes memory does not hold it back: the gap is in "

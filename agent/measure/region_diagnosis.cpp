@@ -94,10 +94,10 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     // What storage served the program, against the roofs of the storage `machine` measured.
     p.storage_read_bytes = per_run(r, "storage_read_bytes");
     p.storage_write_bytes = per_run(r, "storage_write_bytes");
-    // Its threads blocked on storage: flushes and file I/O (the sampler's waiting counters).
-    const auto flush = per_run(r, waiting_counter(collectors::WaitKind::storage_flush)),
-               file = per_run(r, waiting_counter(collectors::WaitKind::storage));
-    if (flush || file) p.storage_wait_thread_s = flush.value_or(0.0) + file.value_or(0.0);
+    // Its threads blocked on storage (the sampler's waiting counters of those kinds).
+    for (const auto k : collectors::storage_wait_kinds)
+        if (const auto s = per_run(r, waiting_counter(k)))
+            p.storage_wait_thread_s = p.storage_wait_thread_s.value_or(0.0) + *s;
     if (r.machine_profile && r.machine_profile->storage) {
         p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_roof_bytes_per_s();
         p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_roof_bytes_per_s();

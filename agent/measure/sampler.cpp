@@ -66,7 +66,7 @@ std::optional<collectors::WaitKind> blocked_in(const fs::path& dir, const fs::pa
 // working at once.
 void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std::string& buf,
                   double& runnable, std::vector<ThreadCpu>& cpu, double tick_s,
-                  WaitKindCache* cache) {
+                  const WaitAccumulator* waits) {
     const fs::path dir = proc / std::to_string(pid), task = dir / "task";
     DIR* d = ::opendir(task.c_str());
     if (!d) return;
@@ -86,14 +86,10 @@ void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
                         }
                     }
                     if (f->state == 'S' || f->state == 'D') {
-                        const auto known = cache ? cache->find(t.tid) : WaitKindCache::iterator{};
-                        if (cache && known != cache->end() && t.run_ns &&
-                            known->second.first == *t.run_ns)
-                            t.blocked = known->second.second;
-                        else
+                        t.blocked =
+                            waits ? waits->unchanged(t.tid, t.start_ticks, t.run_ns) : std::nullopt;
+                        if (!t.blocked)
                             t.blocked = blocked_in(dir, task / e->d_name, f->state == 'D', buf);
-                        if (cache && t.blocked && t.run_ns)
-                            (*cache)[t.tid] = {*t.run_ns, *t.blocked};
                     }
                     cpu.push_back(t);
                 }
@@ -124,7 +120,8 @@ std::optional<double> working_threads(const std::vector<double>& cpu_s) {
     return sum * sum / squares;
 }
 
-std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc, WaitKindCache* cache) {
+std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc,
+                                      const WaitAccumulator* waits) {
     static const double tick_s = 1.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
     static const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
     TreeSample s;
@@ -179,7 +176,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc, WaitKind
         s.io = read_small(dir / "io", buf) ? collectors::add(s.io, collectors::parse_proc_io(buf))
                                            : collectors::ProcIo{};
         children.clear();
-        scan_threads(proc, pid, children, buf, runnable, s.thread_cpu, tick_s, cache);
+        scan_threads(proc, pid, children, buf, runnable, s.thread_cpu, tick_s, waits);
         for (const pid_t c : children) todo.emplace_back(c, index);
     }
     if (!root_alive) return std::nullopt;
@@ -231,14 +228,17 @@ void PeakAccumulator::add(const TreeSample& s) {
     peaks_.waiting_thread_s = s.waited_s;
 }
 
+std::optional<collectors::WaitKind> WaitAccumulator::unchanged(pid_t tid, double start_ticks,
+                                                               std::optional<double> run_ns) const {
+    const auto it = threads_.find({tid, start_ticks});
+    if (it == threads_.end() || !run_ns || it->second.run_ns != run_ns) return std::nullopt;
+    return it->second.blocked;
+}
+
 void WaitAccumulator::add(TreeSample& s) {
-    // Threads gone since the last look are dropped: a program that starts a thread per task
-    // keeps this map no larger than its threads alive at once.
-    std::map<std::pair<pid_t, double>, Seen> now;
     for (const auto& t : s.thread_cpu) {
-        Seen& seen = now[{t.tid, t.start_ticks}];
-        if (const auto it = threads_.find({t.tid, t.start_ticks}); it != threads_.end())
-            seen = it->second;
+        Seen& seen = threads_[{t.tid, t.start_ticks}];
+        seen.sample_ns = s.t_ns;
         const std::int64_t at = t.read_ns ? t.read_ns : s.t_ns;
         if (seen.t_ns) {
             const double dt_ns = static_cast<double>(at - *seen.t_ns);
@@ -258,13 +258,17 @@ void WaitAccumulator::add(TreeSample& s) {
         seen.blocked = t.blocked;
         if (t.blocked) seen.last_kind = t.blocked;
     }
-    threads_ = std::move(now);
+    // Threads gone since are dropped: a program that starts a thread per task keeps this map
+    // no larger than its threads alive at once.
+    std::erase_if(threads_, [&](const auto& entry) { return entry.second.sample_ns != s.t_ns; });
     s.waited_s = waited_s_;
 }
 
 double storage_waited_s(const TreeSample& s) {
-    return s.waited_s[static_cast<std::size_t>(collectors::WaitKind::storage_flush)] +
-           s.waited_s[static_cast<std::size_t>(collectors::WaitKind::storage)];
+    double sum = 0;
+    for (const auto k : collectors::storage_wait_kinds)
+        sum += s.waited_s[static_cast<std::size_t>(k)];
+    return sum;
 }
 
 void PeakAccumulator::open_window(const TreeSample& s) {
@@ -396,18 +400,9 @@ void Sampler::stop_thread() {
 }
 
 void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
-    auto s = sample_tree(root, proc_, &wait_kinds_);
+    auto s = sample_tree(root, proc_, &waits_);
     if (!s) return;
     s->probe = probe;
-    // Threads gone since are forgotten: a program that starts a thread per request would
-    // otherwise grow the cache by one entry per thread it ever ran.
-    std::vector<pid_t> alive;
-    alive.reserve(s->thread_cpu.size());
-    for (const auto& t : s->thread_cpu) alive.push_back(t.tid);
-    std::sort(alive.begin(), alive.end());
-    std::erase_if(wait_kinds_, [&](const auto& entry) {
-        return !std::binary_search(alive.begin(), alive.end(), entry.first);
-    });
     waits_.add(*s);
     accumulator_.add(*s);
     peak_rss_bytes_ = std::max(peak_rss_bytes_.load(), s->rss_bytes);

@@ -116,15 +116,14 @@ struct TreeSample {
     bool probe = false;
 };
 
-// What each blocked thread was last seen waiting in, by thread id, with its time on a CPU then
-// (schedstat): a thread that has not run since waits in the same call, so its system call is
-// not read again (200 threads parked on a condition variable would double the sampler's reads).
-using WaitKindCache = std::map<pid_t, std::pair<double, collectors::WaitKind>>;
+class WaitAccumulator;
 
 // One reading of the tree rooted at `root`, from the /proc tree at `proc` (injectable for
-// tests). nullopt when the root is gone. `cache`, when given, is read and updated.
+// tests). nullopt when the root is gone. With `waits`, a blocked thread that has not run since
+// its last look (WaitAccumulator::unchanged) is not asked its system call again: 200 threads
+// parked on a condition variable would double the sampler's reads.
 std::optional<TreeSample> sample_tree(pid_t root, const std::filesystem::path& proc = "/proc",
-                                      WaitKindCache* cache = nullptr);
+                                      const WaitAccumulator* waits = nullptr);
 
 // What the samples of one execution add up to. Peaks are lower bounds: a process's growth
 // after its last sample is not seen (wait4's rusage fills that in for a large one, see
@@ -221,10 +220,15 @@ class WaitAccumulator {
   public:
     // Adds `s`'s threads and writes the cumulative waits so far into s.waited_s.
     void add(TreeSample& s);
+    // What the thread waited in at its last look, where it has not run since (the same time
+    // on a CPU): it waits in the same call still.
+    std::optional<collectors::WaitKind> unchanged(pid_t tid, double start_ticks,
+                                                  std::optional<double> run_ns) const;
 
   private:
     struct Seen {
         std::optional<std::int64_t> t_ns;  // of its last look
+        std::int64_t sample_ns = 0;        // the sample of its last look
         std::optional<double> run_ns, queued_ns;
         std::optional<collectors::WaitKind> blocked, last_kind;
     };
@@ -285,7 +289,6 @@ class Sampler {
     std::vector<TreeSample> samples_;
     PeakAccumulator accumulator_;
     WaitAccumulator waits_;
-    WaitKindCache wait_kinds_;
     std::optional<collectors::HostCpuTicks> host_start_;
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_

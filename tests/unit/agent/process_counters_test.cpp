@@ -330,6 +330,10 @@ TEST(WaitAccumulator, PutsEachThreadsBlockedTimeOnWhatItWaitedIn) {
     TreeSample a = look(0, {thread(1, 0, 0, WaitKind::storage_flush), thread(2, 0, 0, {})});
     w.add(a);
     EXPECT_EQ(at(a, WaitKind::storage_flush), 0);
+    // Not run since that look: still in the same call, not asked again; run since: asked.
+    EXPECT_EQ(w.unchanged(1, 1.0, 0.0), WaitKind::storage_flush);
+    EXPECT_FALSE(w.unchanged(1, 1.0, 1e6));
+    EXPECT_FALSE(w.unchanged(2, 1.0, 0.0));  // it was running
     // 10 ms: thread 1 ran 4 and queued 1 (5 blocked), seen running now: the earlier look's
     // kind. Thread 2 ran all 10, never blocked.
     TreeSample b = look(10, {thread(1, 4, 1, {}), thread(2, 10, 0, {})});
@@ -353,6 +357,7 @@ TEST(WaitAccumulator, PutsEachThreadsBlockedTimeOnWhatItWaitedIn) {
     w.add(e);
     EXPECT_NEAR(at(e, WaitKind::sleep), 0.020, 1e-12);
     EXPECT_NEAR(at(e, WaitKind::storage_flush), 0.011, 1e-12);  // cumulative, kept
+    EXPECT_FALSE(w.unchanged(1, 1.0, 8e6));                     // gone since: forgotten
 }
 
 }  // namespace

@@ -162,6 +162,8 @@ ProcIo parse_proc_io(std::string_view text) {
     static constexpr Field io_fields[] = {
         {"rchar", &ProcIo::read_call_bytes},
         {"wchar", &ProcIo::write_call_bytes},
+        {"syscr", &ProcIo::read_calls},
+        {"syscw", &ProcIo::write_calls},
         {"read_bytes", &ProcIo::storage_read_bytes},
         {"write_bytes", &ProcIo::storage_write_bytes},
     };
@@ -194,25 +196,35 @@ ProcIo add(const ProcIo& a, const ProcIo& b) {
         if (!x || !y) return std::nullopt;
         return *x + *y;
     };
-    return {sum(a.read_call_bytes, b.read_call_bytes), sum(a.write_call_bytes, b.write_call_bytes),
+    return {sum(a.read_call_bytes, b.read_call_bytes),
+            sum(a.write_call_bytes, b.write_call_bytes),
             sum(a.storage_read_bytes, b.storage_read_bytes),
-            sum(a.storage_write_bytes, b.storage_write_bytes)};
+            sum(a.storage_write_bytes, b.storage_write_bytes),
+            sum(a.read_calls, b.read_calls),
+            sum(a.write_calls, b.write_calls)};
 }
 
 Readings io_readings(const ProcIo& io) {
-    const std::pair<const char*, const std::optional<double>*> rows[] = {
-        {"read_call_bytes", &io.read_call_bytes},
-        {"write_call_bytes", &io.write_call_bytes},
-        {"storage_read_bytes", &io.storage_read_bytes},
-        {"storage_write_bytes", &io.storage_write_bytes},
+    struct Row {
+        const char* name;
+        const std::optional<double>* value;
+        const char* unit;
+    };
+    const Row rows[] = {
+        {"read_call_bytes", &io.read_call_bytes, "bytes"},
+        {"write_call_bytes", &io.write_call_bytes, "bytes"},
+        {"read_calls", &io.read_calls, "calls"},
+        {"write_calls", &io.write_calls, "calls"},
+        {"storage_read_bytes", &io.storage_read_bytes, "bytes"},
+        {"storage_write_bytes", &io.storage_write_bytes, "bytes"},
     };
     Readings r;
-    for (const auto& [name, value] : rows)
+    for (const auto& [name, value, unit] : rows)
         if (*value) {
             Reading reading;
             reading.name = name;
             reading.value = **value;
-            reading.unit = "bytes";
+            reading.unit = unit;
             reading.source = ReadingSource::software;
             r.values.push_back(std::move(reading));
         }

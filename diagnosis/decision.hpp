@@ -61,11 +61,13 @@ enum class Signal {
     // Threads blocked on storage per second of wall time, where its own code (user time)
     // left its cores idle.
     storage_wait_threads,
+    // System time over all its CPU time, where its cores were busy (not waiting).
+    kernel_time_share,
 };
-inline constexpr std::array<std::string_view, 9> signal_names = {
-    "compute_fraction",      "bandwidth_fraction", "roof_fraction",
-    "model_share",           "capacity_fraction",  "storage_fraction",
-    "quota_throttled_share", "thread_concurrency", "storage_wait_threads"};
+inline constexpr std::array<std::string_view, 10> signal_names = {
+    "compute_fraction",     "bandwidth_fraction", "roof_fraction",         "model_share",
+    "capacity_fraction",    "storage_fraction",   "quota_throttled_share", "thread_concurrency",
+    "storage_wait_threads", "kernel_time_share"};
 
 struct Signals {
     std::optional<double> compute_fraction;
@@ -76,6 +78,7 @@ struct Signals {
     std::optional<double> quota_throttled_share;
     std::optional<double> thread_concurrency;
     std::optional<double> storage_wait_threads;
+    std::optional<double> kernel_time_share;
     std::optional<double> value(Signal s) const;
 };
 

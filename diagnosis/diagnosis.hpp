@@ -102,6 +102,10 @@ inline constexpr std::string_view storage_signal_name = "storage_roof_share";
 // And for threads blocked on storage while the cores idled (not the model, I/O bound): its
 // value where the rule fired.
 inline constexpr std::string_view storage_wait_signal_name = "storage_wait_threads";
+// And for time in the kernel (not the model, kernel bound): the system_time_share rule's
+// value, where the cpu_utilisation rule did not fire (its cores were busy, not waiting).
+inline constexpr std::string_view kernel_signal_name = "system_time_share";
+inline constexpr std::string_view utilisation_signal_name = "cpu_utilisation";
 // The same for a container's CPU limit (not the model, CPU quota bound).
 inline constexpr std::string_view quota_signal_name = "cpu_quota_throttled_share";
 // And for threads that took turns (latency bound, threads took turns): its value where the

@@ -149,7 +149,16 @@ Opt storage_wait_threads(const P& p) {
     return *p.storage_wait_thread_s / p.wall_s;
 }
 
+// Read and write calls per second of wall time, and the bytes each passed on average.
+Opt io_calls_per_s(const P& p) {
+    if (!p.io_calls || !(p.wall_s > 0)) return std::nullopt;
+    return *p.io_calls / p.wall_s;
+}
+Opt bytes_per_io_call(const P& p) { return ratio(p.io_call_bytes, p.io_calls); }
+
 using T = Thresholds;
+constexpr Qualifier small_calls = {"bytes_per_io_call", bytes_per_io_call, Comparison::below,
+                                   &T::small_io_call_bytes};
 // Its own code left its cores idle: waiting on storage held it only then (a loader thread
 // blocked on reads beside a busy compute thread is I/O overlapped, not I/O bound).
 constexpr Qualifier idled = {"user_utilisation", user_utilisation, Comparison::below,
@@ -169,8 +178,8 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 14> rules = {{
-    {"cpu_utilisation", cpu_utilisation, Comparison::below, &T::cpu_utilisation,
+const std::array<SystemRule, 15> rules = {{
+    {utilisation_signal_name, cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
      &blocked,
@@ -193,8 +202,18 @@ const std::array<SystemRule, 14> rules = {{
      "its CPU time was spread over several threads, yet fewer ran at once than it had such "
      "threads and CPUs: its threads took turns (waiting on each other or on I/O) or queued "
      "for a CPU (context switches not measured)"},
-    {"system_time_share", system_time_share, Comparison::at_least, &T::system_time_share,
+    // A row of the decision table too (not the model, kernel bound), at kernel_time_share
+    // where its cores were busy.
+    {kernel_signal_name, system_time_share, Comparison::at_least, &T::system_time_share,
      "much CPU time in the kernel: system calls, copies, page faults"},
+    // Which system calls, where they are reads and writes: their count and mean size (a
+    // program writing one byte per call spent 93 % of its CPU time in the kernel, said only
+    // as "system calls, copies, page faults").
+    {"io_calls_per_s", io_calls_per_s, Comparison::at_least, &T::io_calls_per_s,
+     "many small read and write calls (files, pipes, sockets, terminals alike), each a trip "
+     "into the kernel for a few bytes: buffer them (stdio or a larger buffer, one call for "
+     "many records, readv/writev)",
+     &small_calls},
     {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
      &T::context_switches_per_s,
      "frequent context switches: blocking, oversubscribed threads, contention"},
@@ -408,6 +427,8 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
          {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s},
          {"storage_wait_thread_s", p.storage_wait_thread_s},
+         {"io_calls", p.io_calls},
+         {"io_call_bytes", p.io_call_bytes},
          {"cpu_quota_cpus", p.cpu_quota_cpus},
          {"cpu_quota_periods", p.cpu_quota_periods},
          {"cpu_quota_throttled_periods", p.cpu_quota_throttled_periods},
@@ -437,6 +458,8 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s);
     get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
     get_optional(j, "storage_wait_thread_s", p.storage_wait_thread_s);  // absent in older ones
+    get_optional(j, "io_calls", p.io_calls);                            // absent in older ones
+    get_optional(j, "io_call_bytes", p.io_call_bytes);
     get_optional(j, "cpu_quota_cpus", p.cpu_quota_cpus);  // absent in older records
     get_optional(j, "cpu_quota_periods", p.cpu_quota_periods);
     get_optional(j, "cpu_quota_throttled_periods", p.cpu_quota_throttled_periods);

@@ -60,6 +60,10 @@ struct ProcessAccounting {
     // Its threads blocked on storage (flushes, file I/O, faults on mapped files), integrated
     // over the run from the sampler's looks at each thread's system call: thread-seconds.
     std::optional<double> storage_wait_thread_s;
+    // Its read-like and write-like system calls (files, pipes, sockets, terminals alike) and
+    // the bytes they passed (/proc's syscr + syscw and rchar + wchar).
+    std::optional<double> io_calls;
+    std::optional<double> io_call_bytes;
     // The CPU quota of the control group it ran in (a container's limit), in CPUs, and over
     // the run the quota's periods, those in which the group ran out of quota, and the time
     // its threads were held off the CPUs for it (summed over CPUs). Absent without a quota.

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 26> fields = {{
+const std::array<ThresholdField, 29> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -53,6 +53,14 @@ const std::array<ThresholdField, 26> fields = {{
      "over and over"},
     {"system_time_share", &T::system_time_share,
      "system / (user + system) CPU time at or above which the kernel dominates"},
+    {"kernel_time_share", &T::kernel_time_share,
+     "system / (user + system) CPU time at or above which, its cores busy, the kernel bounds "
+     "it (not the model, kernel bound)"},
+    {"io_calls_per_s", &T::io_calls_per_s,
+     "read and write calls per second of wall time at or above which, small, their number is "
+     "said"},
+    {"small_io_call_bytes", &T::small_io_call_bytes,
+     "mean bytes per read or write call below which the calls are small (unbuffered)"},
     {"context_switches_per_s", &T::context_switches_per_s,
      "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},
@@ -79,16 +87,18 @@ std::string num(double v) {
 }
 
 // Fields that are fractions of something and so lie in (0, 1].
-constexpr std::array<double T::*, 11> shares = {
-    &T::model_share,       &T::thread_concurrency,       &T::capacity,
-    &T::cpu_utilisation,   &T::system_time_share,        &T::device_wait_share,
-    &T::device_copy_share, &T::voluntary_switch_share,   &T::steal_share,
-    &T::stop_margin,       &T::cpu_quota_throttled_share};
-constexpr std::array<double T::*, 10> rates = {
-    &T::held_cores_ratio,     &T::storage_wait_threads,     &T::context_switches_per_s,
-    &T::page_faults_per_s,    &T::major_page_faults_per_s,  &T::involuntary_switches_per_cpu_s,
-    &T::run_queue_per_cpu,    &T::others_run_queue_per_cpu, &T::fault_churn_ratio,
-    &T::major_page_faults_min};
+constexpr std::array<double T::*, 12> shares = {
+    &T::model_share,       &T::thread_concurrency,        &T::capacity,
+    &T::cpu_utilisation,   &T::system_time_share,         &T::device_wait_share,
+    &T::device_copy_share, &T::voluntary_switch_share,    &T::steal_share,
+    &T::stop_margin,       &T::cpu_quota_throttled_share, &T::kernel_time_share};
+constexpr std::array<double T::*, 12> rates = {
+    &T::io_calls_per_s,          &T::small_io_call_bytes,
+    &T::held_cores_ratio,        &T::storage_wait_threads,
+    &T::context_switches_per_s,  &T::page_faults_per_s,
+    &T::major_page_faults_per_s, &T::involuntary_switches_per_cpu_s,
+    &T::run_queue_per_cpu,       &T::others_run_queue_per_cpu,
+    &T::fault_churn_ratio,       &T::major_page_faults_min};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

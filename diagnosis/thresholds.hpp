@@ -52,6 +52,15 @@ struct Thresholds {
     // touched afresh over and over (first touch faults at most once per page).
     double fault_churn_ratio = 2.0;
     double system_time_share = 0.20;       // system / (user + system) at or above: syscalls, faults
+    // The same share at or above which, its cores busy (cpu_utilisation not fired), the
+    // kernel is what bounds it: not the model (kernel bound). Half: the kernel does more of
+    // its work than its own code.
+    double kernel_time_share = 0.50;
+    // Read and write calls per second of wall time at or above which, at fewer bytes each
+    // than small_io_call_bytes, their number is said (each costs 0.3-1 us in the kernel, so
+    // 50 K/s is 2-5 % of a core at least).
+    double io_calls_per_s = 50000;
+    double small_io_call_bytes = 4096;
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk

@@ -94,6 +94,12 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     // What storage served the program, against the roofs of the storage `machine` measured.
     p.storage_read_bytes = per_run(r, "storage_read_bytes");
     p.storage_write_bytes = per_run(r, "storage_write_bytes");
+    // Its read and write calls and what they passed (their mean size: buffered or not).
+    const auto sum = [](std::optional<double> a, std::optional<double> b) {
+        return a && b ? std::optional<double>(*a + *b) : std::nullopt;
+    };
+    p.io_calls = sum(per_run(r, "read_calls"), per_run(r, "write_calls"));
+    p.io_call_bytes = sum(per_run(r, "read_call_bytes"), per_run(r, "write_call_bytes"));
     // Its threads blocked on storage (the sampler's waiting counters of those kinds).
     for (const auto k : collectors::storage_wait_kinds)
         if (const auto s = per_run(r, waiting_counter(k)))

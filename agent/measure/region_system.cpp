@@ -90,7 +90,9 @@ bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
 // system_time_share, asked of the region): system calls, copies, page faults, which its
 // declared work does not describe and no roof of it shows. A range around reading a file
 // from the page cache (a copy in the kernel) read "latency bound: dependency stalls ..." with
-// 97 % of its time in system calls. Said, and first among the moves.
+// 97 % of its time in system calls. Said; from kernel_time_share on the table's kernel row
+// decides it (the kernel did more of its work than its own code), below that its move
+// comes first.
 void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t) {
     if (!reg.system_busy_cores || !reg.busy_cores) return;
     const double busy = *reg.busy_cores + reg.descendant_busy_cores.value_or(0.0);
@@ -104,6 +106,13 @@ void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds
              " of its program's CPU time while it was open was in the kernel (system calls, "
              "copies, page faults; from the sampler's readings): time its declared work does "
              "not describe, and no roof of it shows"});
+    if (share >= t.kernel_time_share) {
+        d.system.push_back({std::string(kernel_signal_name), share, t.kernel_time_share, true,
+                            "most of its program's CPU time while it was open in the kernel",
+                            std::nullopt, std::nullopt});
+        conclude(d, t);
+        return;
+    }
     d.first_move = "spend less time in the kernel (at least " + percent +
                    " of its CPU time: fewer and larger system calls, memory reused rather than "
                    "freed and faulted in again, mapped files rather than copying reads); then " +

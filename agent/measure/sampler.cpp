@@ -126,7 +126,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc,
     static const double page_bytes = static_cast<double>(::sysconf(_SC_PAGESIZE));
     TreeSample s;
     s.t_ns = collectors::now_ns();
-    s.io = {0.0, 0.0, 0.0, 0.0};
+    s.io = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
     // (pid, index of its parent in `read`): a process is read after its parent, so the
     // descendants' CPU adds up from the last process read back to the first.
     std::vector<std::pair<pid_t, int>> todo{{root, -1}};

@@ -413,11 +413,21 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
                     : "") +
                ")";
     };
+    // How many calls moved those bytes, where /proc counted them: their mean size says
+    // whether the program buffers.
+    const auto in_calls = [&](const char* name) -> std::string {
+        const auto calls = counter_total(r, name);
+        if (!calls) return "";
+        const double per_run = *calls / n;
+        return " in " + (per_run < 1000 ? count_text(per_run) : si(per_run, "", 3)) + " " +
+               (per_run == 1 ? "call" : "calls");
+    };
     if (storage_read && storage_write && call_read && call_write)
         out << "  I/O: storage " << bytes(*storage_write / n) << " written"
             << against_roof(*storage_write, false) << ", " << bytes(*storage_read / n) << " read"
             << against_roof(*storage_read, true) << "; read/write calls " << bytes(*call_write / n)
-            << " written, " << bytes(*call_read / n) << " read (per run)\n";
+            << " written" << in_calls("write_calls") << ", " << bytes(*call_read / n) << " read"
+            << in_calls("read_calls") << " (per run)\n";
     const auto vcs = counter_total(r, "voluntary_context_switches");
     const auto ics = counter_total(r, "involuntary_context_switches");
     const auto minf = counter_total(r, "minor_faults"), majf = counter_total(r, "major_faults");

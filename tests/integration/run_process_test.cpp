@@ -165,6 +165,31 @@ TEST(RunProcess, MemoryFreedAndTouchedAgainIsChurn) {
     EXPECT_TRUE(says(f->meaning, "over and over")) << f->meaning;
 }
 
+// A program writing one byte per call: /proc counts the calls, the summary says how many
+// moved its bytes, the finding names them small, and where most of its CPU time was in the
+// kernel (its calls are) the table's kernel row decides the run.
+TEST(RunProcess, OneByteWritesAreCountedAndSaidSmall) {
+    TempDir dir;
+    std::string err;
+    const RunRecord r =
+        run_ok(dir, {process_target, "bytewise", dir.path().string(), "300000"}, &err);
+    const CounterValue* calls = counter(r.executions.at(0), "write_calls");
+    ASSERT_NE(calls, nullptr);
+    EXPECT_GE(calls->value, 300000);
+    EXPECT_LT(calls->value, 300100);
+    EXPECT_NE(err.find("written in 300 K calls"), std::string::npos) << err;
+    const SystemSignal* small = signal(r, "io_calls_per_s");
+    ASSERT_NE(small, nullptr);
+    ASSERT_TRUE(small->qualifier_value);
+    EXPECT_LT(*small->qualifier_value, 1.1) << "bytes per call";
+    EXPECT_TRUE(small->fired) << *small->value << " calls/s";
+    const SystemSignal* kernel = signal(r, "system_time_share");
+    ASSERT_NE(kernel, nullptr);
+    ASSERT_TRUE(r.diagnosis);
+    if (kernel->value && *kernel->value >= Thresholds{}.kernel_time_share)
+        EXPECT_EQ(r.diagnosis->diagnosis, "not the model (kernel bound)") << err;
+}
+
 // Spinning processes on the test's CPU, stopped when it goes out of scope.
 class Competitors {
   public:

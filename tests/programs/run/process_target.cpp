@@ -6,6 +6,8 @@
 //   process_target nap COUNT SECONDS      COUNT sleeps of SECONDS each (blocked, not busy)
 //   process_target flush DIR COUNT        COUNT 4 KiB records appended to a new file in DIR,
 //                                         fdatasync after each (a log's commits), then removed
+//   process_target bytewise DIR COUNT     COUNT writes of one byte each to a new file in DIR
+//                                         (unbuffered: a system call per byte), then removed
 //   process_target turns THREADS SECONDS  THREADS threads passing one token round, each
 //                                         computing 2 ms on its turn: one runs at a time
 //   process_target oneafter THREADS SECONDS  THREADS threads started one after another,
@@ -140,6 +142,23 @@ int main(int argc, char** argv) {
         ::unlink(path.c_str());
         return 0;
     }
+    if (mode == "bytewise") {
+        const std::string path = std::string(a) + "/process_target.bytes";
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            std::perror(path.c_str());
+            return 1;
+        }
+        const char byte = 'b';
+        for (long i = 0; i < std::atol(b); ++i)
+            if (::write(fd, &byte, 1) != 1) {
+                std::perror("write");
+                return 1;
+            }
+        ::close(fd);
+        ::unlink(path.c_str());
+        return 0;
+    }
     if (mode == "nap") {
         for (int i = 0; i < std::atoi(a); ++i)
             std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));
@@ -148,6 +167,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr,
                  "usage: process_target write DIR BYTES | touch BYTES | churn BYTES ROUNDS "
                  "| spin THREADS SECONDS | nap COUNT SECONDS | flush DIR COUNT "
+                 "| bytewise DIR COUNT "
                  "| turns THREADS SECONDS "
                  "| oneafter THREADS SECONDS\n");
     return 64;

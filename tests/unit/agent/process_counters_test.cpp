@@ -206,7 +206,7 @@ TEST(TimeSeries, IoRatesFromCumulativeCountsAndUnknownIsNoPoint) {
     std::vector<TreeSample> s(4);
     for (int i = 0; i < 4; ++i) {
         s[i].t_ns = i * 100'000'000LL;  // 100 ms apart
-        s[i].io = {0.0, 25e6 * i, 0.0, 25e6 * i};
+        s[i].io = {0.0, 25e6 * i, 0.0, 25e6 * i, 0.0, 0.0};
     }
     s[2].io.storage_write_bytes.reset();
     const auto series = series_from_samples(s, 0, 0.05);
@@ -264,7 +264,7 @@ TEST(ProcessCounters, WaitsPeakAboveTheLaunchFootprintIsTheProgramsAndExact) {
     sampled.process_hwm_sum_bytes = 1024 * MiB;
     std::vector<std::string> notes;
     auto r = child(1536 * MiB, 100 * MiB);
-    r.io = collectors::ProcIo{4096.0, 50e6, 0.0, 50016256.0};
+    r.io = collectors::ProcIo{4096.0, 50e6, 0.0, 50016256.0, 3.0, 12.0};
     const auto c = process_counters(r, &sampled, notes);
     ASSERT_TRUE(counter(c, "peak_rss_bytes"));
     EXPECT_EQ(counter(c, "peak_rss_bytes")->value, 1536 * MiB);

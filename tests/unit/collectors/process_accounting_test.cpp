@@ -89,11 +89,16 @@ TEST(ProcIo, ReadsEveryFieldDespiteTheSpaceAfterTheColon) {
     EXPECT_EQ(io->write_call_bytes, 50000000);
     EXPECT_EQ(io->storage_read_bytes, 4096);
     EXPECT_EQ(io->storage_write_bytes, 50016256);
+    // And how many calls passed those bytes: their mean size says whether it buffers.
+    EXPECT_EQ(io->read_calls, 10);
+    EXPECT_EQ(io->write_calls, 50);
     EXPECT_FALSE(read_proc_io(run_root, "4201")) << "an unreadable io file is unknown, not 0";
     const auto r = io_readings(*io);
     ASSERT_TRUE(r.value("storage_write_bytes"));
     EXPECT_EQ(*r.value("storage_write_bytes"), 50016256);
     EXPECT_EQ(r.find("write_call_bytes")->unit, "bytes");
+    EXPECT_EQ(r.find("write_calls")->unit, "calls");
+    EXPECT_EQ(*r.value("write_calls"), 50);
 }
 
 TEST(ProcIo, AFieldMissingOrMalformedStaysAbsentAndSumsStayUnknown) {

@@ -56,6 +56,13 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
          "use, or size its thread pools to the quota where they are larger; its regions are "
          "judged at the quota's cores"},
+        {Bound::not_the_model, "most of its CPU time in the kernel, its cores busy",
+         "not the model (kernel bound)",
+         "spend less time in the kernel: fewer, larger system calls (buffered writes, one call "
+         "for many records), memory reused rather than freed and faulted in again (a pool, "
+         "malloc's trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 "
+         "MiB, not per 4 KiB), mapped files rather than copying reads, fewer processes "
+         "started; its findings say which it was"},
         {Bound::latency, "threads shared the work but took turns, with CPUs free",
          "latency bound (threads took turns)",
          "let the threads run at once: a lock held while working (Python's GIL, a mutex around "
@@ -152,6 +159,18 @@ TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
     EXPECT_EQ(t.held[1]->bound, Bound::compute);
     turns.thread_concurrency = defaults.thread_concurrency;
     EXPECT_EQ(decided(turns), Bound::compute);
+    // Most of its CPU time in the kernel: the system's, before the roofs its code met; the
+    // threads it blocked on storage name the cause where both hold.
+    Signals kernel{O(0.9), O(0.2), {}, {}};
+    kernel.kernel_time_share = 0.9;
+    const Decision k = decide(kernel, defaults);
+    ASSERT_NE(k.row, nullptr);
+    EXPECT_EQ(k.row->diagnosis, "not the model (kernel bound)");
+    kernel.storage_wait_threads = 0.5;
+    EXPECT_EQ(decide(kernel, defaults).row->diagnosis, "not the model (I/O bound)");
+    kernel.storage_wait_threads.reset();
+    kernel.kernel_time_share = defaults.kernel_time_share - eps;
+    EXPECT_EQ(decided(kernel), Bound::compute);
 }
 
 TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {

@@ -364,6 +364,8 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     with_pages.working_threads = 3.5;
     with_pages.cpu_quota_cpus = 1.5;
     with_pages.cpu_quota_throttled_s = 0.25;
+    with_pages.io_calls = 3e6;
+    with_pages.io_call_bytes = 5e6;
     const ProcessAccounting back = nlohmann::json(with_pages).get<ProcessAccounting>();
     EXPECT_EQ(back.peak_rss_pages, 1234);
     EXPECT_EQ(back.host_cpu_s, 20);
@@ -375,6 +377,8 @@ TEST(ProcessAccountingJson, RoundTripsTheHostAndFootprintFields) {
     EXPECT_EQ(back.cpu_quota_cpus, 1.5);
     EXPECT_EQ(back.cpu_quota_throttled_s, 0.25);
     EXPECT_FALSE(back.cpu_quota_periods);
+    EXPECT_EQ(back.io_calls, 3e6);
+    EXPECT_EQ(back.io_call_bytes, 5e6);
     // An older record without them reads them as unknown.
     auto old = nlohmann::json(p);
     old.erase("host_cpu_s");
@@ -486,6 +490,54 @@ TEST(StorageWaits, BlockedOnStorageWhileIdleIsIoBound) {
     const Diagnosis busy = diagnose_run(in, t);
     EXPECT_FALSE(signal(busy.system, "storage_wait_threads").fired);
     EXPECT_FALSE(busy.bound);
+}
+
+// Most of its CPU time in the kernel while its core was busy is the table's kernel row, the
+// calls that put it there named where they are many small reads and writes (3 million
+// one-byte writes: 93 % of its CPU time in the kernel, read "bound unknown" before). A
+// program that mostly waits is not: what it waits on decides.
+TEST(KernelTime, MostCpuTimeInTheKernelIsKernelBound) {
+    RunInputs in;
+    in.process.wall_s = 1.44;
+    in.process.cores_used = 1;
+    in.process.user_s = 0.10;
+    in.process.system_s = 1.34;
+    in.process.io_calls = 3e6;
+    in.process.io_call_bytes = 3e6;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::not_the_model);
+    EXPECT_EQ(d.diagnosis, "not the model (kernel bound)");
+    EXPECT_TRUE(says(d.first_move, "fewer, larger system calls")) << d.first_move;
+    const auto calls = signal(d.system, "io_calls_per_s");
+    EXPECT_TRUE(calls.fired);
+    ASSERT_TRUE(calls.qualifier_value);
+    EXPECT_DOUBLE_EQ(*calls.qualifier_value, 1.0);
+    EXPECT_TRUE(says(calls.meaning, "buffer them"));
+    // As many calls of 64 KiB each: not small, not said (the kernel row still holds).
+    in.process.io_call_bytes = 3e6 * 65536;
+    const Diagnosis big = diagnose_run(in, t);
+    EXPECT_FALSE(signal(big.system, "io_calls_per_s").fired);
+    EXPECT_EQ(big.diagnosis, "not the model (kernel bound)");
+    // Calls unknown: not said, never zero.
+    in.process.io_calls.reset();
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "io_calls_per_s").value);
+    // Under half of its CPU time in the kernel: a finding (a fifth or more), not the bound.
+    in.process.user_s = 0.9;
+    in.process.system_s = 0.5;
+    const Diagnosis some = diagnose_run(in, t);
+    EXPECT_TRUE(signal(some.system, "system_time_share").fired);
+    EXPECT_FALSE(some.bound);
+    // Mostly waiting (a tenth of its core busy, blocked): not kernel bound.
+    const Diagnosis waits = [&] {
+        RunInputs w = in;
+        w.process.user_s = 0.01;
+        w.process.system_s = 0.13;
+        w.process.voluntary_context_switches = 5000;
+        w.process.involuntary_context_switches = 2;
+        return diagnose_run(w, t);
+    }();
+    EXPECT_TRUE(signal(waits.system, "cpu_utilisation").fired);
+    EXPECT_NE(waits.diagnosis, "not the model (kernel bound)");
 }
 
 // A container's CPU quota that ran out in a quarter of its periods or more is a row of the

@@ -174,6 +174,16 @@ constexpr Qualifier churn = {"faults_per_peak_page", faults_per_peak_page, Compa
 // a quiet machine" before).
 constexpr Qualifier others_idle = {"others_run_queue_per_cpu", others_run_queue_per_cpu,
                                    Comparison::below, &T::others_run_queue_per_cpu};
+constexpr Qualifier enough_faults = {"page_faults",
+                                     [](const P& p) -> Opt {
+                                         if (!p.minor_page_faults && !p.major_page_faults)
+                                             return std::nullopt;
+                                         return p.minor_page_faults.value_or(0.0) +
+                                                p.major_page_faults.value_or(0.0);
+                                     },
+                                     Comparison::at_least, &T::page_faults_min};
+constexpr Qualifier enough_calls = {"io_calls", [](const P& p) { return p.io_calls; },
+                                    Comparison::at_least, &T::io_calls_min};
 constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
@@ -209,11 +219,20 @@ const std::array<SystemRule, 15> rules = {{
     // Which system calls, where they are reads and writes: their count and mean size (a
     // program writing one byte per call spent 93 % of its CPU time in the kernel, said only
     // as "system calls, copies, page faults").
-    {"io_calls_per_s", io_calls_per_s, Comparison::at_least, &T::io_calls_per_s,
+    {"io_calls_per_s",
+     io_calls_per_s,
+     Comparison::at_least,
+     &T::io_calls_per_s,
      "many small read and write calls (files, pipes, sockets, terminals alike), each a trip "
      "into the kernel for a few bytes: buffer them (stdio or a larger buffer, one call for "
      "many records, readv/writev)",
-     &small_calls},
+     &small_calls,
+     {},
+     {},
+     false,
+     nullptr,
+     {},
+     &enough_calls},
     {"context_switches_per_s", context_switches_per_s, Comparison::at_least,
      &T::context_switches_per_s,
      "frequent context switches: blocking, oversubscribed threads, contention"},
@@ -249,14 +268,21 @@ const std::array<SystemRule, 15> rules = {{
      "oversubscribed",
      "more runnable threads than CPUs on the host, its own and other work's: the CPUs were "
      "oversubscribed"},
-    {"page_faults_per_s", page_faults_per_s, Comparison::at_least, &T::page_faults_per_s,
+    {"page_faults_per_s",
+     page_faults_per_s,
+     Comparison::at_least,
+     &T::page_faults_per_s,
      "frequent page faults, several per page of the peak footprint: memory freed and touched "
      "afresh over and over (allocation churn, or many short-lived processes)",
      &churn,
      "frequent page faults, about one per page of the peak footprint at most: first touch of "
      "the memory it keeps (allocation), not churn",
      "frequent page faults: first touch or churn (the peak footprint was not measured over "
-     "enough of the run to tell)"},
+     "enough of the run to tell)",
+     false,
+     nullptr,
+     {},
+     &enough_faults},
     {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least,
      &T::major_page_faults_per_s,
      "page faults that read from disk: memory pressure or memory-mapped files paged in",
@@ -352,7 +378,8 @@ std::vector<SystemSignal> system_evidence(const ProcessAccounting& p, const Thre
         // Only where the rule says something at all: its own qualifier may keep it silent.
         if (r.own_doing && !meaning.empty() && own_doing(*r.own_doing, p, t))
             meaning = r.meaning_own;
-        s.fired = s.value && !meaning.empty() && compares(r.comparison, *s.value, s.threshold);
+        s.fired = s.value && !meaning.empty() && compares(r.comparison, *s.value, s.threshold) &&
+                  (!r.enough || own_doing(*r.enough, p, t));
         s.meaning = std::string(meaning.empty() ? r.meaning : meaning);
         out.push_back(std::move(s));
     }

@@ -99,6 +99,10 @@ struct SystemRule {
     // `meaning_own` instead, and is not contention.
     const Qualifier* own_doing = nullptr;
     std::string_view meaning_own = {};
+    // A count the rule's rate needs before it means anything (a short program's start-up
+    // faults, a buffered program's few hundred writes in 8 ms): below it, or unknown, the rule
+    // does not fire.
+    const Qualifier* enough = nullptr;
 };
 std::span<const SystemRule> system_rules();
 

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 29> fields = {{
+const std::array<ThresholdField, 31> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -61,6 +61,10 @@ const std::array<ThresholdField, 29> fields = {{
      "said"},
     {"small_io_call_bytes", &T::small_io_call_bytes,
      "mean bytes per read or write call below which the calls are small (unbuffered)"},
+    {"io_calls_min", &T::io_calls_min,
+     "read and write calls per run below which their rate is not judged"},
+    {"page_faults_min", &T::page_faults_min,
+     "page faults per run below which their rate is not judged (a short program's start-up)"},
     {"context_switches_per_s", &T::context_switches_per_s,
      "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},

@@ -60,7 +60,13 @@ struct Thresholds {
     // than small_io_call_bytes, their number is said (each costs 0.3-1 us in the kernel, so
     // 50 K/s is 2-5 % of a core at least).
     double io_calls_per_s = 50000;
-    double small_io_call_bytes = 4096;
+    // Below a KiB a call: a 4 KiB stdio buffer is buffered, a line or a record per call is not.
+    double small_io_call_bytes = 1024;
+    // Counts per run below which the rates above are not judged: 10 K calls or faults are a
+    // few milliseconds in the kernel (a buffered program's 734 writes in 8 ms, a short
+    // program's start-up faults, are 88 K/s and 12 K/s of nothing).
+    double io_calls_min = 10000;
+    double page_faults_min = 10000;
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk

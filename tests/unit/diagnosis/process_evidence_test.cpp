@@ -540,6 +540,36 @@ TEST(KernelTime, MostCpuTimeInTheKernelIsKernelBound) {
     EXPECT_NE(waits.diagnosis, "not the model (kernel bound)");
 }
 
+// Rates of a few calls or faults in a short run are nothing: a buffered program's 734 writes
+// of 4 KiB in 8.4 ms (88 K/s) and its start-up's 100 faults (12 K/s) read "many small read
+// and write calls" and "frequent page faults" before.
+TEST(KernelTime, AShortRunsFewCallsAndFaultsAreNotJudged) {
+    RunInputs in;
+    in.process.wall_s = 0.0084;
+    in.process.cores_used = 1;
+    in.process.user_s = 0.006;
+    in.process.system_s = 0.002;
+    in.process.io_calls = 743;
+    in.process.io_call_bytes = 743 * 3950.0;
+    in.process.minor_page_faults = 100;
+    const Diagnosis d = diagnose_run(in, t);
+    const auto calls = signal(d.system, "io_calls_per_s");
+    ASSERT_TRUE(calls.value);
+    EXPECT_GT(*calls.value, t.io_calls_per_s);
+    EXPECT_FALSE(calls.fired);
+    const auto faults = signal(d.system, "page_faults_per_s");
+    ASSERT_TRUE(faults.value);
+    EXPECT_GT(*faults.value, t.page_faults_per_s);
+    EXPECT_FALSE(faults.fired);
+    // As many at once as the minimum, at one byte each: said.
+    in.process.io_calls = t.io_calls_min;
+    in.process.io_call_bytes = t.io_calls_min;
+    EXPECT_TRUE(signal(diagnose_run(in, t).system, "io_calls_per_s").fired);
+    // 4 KiB calls (a stdio buffer) are not small, however many.
+    in.process.io_call_bytes = t.io_calls_min * 4096;
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "io_calls_per_s").fired);
+}
+
 // A container's CPU quota that ran out in a quarter of its periods or more is a row of the
 // decision table: the run is quota bound whatever its regions, with the numbers in a finding.
 // Below it, or without a quota's periods, no word of it.

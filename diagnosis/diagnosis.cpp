@@ -218,7 +218,7 @@ Signals signals_of(const Diagnosis& d) {
         return g.name == utilisation_signal_name && g.fired;
     });
     for (const auto& sig : d.system)
-        if (sig.name == kernel_signal_name && !waited) s.kernel_time_share = sig.value;
+        if (sig.name == kernel_signal_name && sig.fired && !waited) s.kernel_time_share = sig.value;
     return s;
 }
 

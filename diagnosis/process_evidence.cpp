@@ -182,6 +182,8 @@ constexpr Qualifier enough_faults = {"page_faults",
                                                 p.major_page_faults.value_or(0.0);
                                      },
                                      Comparison::at_least, &T::page_faults_min};
+constexpr Qualifier enough_kernel_time = {"system_s", [](const P& p) { return p.system_s; },
+                                          Comparison::at_least, &T::system_time_min_s};
 constexpr Qualifier enough_calls = {"io_calls", [](const P& p) { return p.io_calls; },
                                     Comparison::at_least, &T::io_calls_min};
 constexpr Qualifier enough_major_faults = {"major_page_faults",
@@ -214,8 +216,18 @@ const std::array<SystemRule, 15> rules = {{
      "for a CPU (context switches not measured)"},
     // A row of the decision table too (not the model, kernel bound), at kernel_time_share
     // where its cores were busy.
-    {kernel_signal_name, system_time_share, Comparison::at_least, &T::system_time_share,
-     "much CPU time in the kernel: system calls, copies, page faults"},
+    {kernel_signal_name,
+     system_time_share,
+     Comparison::at_least,
+     &T::system_time_share,
+     "much CPU time in the kernel: system calls, copies, page faults",
+     nullptr,
+     {},
+     {},
+     false,
+     nullptr,
+     {},
+     &enough_kernel_time},
     // Which system calls, where they are reads and writes: their count and mean size (a
     // program writing one byte per call spent 93 % of its CPU time in the kernel, said only
     // as "system calls, copies, page faults").

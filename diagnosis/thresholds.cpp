@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 31> fields = {{
+const std::array<ThresholdField, 32> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -65,6 +65,8 @@ const std::array<ThresholdField, 31> fields = {{
      "read and write calls per run below which their rate is not judged"},
     {"page_faults_min", &T::page_faults_min,
      "page faults per run below which their rate is not judged (a short program's start-up)"},
+    {"system_time_min_s", &T::system_time_min_s,
+     "seconds in the kernel per run below which its share is not judged (a process's start-up)"},
     {"context_switches_per_s", &T::context_switches_per_s,
      "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},

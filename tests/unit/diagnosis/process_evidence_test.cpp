@@ -568,6 +568,14 @@ TEST(KernelTime, AShortRunsFewCallsAndFaultsAreNotJudged) {
     // 4 KiB calls (a stdio buffer) are not small, however many.
     in.process.io_call_bytes = t.io_calls_min * 4096;
     EXPECT_FALSE(signal(diagnose_run(in, t).system, "io_calls_per_s").fired);
+    // Half of a 6 ms program's CPU time in the kernel is its start-up (exec, loading its
+    // libraries), not a bound: a 4.5 ms loop beside it read "kernel bound".
+    in.process.wall_s = 0.0062;
+    in.process.user_s = 0.0045;
+    in.process.system_s = 0.0045;
+    const Diagnosis short_run = diagnose_run(in, t);
+    EXPECT_FALSE(signal(short_run.system, "system_time_share").fired);
+    EXPECT_NE(short_run.diagnosis, "not the model (kernel bound)");
 }
 
 // A container's CPU quota that ran out in a quarter of its periods or more is a row of the

@@ -609,6 +609,11 @@ void judge_record(RunRecord& record) {
         record.diagnosis = diagnose_run(in, t);
         record.diagnosis->duration_s =
             record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
+        if (auto stage = serial_stage(record)) {
+            record.diagnosis->findings.push_back(std::move(stage->finding));
+            if (!record.diagnosis->bound)
+                record.diagnosis->first_move = stage->move + record.diagnosis->first_move;
+        }
         if (contention_of(*record.diagnosis))
             for (auto& v : record.region_diagnoses)
                 v.diagnosis.findings.push_back(taken_under_contention());

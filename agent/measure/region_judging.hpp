@@ -38,6 +38,11 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
 std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
                                     const RecordedRegion& reg, const CpuLimits& limits);
 
+// A run's serial stage: a top-level range whose instances, one at a time, spanned most of the
+// wall time, computing, while other threads' ranges ran beside it and CPUs idled: the run
+// lasts as long as it does (serial_stage.cpp). A finding and the run's first move's prefix.
+std::optional<IdleCores> serial_stage(const RunRecord& record);
+
 // A one-process region whose working threads outnumbered its busy cores (not so far that they
 // took turns) with instances too short for the sampler's looks to show the cores it held at
 // once: the finding says so and which --interval would (idle_cores.cpp).

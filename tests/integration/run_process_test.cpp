@@ -323,6 +323,31 @@ TEST(RunProcess, ARegionWhoseThreadsTookTurnsIsToldToLetThemRunAtOnce) {
         << v->diagnosis.first_move;
 }
 
+// A producer three times slower than its consumer: the run names it as the serial stage the
+// other waits for, and its first move starts there (no work declared, so the bound itself
+// stays unknown).
+TEST(RunProcess, TheStageTheOthersWaitForIsTheSerialStage) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    std::string err;
+    const RunRecord rec = run_ok(dir, {nvtx_target, "handoff", "40"}, &err);
+    const RecordedRegion* decode = rec.region("decode");
+    ASSERT_NE(decode, nullptr);
+    ASSERT_TRUE(decode->busy_cores && decode->beside_busy_cores);
+    ASSERT_TRUE(rec.diagnosis);
+    const bool named = std::any_of(
+        rec.diagnosis->findings.begin(), rec.diagnosis->findings.end(),
+        [](const Finding& f) { return says(f.detail, "decode is the run's serial stage"); });
+    if (*decode->busy_cores - *decode->beside_busy_cores < 0.5)
+        GTEST_SKIP() << "its thread got under half a core: other work took it";
+    EXPECT_TRUE(named) << err;
+    EXPECT_TRUE(says(rec.diagnosis->first_move, "start with decode, the serial stage"))
+        << rec.diagnosis->first_move;
+    EXPECT_FALSE(std::any_of(
+        rec.diagnosis->findings.begin(), rec.diagnosis->findings.end(),
+        [](const Finding& f) { return says(f.detail, "infer is the run's serial stage"); }));
+}
+
 // Two stages, each a range on its own thread: each region's process kept both cores busy,
 // but one of them was the other stage's, which each thread's own CPU-time reads tell.
 TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {

@@ -15,14 +15,20 @@
 //   nvtx_target ask SOCKET N      its client: N x "infer {ops=...}" around a request
 //   nvtx_target stages S          two threads for S seconds, each busy in ranges of its own,
 //                                 "produce" and "consume" (5 ms each): a pipeline's stages
+//   nvtx_target handoff N         a producer thread's N x "decode" (15 ms busy each) handed
+//                                 one by one to the main thread's "infer" (5 ms busy): the
+//                                 producer is the serial stage, the consumer waits for it
 //   nvtx_target turns T S         "stage {ops=...}" around T threads handing one lock round
 //                                 for S seconds, each 2 ms busy on its turn (one at a time)
 //   nvtx_target beside S          S seconds of "model" ranges (5 ms busy each) on the main
 //                                 thread beside a thread busy all along with no ranges
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -124,6 +130,33 @@ int main(int argc, char** argv) {
         };
         std::thread producer(stage, "produce {ops=10M precision=fp64 engine=scalar}");
         stage("consume {ops=10M precision=fp64 engine=scalar}");
+        producer.join();
+        return 0;
+    }
+    if (mode == "handoff") {
+        const int items = std::atoi(arg);
+        std::mutex m;
+        std::condition_variable ready;
+        std::deque<int> queue;
+        std::thread producer([&] {
+            for (int i = 0; i < items; ++i) {
+                nvtxRangePushA("decode");
+                busy(0.015);
+                nvtxRangePop();
+                const std::lock_guard<std::mutex> lock(m);
+                queue.push_back(i);
+                ready.notify_one();
+            }
+        });
+        for (int i = 0; i < items; ++i) {
+            std::unique_lock<std::mutex> lock(m);
+            ready.wait(lock, [&] { return !queue.empty(); });
+            queue.pop_front();
+            lock.unlock();
+            nvtxRangePushA("infer");
+            busy(0.005);
+            nvtxRangePop();
+        }
         producer.join();
         return 0;
     }

@@ -40,7 +40,9 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
 
 // A run's serial stage: a top-level range whose instances, one at a time, spanned most of the
 // wall time, computing, while other threads' ranges ran beside it and CPUs idled: the run
-// lasts as long as it does (serial_stage.cpp). A finding and the run's first move's prefix.
+// lasts as long as it does; else one process of its tree busy about a core over most of the
+// run while its others did a little beside it and CPUs idled (serial_stage.cpp). A finding
+// and the run's first move's prefix.
 std::optional<IdleCores> serial_stage(const RunRecord& record);
 
 // A one-process region whose working threads outnumbered its busy cores (not so far that they

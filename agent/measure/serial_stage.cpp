@@ -1,7 +1,7 @@
-// A run's serial stage: a pipeline whose stages record ranges on their own threads lasts as
-// long as its slowest stage's instances end to end. A producer decoding on one thread (99 %
-// of the wall time) beside a consumer that waited for it three quarters of the time read
-// "bound unknown: measure what is missing first", with both stages' ranges listed and
+// A run's serial stage: a pipeline whose stages record ranges on their own threads, or run as
+// processes of its tree, lasts as long as its slowest stage's work end to end. A producer decoding
+// on one thread (99 % of the wall time) beside a consumer that waited for it three quarters of the
+// time read "bound unknown: measure what is missing first", with both stages' ranges listed and
 // nothing saying that one of them set the run's length.
 #include <algorithm>
 #include <string>
@@ -27,13 +27,60 @@ constexpr double own_core_min = 0.50;
 // idled: the others did work of their own and there was room for more of its.
 constexpr double beside_min_cores = 0.10;
 constexpr double idle_min_cpus = 0.25;
+// A process busy within this of one core over the time it was seen, and its other
+// processes' cores beside it at least this: a stage feeding it (`gen` in `gen | gzip` used
+// 0.11, `cat` of a file into it 0.028), not a shell waiting for its one child (0.000).
+constexpr double one_core_margin = 0.15;
+constexpr double beside_min_process_cores = 0.01;
+
+// The same for a process of its tree: one process busy about a core over most of the run
+// while its other processes did a little beside it and CPUs idled (`gen | gzip -1`: gzip
+// 0.98 cores, gen blocked on the pipe, a CPU idle, read "bound unknown" with the processes
+// listed). Its threads are not known here, so a process at one core's worth may be one
+// busy thread or several sharing it; either way the others wait for it.
+std::optional<IdleCores> serial_process(const RunRecord& record, double cpus) {
+    const auto timed = record.timed_executions();
+    if (timed.empty() || timed.front()->processes.size() < 2) return std::nullopt;
+    const Execution& e = *timed.front();
+    if (!(e.wall_s > 0)) return std::nullopt;
+    double total = 0;
+    for (const auto& p : e.processes) total += p.cpu_s;
+    const ProcessUse* stage = nullptr;
+    for (const auto& p : e.processes) {
+        if (!(p.seen_s >= spans_wall_min * e.wall_s)) continue;
+        const double cores = p.cpu_s / p.seen_s;
+        if (cores < 1 - one_core_margin || cores > 1 + one_core_margin) continue;
+        if (stage) return std::nullopt;  // two such: neither is the one the others wait for
+        stage = &p;
+    }
+    if (!stage) return std::nullopt;
+    const double others = (total - stage->cpu_s) / e.wall_s, idle = cpus - total / e.wall_s;
+    if (others < beside_min_process_cores || idle < idle_min_cpus) return std::nullopt;
+    const std::string name = stage->name + " (pid " + std::to_string(stage->pid) + ")";
+    const std::string span = percent(std::min(1.0, stage->seen_s / e.wall_s));
+    Finding f{FindingKind::assumption,
+              name + " is the run's serial stage: busy " + fixed2(stage->cpu_s / stage->seen_s) +
+                  " cores over the " + fixed2(stage->seen_s) + " s it was seen (" + span +
+                  " of the wall time), while its other processes kept " + fixed2(others) +
+                  " cores busy beside it and " + fixed2(idle) + " of the " + fixed2(cpus) +
+                  " CPUs idled: the run lasts as long as its work, whatever the processes "
+                  "beside it do (they wait for it: on a pipe, a socket, a queue). Make it "
+                  "faster, or split its work over the idle cores (more processes or threads "
+                  "on that stage, a parallel version of the tool)"};
+    return IdleCores{std::move(f), "start with " + name + ", the serial stage (busy " +
+                                       fixed2(stage->cpu_s / stage->seen_s) + " cores over " +
+                                       span +
+                                       " of the wall time, beside processes that wait "
+                                       "for it): "};
+}
 
 }  // namespace
 
 std::optional<IdleCores> serial_stage(const RunRecord& record) {
     const double wall = record.whole.duration_s.count ? record.whole.duration_s.mean : 0.0;
     const auto cpus = usable_cpus(record);
-    if (!(wall > 0) || !cpus) return std::nullopt;
+    if (!cpus) return std::nullopt;
+    if (!(wall > 0)) return serial_process(record, *cpus);
     const RecordedRegion* stage = nullptr;
     for (const auto& reg : record.regions) {
         if (reg.kind != RegionKind::range || !reg.parent.empty() || reg.processes > 1 ||
@@ -52,7 +99,7 @@ std::optional<IdleCores> serial_stage(const RunRecord& record) {
         if (stage) return std::nullopt;
         stage = &reg;
     }
-    if (!stage) return std::nullopt;
+    if (!stage) return serial_process(record, *cpus);
     const double idle = *cpus - *stage->busy_cores;
     const std::string span = percent(stage->open_s_per_execution() / wall);
     Finding f{FindingKind::assumption,

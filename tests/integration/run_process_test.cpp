@@ -477,6 +477,27 @@ TEST(RunProcess, ItsProcessesAreListedByTheirCpuTime) {
     EXPECT_TRUE(one.executions.at(0).processes.empty());
 }
 
+// A shell pipeline whose compressor is the stage the other waits on: named from the
+// processes, the run's first move starts with it.
+TEST(RunProcess, ThePipelineStageTheOthersWaitOnIsNamed) {
+    TempDir dir;
+    std::string err;
+    const RunRecord r =
+        run_ok(dir, {"/bin/sh", "-c", "head -c 40000000 /dev/urandom | gzip -1 > /dev/null"}, &err);
+    const auto& ps = r.executions.at(0).processes;
+    ASSERT_GE(ps.size(), 2u) << err;
+    ASSERT_EQ(ps[0].name, "gzip") << err;
+    ASSERT_TRUE(r.diagnosis);
+    const double cores = ps[0].cpu_s / ps[0].seen_s;
+    if (cores < 0.85 || cores > 1.15)
+        GTEST_SKIP() << "gzip got " << cores << " cores: other work took its CPU";
+    EXPECT_TRUE(
+        std::any_of(r.diagnosis->findings.begin(), r.diagnosis->findings.end(),
+                    [](const Finding& f) { return says(f.detail, "is the run's serial stage"); }))
+        << err;
+    EXPECT_TRUE(says(r.diagnosis->first_move, "start with gzip (pid ")) << r.diagnosis->first_move;
+}
+
 TEST(RunProcess, ASleepingProgramWaitsAndIsNotPreempted) {
     TempDir dir;
     const RunRecord r = run_ok(dir, {process_target, "nap", "25", "0.02"});

@@ -89,5 +89,35 @@ TEST(SerialStage, NotWhereItsConditionsFail) {
     }
 }
 
+// A shell pipeline, `gen | gzip`: gzip busy a core all along while gen used a tenth of one
+// and a CPU idled. Named from the processes; two busy ones (a pool's workers) name neither.
+TEST(SerialStage, AProcessBusyACoreBesideOthersThatWaitIsNamed) {
+    RunRecord rec = record_of({}, 1.67);
+    rec.executions.front().processes = {
+        {102, "gzip", 1.64, 1.67}, {101, "gen", 0.18, 1.67}, {100, "sh", 0.003, 1.67}};
+    judge_record(rec);
+    ASSERT_TRUE(rec.diagnosis);
+    EXPECT_TRUE(has_finding(*rec.diagnosis, "gzip (pid 102) is the run's serial stage: busy 0.98"));
+    EXPECT_TRUE(says(rec.diagnosis->first_move, "start with gzip (pid 102), the serial stage"))
+        << rec.diagnosis->first_move;
+    const auto named = [](RunRecord r) {
+        judge_record(r);
+        return has_finding(*r.diagnosis, "serial stage");
+    };
+    RunRecord pool = rec;
+    pool.executions.front().processes[1] = {101, "worker", 1.60, 1.67};
+    EXPECT_FALSE(named(pool)) << "two busy processes";
+    RunRecord alone = rec;
+    alone.executions.front().processes[1].cpu_s = 0.005;
+    EXPECT_FALSE(named(alone)) << "nothing beside it: a program under a shell";
+    RunRecord threads = rec;
+    threads.executions.front().processes[0].cpu_s = 3.2;
+    EXPECT_FALSE(named(threads)) << "two cores' worth: its threads share its work";
+    RunRecord late = rec;
+    late.executions.front().processes[0].seen_s = 0.8;
+    late.executions.front().processes[0].cpu_s = 0.78;
+    EXPECT_FALSE(named(late)) << "half the run";
+}
+
 }  // namespace
 }  // namespace ceiling::measure

@@ -45,6 +45,11 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
 // and the run's first move's prefix.
 std::optional<IdleCores> serial_stage(const RunRecord& record);
 
+// Resident memory that kept rising after the run's first quarter, in each quarter after it:
+// a finding with the rate and, against the run's capacity, when it would fill
+// (footprint_growth.cpp).
+std::optional<Finding> footprint_growth(const RunRecord& record);
+
 // A one-process region whose working threads outnumbered its busy cores (not so far that they
 // took turns) with instances too short for the sampler's looks to show the cores it held at
 // once: the finding says so and which --interval would (idle_cores.cpp).

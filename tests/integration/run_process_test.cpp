@@ -190,6 +190,27 @@ TEST(RunProcess, OneByteWritesAreCountedAndSaidSmall) {
         EXPECT_EQ(r.diagnosis->diagnosis, "not the model (kernel bound)") << err;
 }
 
+// Memory kept 16 MiB at a time, 25 ms apart, to 640 MiB: it grew all through the run, and
+// the run says so with when its memory would fill; memory touched once and held does not.
+TEST(RunProcess, MemoryGrowingAllAlongIsSaid) {
+    TempDir dir;
+    const auto grew = [](const RunRecord& r) {
+        return r.diagnosis &&
+               std::any_of(r.diagnosis->findings.begin(), r.diagnosis->findings.end(),
+                           [](const Finding& f) {
+                               return says(f.detail, "resident memory grew all through the run");
+                           });
+    };
+    std::string err;
+    const RunRecord keep =
+        run_ok(dir, {process_target, "keep", std::to_string(16 * 1024 * 1024), "40"}, &err);
+    EXPECT_TRUE(grew(keep)) << err;
+    EXPECT_NE(err.find("left of the memory fill in"), std::string::npos) << err;
+    const RunRecord once =
+        run_ok(dir, {process_target, "touch", std::to_string(256 * 1024 * 1024)});
+    EXPECT_FALSE(grew(once));
+}
+
 // Spinning processes on the test's CPU, stopped when it goes out of scope.
 class Competitors {
   public:

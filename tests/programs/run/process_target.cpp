@@ -2,6 +2,8 @@
 //   process_target write DIR BYTES        writes BYTES to a new file in DIR, fsyncs, removes it
 //   process_target touch BYTES            touches BYTES of fresh memory once, then holds it
 //   process_target churn BYTES ROUNDS     ROUNDS times: map BYTES, touch every page, unmap
+//   process_target keep BYTES ROUNDS      ROUNDS times, 25 ms apart: map BYTES, touch, keep
+//                                         (a cache that never evicts)
 //   process_target spin THREADS SECONDS   THREADS threads of pure arithmetic for SECONDS
 //   process_target nap COUNT SECONDS      COUNT sleeps of SECONDS each (blocked, not busy)
 //   process_target flush DIR COUNT        COUNT 4 KiB records appended to a new file in DIR,
@@ -110,6 +112,14 @@ int main(int argc, char** argv) {
             char* p = map_fresh(bytes);
             touch(p, bytes);
             ::munmap(p, bytes);
+        }
+        return 0;
+    }
+    if (mode == "keep") {
+        const auto bytes = static_cast<std::size_t>(std::atoll(a));
+        for (int round = 0; round < std::atoi(b); ++round) {
+            touch(map_fresh(bytes), bytes);
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
         }
         return 0;
     }

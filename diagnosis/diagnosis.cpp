@@ -26,18 +26,12 @@ struct RidgeSide {
 };
 std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
     if (d.bound != Bound::latency) return std::nullopt;
-    const RoofComparison *compute = nullptr, *memory = nullptr;
-    for (const auto& c : d.roofs)
-        if (c.roof_per_s && c.fraction) (c.kind == RoofKind::compute ? compute : memory) = &c;
-    if (!compute || !memory || !(*memory->roof_per_s > 0)) return std::nullopt;
-    // Operations declared with no bytes (work in registers: a loop of exp and log over an L1
-    // array read "use the idle cores; then dependency stalls, ...") lie right of every ridge.
-    const bool registers = !d.intensity_ops_per_byte && memory->achieved_per_s &&
-                           *memory->achieved_per_s == 0 && compute->achieved_per_s &&
-                           *compute->achieved_per_s > 0;
-    if (!d.intensity_ops_per_byte && !registers) return std::nullopt;
-    const double ridge = *compute->roof_per_s / *memory->roof_per_s;
-    const bool right = registers || *d.intensity_ops_per_byte >= ridge;
+    const auto pos = ridge_position(d);
+    if (!pos || !pos->compute->fraction || !pos->memory->fraction) return std::nullopt;
+    if (!d.intensity_ops_per_byte && !pos->unbounded) return std::nullopt;
+    const RoofComparison *compute = pos->compute, *memory = pos->memory;
+    const double ridge = pos->ridge_ops_per_byte;
+    const bool right = pos->right, registers = pos->unbounded;
     const std::string at = " of the ridge (" + g3(ridge) + " op/B at " + memory->level + ")";
     const std::string where =
         registers ? "no bytes declared, its intensity is unbounded: it lies right" + at
@@ -192,6 +186,27 @@ RoofComparison compare(RoofComparison c, const Thresholds& t) {
         c.verdict = Verdict::unknown;
     }
     return c;
+}
+
+std::optional<RidgePosition> ridge_position(const Diagnosis& d) {
+    RidgePosition p;
+    for (const auto& c : d.roofs)
+        if (c.roof_per_s) (c.kind == RoofKind::compute ? p.compute : p.memory) = &c;
+    if (!p.compute || !p.memory || !(*p.memory->roof_per_s > 0)) return std::nullopt;
+    p.ridge_ops_per_byte = *p.compute->roof_per_s / *p.memory->roof_per_s;
+    const auto rate = [](const RoofComparison* c) { return c->achieved_per_s.value_or(-1.0); };
+    if (d.intensity_ops_per_byte) {
+        p.right = *d.intensity_ops_per_byte >= p.ridge_ops_per_byte;
+    } else if (rate(p.memory) == 0 && rate(p.compute) > 0) {
+        // Operations declared with no bytes (work in registers: a loop of exp and log over an
+        // L1 array read "use the idle cores; then dependency stalls, ...").
+        p.right = p.unbounded = true;
+    } else if (rate(p.compute) == 0 && rate(p.memory) > 0) {
+        p.right = false;  // bytes with no operations: pure data movement
+    } else {
+        return std::nullopt;
+    }
+    return p;
 }
 
 Signals signals_of(const Diagnosis& d) {

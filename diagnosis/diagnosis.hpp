@@ -149,6 +149,20 @@ Signals signals_of(const Diagnosis& d);
 // comparison beyond its roof.
 void conclude(Diagnosis& d, const Thresholds& t);
 
+// Which side of its level's ridge a diagnosis's work lies on: its intensity against the
+// compute roof over the bandwidth roof it was compared with (at or above: right). Declared
+// operations with no bytes lie right of every ridge, bytes with no operations left of it.
+// Absent where a roof, or both amounts, are unknown. The one test the ridge's findings share
+// (its side, the bytes in flight, the vector width).
+struct RidgePosition {
+    bool right = false;
+    double ridge_ops_per_byte = 0;
+    bool unbounded = false;  // operations with no bytes: its intensity is unbounded
+    const RoofComparison* compute = nullptr;
+    const RoofComparison* memory = nullptr;
+};
+std::optional<RidgePosition> ridge_position(const Diagnosis& d);
+
 // A latency-bound work's first move starts with the side of the ridge its intensity lies on
 // (the roof it should approach), before the table's move: right of it the core or the
 // caches, left of it how fast it asks for bytes.

@@ -37,14 +37,14 @@ std::string ns(double s) { return g3(s * 1e9) + " ns"; }
 // operations), with a rate and a roof, not above it; nullptr otherwise.
 const RoofComparison* left_of_ridge(const Diagnosis& d) {
     if (d.bound != Bound::latency) return nullptr;
-    const RoofComparison *memory = nullptr, *compute = nullptr;
-    for (const auto& c : d.roofs) (c.kind == RoofKind::bandwidth ? memory : compute) = &c;
+    const RoofComparison* memory = nullptr;
+    for (const auto& c : d.roofs)
+        if (c.kind == RoofKind::bandwidth) memory = &c;
     if (!memory || !memory->achieved_per_s || !memory->roof_per_s || !(*memory->roof_per_s > 0) ||
         !(*memory->achieved_per_s > 0) || memory->verdict == Verdict::above_roof)
         return nullptr;
-    if (compute && compute->roof_per_s && d.intensity_ops_per_byte &&
-        *d.intensity_ops_per_byte >= *compute->roof_per_s / *memory->roof_per_s)
-        return nullptr;
+    // A side unknown (no compute roof to place it) is left: its bytes are what it declared.
+    if (const auto pos = ridge_position(d); pos && pos->right) return nullptr;
     return memory;
 }
 

@@ -54,11 +54,7 @@ std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const
     // Right of the ridge only (or with no bytes to place it): left of it the roof to approach
     // is bandwidth, and ridge_side says what to look at there (a 3x3 blur streaming at half
     // the DRAM roof read 80 % of the scalar roof too).
-    for (const auto& m : d.roofs)
-        if (m.kind == RoofKind::bandwidth && m.roof_per_s && *m.roof_per_s > 0 &&
-            d.intensity_ops_per_byte && c->roof_per_s &&
-            *d.intensity_ops_per_byte < *c->roof_per_s / *m.roof_per_s)
-            return std::nullopt;
+    if (const auto pos = ridge_position(d); pos && !pos->right) return std::nullopt;
     const ComputeRoof* wide = one_thread(profile, c->roof);
     if (!wide || !(wide->ops_per_s.median > 0)) return std::nullopt;
     // Fastest first: the widest rung that explains the rate is the one to name.

@@ -92,6 +92,11 @@ struct Execution {
 };
 inline constexpr std::size_t max_process_uses = 16;
 
+// A region label saying why its work is unknown where something measured it in part (a torch
+// model whose ops without a work formula took much of its time): its diagnosis says so
+// instead of judging the known part.
+inline constexpr const char* work_unknown_label = "work_unknown";
+
 // Where a recorded region came from: an NVTX range of a wrapped program, or a kernel the
 // suite ran with analytically known work.
 enum class RegionKind { range, kernel };

@@ -155,6 +155,12 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
                 : "no work declared and no PMU here; declare `{ops=... bytes=...}` or run where "
                   "`ceiling doctor` finds a PMU";
     d.first_move = "declare the region's work or count it, then judge it";
+    if (const auto why = reg.labels.find(work_unknown_label); why != reg.labels.end()) {
+        d.observation = why->second;
+        d.first_move =
+            "declare its work (an NVTX range `{ops=... bytes=...}` around the call) or count it "
+            "where `ceiling doctor` finds a PMU, then judge it";
+    }
     if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
     // Its process (and those it started) mostly idle while it was open: whatever its work,
     // the region waited, and what it waited for comes before any roof.

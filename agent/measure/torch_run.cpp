@@ -111,12 +111,17 @@ std::string count_phrase(std::size_t n, const std::string& what) {
     return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
 }
 
+// Share of a model's op time in ops without a work formula at or above which its work is
+// unknown rather than the sum of the others'.
+constexpr double unformulated_share_max = 0.25;
+
 // A model region's work: the declared work of the op ranges it encloses, per call of it.
 void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegion* source) {
     const RecordedRegion& from = source ? *source : model;
     const std::string prefix = from.path + "/";
     double ops = 0, bytes = 0, unformulated_s = 0, op_s = 0;
     std::size_t calls = 0, unformulated = 0;
+    std::set<std::string> unformulated_ops;
     std::map<Precision, double> ops_by_precision;
     for (const auto& r : record.regions) {
         if (r.path.compare(0, prefix.size(), prefix) != 0) continue;
@@ -131,6 +136,7 @@ void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegi
             if (r.labels.at(torch_op_class_label) == "no formula") {
                 unformulated += r.instances;
                 unformulated_s += total_s;
+                unformulated_ops.insert(r.labels.at(torch_op_label));
             }
             continue;
         }
@@ -139,6 +145,22 @@ void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegi
         ops_by_precision[r.measurement.work->precision] += r.measurement.work->ops * n;
     }
     if (calls == 0 || from.instances == 0) return;
+    const double unformulated_share = unformulated_s / std::max(op_s, 1e-12);
+    const std::string unformulated_time =
+        std::to_string(static_cast<int>(100 * unformulated_share)) + "% of op time";
+    // Ops without a formula doing much of its time leave its work unknown: the sum of the
+    // rest is no lower bound worth judging (eval-mode TransformerEncoder runs as one fused
+    // _transformer_encoder_layer_fwd per layer, and read "0 FLOPs, 0 % of every roof:
+    // latency bound").
+    if (unformulated_share >= unformulated_share_max) {
+        std::string names;
+        for (const auto& u : unformulated_ops) names += (names.empty() ? "" : ", ") + u;
+        model.labels[work_unknown_label] = count_phrase(unformulated, "op call") +
+                                           " without a work formula (" + names + ") took " +
+                                           "its " + unformulated_time +
+                                           ": its work is unknown, not the sum of the rest's";
+        return;
+    }
     Work w;
     const auto per_call = static_cast<double>(from.instances);
     w.ops = ops / per_call;
@@ -152,8 +174,7 @@ void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegi
     if (source) how += ", taken from its instrumented calls (" + source->name + ")";
     if (unformulated > 0)
         how += "; " + count_phrase(unformulated, "op call") + " without a formula (" +
-               std::to_string(static_cast<int>(100 * unformulated_s / std::max(op_s, 1e-12))) +
-               "% of op time) are not in it";
+               unformulated_time + ") are not in it";
     model.labels["work"] = how;
 }
 

@@ -114,14 +114,15 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
 }
 
-// The longest region whose bound was decided, with its diagnosis.
-std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_bounded(
-    const RunRecord& r) {
+// The longest region with a diagnosis, of those whose bound was decided (`bounded`) or of
+// all, with its diagnosis.
+std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
+    const RunRecord& r, bool bounded) {
     std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> best;
     if (!(r.whole.duration_s.count > 0 && r.whole.duration_s.mean > 0)) return best;
     for (const auto& v : r.region_diagnoses) {
         const RecordedRegion* g = r.region(v.path);
-        if (!g || !v.diagnosis.bound) continue;
+        if (!g || (bounded && !v.diagnosis.bound)) continue;
         if (!best || g->open_s_per_execution() > best->first->open_s_per_execution())
             best = std::pair{g, &v.diagnosis};
     }
@@ -141,17 +142,28 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
         // judged: the line says so and points at the longest of them, so it does not read
         // as ceiling having judged nothing.
         if (!run.bound)
-            if (const auto longest = longest_bounded(r)) {
-                const RecordedRegion& g = *longest->first;
+            if (const auto judged = longest_diagnosed(r, true)) {
                 // Side by side in one process counted once; in several processes (a pool of
                 // workers) the instances may still add up to more than the wall time.
-                const double share = g.open_s_per_execution() / r.whole.duration_s.mean;
-                run.observation =
-                    "for the run as a whole (" + run.observation +
-                    "); its longest judged region, " + g.path + " (" +
-                    (share > 1.0 ? "instances in several processes adding up to " + percent(share)
-                                 : percent(share)) +
-                    " of wall time), is " + longest->second->diagnosis + " (below)";
+                const auto share_of = [&](const RecordedRegion& g) {
+                    const double share = g.open_s_per_execution() / r.whole.duration_s.mean;
+                    return (share > 1.0
+                                ? "instances in several processes adding up to " + percent(share)
+                                : percent(share)) +
+                           " of wall time";
+                };
+                // A longer region not judged (its work unknown: a torch model whose fused ops
+                // have no formula) comes first: the judged one may be a sliver of the run.
+                const auto longest = longest_diagnosed(r, false);
+                std::string longer;
+                if (longest && longest->first != judged->first)
+                    longer = "its longest region, " + longest->first->path + " (" +
+                             share_of(*longest->first) +
+                             "), is not judged: " + longest->second->observation + "; ";
+                run.observation = "for the run as a whole (" + run.observation + "); " + longer +
+                                  "its longest judged region, " + judged->first->path + " (" +
+                                  share_of(*judged->first) + "), is " + judged->second->diagnosis +
+                                  " (below)";
                 run.first_move.clear();  // the region's, below
             }
         render_one_diagnosis(run, out, "  ");

@@ -151,6 +151,32 @@ expect("conv backward class", cb[0], "conv dense backward")
 expect("conv backward ops", cb[1], 2 * 2 * (2 * 32 * 32 * 32 * 16 * 9))
 expect("relu backward class", only(calls, "aten.threshold_backward")[0], "activation backward")
 
+# Fused attention (inference fast paths): a whole TransformerEncoderLayer in one op, and
+# MultiheadAttention's; hand-computed multiply-adds of every projection, the scores and the
+# softmax, the norms and the feed-forward network.
+B, L, D, H, F_ = 2, 10, 64, 4, 128
+layer = torch.nn.TransformerEncoderLayer(D, H, dim_feedforward=F_, batch_first=True).eval()
+src = torch.randn(B, L, D)
+with torch.no_grad():
+    calls = run(lambda: layer(src))
+fused = [w for n, w in calls if n == "aten._transformer_encoder_layer_fwd"]
+if fused:  # the fast path (PyTorch 1.12 on; some builds decompose it)
+    T = B * L
+    want = (2 * T * D * 3 * D + 3 * T * D + 4 * T * L * D + 5 * B * H * L * L + 2 * T * D * D + T * D
+            + 2 * T * D + 14 * T * D + 2 * T * D * F_ + F_ * T + T * F_ + 2 * T * F_ * D + T * D)
+    expect("encoder layer ops", fused[0][1], want)
+    params = sum(p.numel() * 4 for p in layer.parameters())
+    expect("encoder layer bytes", fused[0][2], 2 * src.numel() * 4 + params)
+    expect("encoder layer class", fused[0][0], "transformer layer")
+mha = torch.nn.MultiheadAttention(D, H, batch_first=True).eval()
+with torch.no_grad():
+    calls = run(lambda: mha(src, src, src, need_weights=False))
+fused = [w for n, w in calls if n == "aten._native_multi_head_attention"]
+if fused:
+    T = B * L
+    expect("attention ops", fused[0][1],
+           2 * T * 3 * D * D + 3 * T * D + 4 * T * L * D + 5 * B * H * L * L + 2 * T * D * D + T * D)
+
 # No formula: listed as such, never a number.
 calls = run(lambda: torch.nonzero(x > 0))
 expect("nonzero has no formula", [w for n, w in calls if n == "aten.nonzero"], [None])

@@ -548,6 +548,18 @@ TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {
     EXPECT_NE(text.str().find("70.0 Gop/s"), std::string::npos) << text.str();
     // What to measure is not the run's move when its regions were judged: theirs follow.
     EXPECT_EQ(text.str().find("measure what is missing first"), std::string::npos) << text.str();
+    // A longer region not judged (its work unknown) is named first: the judged one may be a
+    // sliver of the run.
+    auto model = timed_region("model", std::nullopt, 0.16);
+    model.labels[work_unknown_label] = "its ops' work is unknown";
+    rec = record_of({shares, small, model}, 1.0);
+    judge_record(rec);
+    std::ostringstream both;
+    output::render_run_summary(rec, both);
+    EXPECT_NE(both.str().find("its longest region, model (80% of wall time), is not judged: its "
+                              "ops' work is unknown; its longest judged region, share (50%"),
+              std::string::npos)
+        << both.str();
 }
 
 // An amount left out of a declaration is zero, and the verdict says so: FLOPs alone are work

@@ -180,6 +180,31 @@ TEST(TorchRecord, ModelWorkIsItsOpsWorkPerCall) {
     EXPECT_NE(bare.labels.at("work").find("instrumented calls"), std::string::npos);
 }
 
+// Ops without a formula doing a quarter of its op time or more (an eval-mode
+// TransformerEncoder's fused layers, before they had one) leave the model's work unknown: the
+// sum of the rest read "0 FLOPs, latency bound at 0 % of every roof".
+TEST(TorchRecord, OpsWithoutAFormulaDoingMuchOfItsTimeLeaveItsWorkUnknown) {
+    Capture c;
+    c.push("Net (model)", 0);
+    c.op(conv_dw, 0, 1);
+    c.op("aten.fused_thing [no formula]", 1, 5);
+    c.pop(6);
+    TorchRecord t;
+    measure::ExecutionData x;
+    x.capture = c.done();
+    x.execution.wall_s = 0.01;
+    t.run.executions.push_back(x);
+    const std::optional<std::regex> model(std::regex(measure::torch_model_regex));
+    t.record.regions = measure::aggregate_regions({&t.run.executions[0].capture}, model);
+    measure::add_torch_to_record(t.run, t.record);
+    const auto& net = named(t.record, "Net (model)");
+    EXPECT_FALSE(net.measurement.work);
+    const auto why = net.labels.find(work_unknown_label);
+    ASSERT_NE(why, net.labels.end());
+    EXPECT_NE(why->second.find("(aten.fused_thing) took its 83% of op time"), std::string::npos)
+        << why->second;
+}
+
 TEST(TorchRecord, CostFromAlternatingCalls) {
     const auto t = three_calls();
     const auto& net = named(t.record, "Net (model)");

@@ -312,6 +312,71 @@ def _softmax(c):
     return 5 * x.numel(), 2 * _nbytes(x), _nbytes(x)
 
 
+def _attention_ops(rows, cols, e_qk, e_v):
+    """Q K^T and the scores times V for `rows` query rows (over the batch) of `cols` keys, e_qk
+    and e_v summed over the heads where they are split. The softmax of the scores (scale,
+    max, subtract, exp, sum, divide: 5 a score) is the caller's: its scores are per head."""
+    return 2 * rows * cols * e_qk + 2 * rows * cols * e_v
+
+
+def _sdpa(c):
+    # softmax(Q K^T / sqrt(E) [+ mask]) V on [..., L, E] queries, [..., S, E] keys and
+    # [..., S, Ev] values; the attention weights are an output only where asked for.
+    q, k, v = c.args[0], c.args[1], c.args[2]
+    batch = math.prod(q.shape[:-2])
+    rows, cols, e, ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+    out = batch * rows * ev * q.element_size()
+    weights = _arg(c.args, c.kwargs, 5, "need_attn_weights", False)
+    out += batch * rows * cols * q.element_size() if weights else 0
+    ops = _attention_ops(batch * rows, cols, e, ev) + 5 * batch * rows * cols
+    mask = _arg(c.args, c.kwargs, 3, "attn_mask")
+    read = _nbytes(q) + _nbytes(k) + _nbytes(v) + (_nbytes(mask) if _is_tensor(mask) else 0)
+    return ops, read + out, out
+
+
+def _mha(c):
+    # nn.MultiheadAttention's fused path (_native_multi_head_attention): the in-projection of
+    # query, key and value, attention over num_head heads of embed_dim / num_head, the
+    # out-projection. Batch-first [B, L, d] query, [B, S, d] key and value.
+    q, k, v = c.args[0], c.args[1], c.args[2]
+    d, heads = int(c.args[3]), int(c.args[4])
+    if q.dim() != 3 or k.dim() != 3:
+        return None
+    batch, rows, cols = q.shape[0], q.shape[1], k.shape[1]
+    ops = 2 * batch * (rows + 2 * cols) * d * d + batch * (rows + 2 * cols) * d  # in-proj, bias
+    ops += _attention_ops(batch * rows, cols, d, d) + 5 * batch * heads * rows * cols
+    ops += 2 * batch * rows * d * d + batch * rows * d  # out-projection and its bias
+    params = sum(_nbytes(t) for t in c.args[5:9] if _is_tensor(t))
+    out = batch * rows * d * q.element_size()
+    if _arg(c.args, c.kwargs, 10, "need_weights", True):
+        average = _arg(c.args, c.kwargs, 11, "average_attn_weights", True)
+        out += batch * (1 if average else heads) * rows * cols * q.element_size()
+    read = _nbytes(q) + (_nbytes(k) if k is not q else 0) + (_nbytes(v) if v is not q and v is not k else 0)
+    return ops, read + params + out, out
+
+
+def _encoder_layer(c):
+    # nn.TransformerEncoderLayer's fused inference path (_transformer_encoder_layer_fwd): self
+    # attention as _mha's, two residual adds, two layer norms (7 an element), the feed-forward
+    # network (two linear layers with biases, ReLU 1 or GELU 5 an element between). [B, L, d].
+    src, d, heads = c.args[0], int(c.args[1]), int(c.args[2])
+    ffn_1 = c.args[14]
+    if src.dim() != 3 or src.is_nested:
+        return None
+    batch, rows = src.shape[0], src.shape[1]
+    tokens, hidden = batch * rows, ffn_1.shape[0]
+    act = OPS_PER_ELEMENT["gelu" if c.args[7] else "relu"]
+    ops = 2 * tokens * d * 3 * d + 3 * tokens * d  # qkv projection and its bias
+    ops += _attention_ops(tokens, rows, d, d) + 5 * batch * heads * rows * rows
+    ops += 2 * tokens * d * d + tokens * d  # out-projection
+    ops += 2 * tokens * d + 2 * 7 * tokens * d  # residual adds, layer norms
+    ops += 2 * tokens * d * hidden + tokens * hidden + act * tokens * hidden  # ffn 1, activation
+    ops += 2 * tokens * hidden * d + tokens * d  # ffn 2
+    params = sum(_nbytes(t) for t in c.args[3:18] if _is_tensor(t))
+    out = tokens * d * src.element_size()
+    return ops, _nbytes(src) + params + out, out
+
+
 def _pool_out(spatial, kernel, stride, padding, dilation, ceil_mode):
     out = []
     for i, k, s, p, d in zip(spatial, kernel, stride, padding, dilation):
@@ -474,7 +539,13 @@ TABLE.update({
     "constant_pad_nd": (_pad, "copy"), "cat": (_concat, "copy"), "stack": (_concat, "copy"),
     "embedding": (_gather, "gather"), "index_select": (_gather, "gather"),
     "gather": (_gather, "gather"), "_local_scalar_dense": (_item, "copy"),
+    "_native_multi_head_attention": (_mha, "attention"),
+    "_transformer_encoder_layer_fwd": (_encoder_layer, "transformer layer"),
 })
+for _name in ("scaled_dot_product_attention", "_scaled_dot_product_attention",
+              "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
+              "_scaled_dot_product_efficient_attention"):
+    TABLE[_name] = (_sdpa, "attention")
 for _name in CONV_ARGS:
     TABLE[_name] = (_conv, None)  # the class comes from the geometry (conv_class)
 for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",

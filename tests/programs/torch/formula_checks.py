@@ -18,7 +18,9 @@ checked = 0
 # Families whose compulsory bytes are exactly the inputs read plus the outputs written.
 IN_PLUS_OUT = {formulas._pointwise, formulas._matmul, formulas._addmm, formulas._linear,
                formulas._conv, formulas._softmax, formulas._pool, formulas._adaptive_pool,
-               formulas._upsample, formulas._reduce, formulas._concat, formulas._pad}
+               formulas._upsample, formulas._reduce, formulas._concat, formulas._pad,
+               formulas._random, formulas._arange, formulas._repeat, formulas._scan,
+               formulas._loss}
 
 
 def nbytes(x):
@@ -176,6 +178,25 @@ if fused:
     T = B * L
     expect("attention ops", fused[0][1],
            2 * T * 3 * D * D + 3 * T * D + 4 * T * L * D + 5 * B * H * L * L + 2 * T * D * D + T * D)
+
+# Random fills, ranges, repeats, scans and losses: their bytes by the in + out check above,
+# their operations by hand.
+run(lambda: torch.randn(3, 4))
+run(lambda: torch.randint(0, 9, (5, 2)))
+expect("arange ops", only(run(lambda: torch.arange(2, 11, 3)), "aten.arange.start_step")[1], 3)
+run(lambda: torch.randn(2, 3).repeat(2, 1, 2))
+expect("cumsum ops", only(run(lambda: torch.cumsum(x, 1)), "aten.cumsum")[1], x.numel())
+run(lambda: torch.cummax(x, 1))
+expect("mse ops", only(run(lambda: F.mse_loss(x, x * 2)), "aten.mse_loss")[1], 3 * x.numel())
+bag = torch.nn.EmbeddingBag(100, 16)
+with torch.no_grad():
+    w = only(run(lambda: bag(torch.randint(0, 100, (8, 5)))), "aten._embedding_bag")
+expect("embedding bag ops", w[1], 8 * 5 * 16)
+expect("embedding bag class", w[0], "gather")
+# A recurrent layer splits its gates with unsafe_split: views, no data moved.
+calls = run(lambda: torch.nn.GRU(8, 4)(torch.randn(3, 1, 8)))
+expect("unsafe_split is a view", {w[0] for n, w in calls if n == "aten.unsafe_split.Tensor"},
+       {"view (no data moved)"})
 
 # No formula: listed as such, never a number.
 calls = run(lambda: torch.nonzero(x > 0))

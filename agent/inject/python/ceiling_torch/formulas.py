@@ -77,13 +77,28 @@ VIEWS = {"view", "_unsafe_view", "_reshape_alias", "reshape", "t", "t_", "transp
          "unsqueeze_", "squeeze", "squeeze_", "as_strided", "alias", "detach", "detach_",
          "unbind", "split", "split_with_sizes", "chunk", "narrow", "unfold", "diagonal",
          "view_as_real", "view_as_complex", "lift_fresh", "flatten", "movedim", "_conj",
-         "_neg_view", "unflatten", "set_"}
+         "_neg_view", "unflatten", "set_", "unsafe_split", "unsafe_split_with_sizes",
+         "unsafe_chunk"}
 ALLOCATIONS = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided",
                "resize_"}
 FILLS = {"zeros", "ones", "full", "zeros_like", "ones_like", "full_like", "new_zeros",
-         "new_ones", "new_full", "fill", "zero", "scalar_tensor", "arange"}
+         "new_ones", "new_full", "fill", "zero", "scalar_tensor"}
+# Random numbers written into a tensor (in place: uniform_, normal_, bernoulli_; or a new one
+# of a size: randn, rand, randint): the bytes written; the generator's arithmetic is not
+# counted (its cost per number depends on the generator).
+RANDOM_FILLS = {"uniform", "normal", "bernoulli", "exponential", "random", "geometric",
+                "log_normal", "cauchy", "randn", "rand", "randint", "randn_like", "rand_like",
+                "randint_like"}
+# Same-size copies (a tensor read, one of its size written), some with a select per element.
 COPIES = {"copy", "clone", "_to_copy", "contiguous", "to", "flip", "roll", "_copy_from",
-          "_copy_from_and_resize"}
+          "_copy_from_and_resize", "pixel_shuffle", "pixel_unshuffle", "tril", "triu",
+          "channel_shuffle"}
+# Running sums and products along a dimension: one operation per element.
+SCANS = {"cumsum", "cumprod", "logcumsumexp", "cummax", "cummin"}
+# Losses over two tensors of one shape (input, target): operations per element, then the
+# mean or sum of them (1 per element) unless reduction is none (0).
+LOSS_OPS = {"mse_loss": 2, "l1_loss": 2, "smooth_l1_loss": 4, "huber_loss": 4,
+            "binary_cross_entropy": 5, "binary_cross_entropy_with_logits": 7}
 
 
 def _is_tensor(a):
@@ -493,8 +508,6 @@ def _gather(c):
 
 def _fill(c):
     ts = _tensors(c.args, c.kwargs)
-    if c.base in ("arange",):
-        return None
     if c.base in ("zeros", "ones", "full", "new_zeros", "new_ones", "new_full"):
         size = c.args[1] if c.base.startswith("new_") else c.args[0]
         dtype = c.kwargs.get("dtype") or (ts[0].dtype if ts else torch.get_default_dtype())
@@ -503,6 +516,65 @@ def _fill(c):
     if c.base == "scalar_tensor":
         return 0, 8, 8
     return (0, _nbytes(ts[0]), _nbytes(ts[0])) if ts else None
+
+
+def _random(c):
+    ts = _tensors(c.args, c.kwargs)
+    if c.base in ("randn", "rand", "randint"):
+        size = next(a for a in c.args if isinstance(a, (list, tuple)))
+        default = torch.int64 if c.base == "randint" else torch.get_default_dtype()
+        dtype = c.kwargs.get("dtype") or default
+        written = math.prod(size) * torch.empty((), dtype=dtype).element_size()
+        return 0, written, written
+    return (0, _nbytes(ts[0]), _nbytes(ts[0])) if ts else None  # in place, or *_like
+
+
+def _arange(c):
+    # arange(end), arange(start, end), arange(start, end, step): ceil((end - start) / step).
+    nums = [a for a in c.args if isinstance(a, (int, float))]
+    start, end, step = (0, nums[0], 1) if len(nums) == 1 else (nums + [1])[:3]
+    n = max(0, math.ceil((end - start) / step))
+    default = torch.int64 if all(isinstance(v, int) for v in nums) else torch.get_default_dtype()
+    written = n * torch.empty((), dtype=c.kwargs.get("dtype") or default).element_size()
+    return n, written, written
+
+
+def _repeat(c):
+    x, repeats = c.args[0], list(c.args[1])
+    shape = [1] * (len(repeats) - x.dim()) + list(x.shape)
+    written = math.prod(s * r for s, r in zip(shape, repeats)) * x.element_size()
+    return 0, _nbytes(x) + written, written
+
+
+def _scan(c):
+    x = c.args[0]
+    written = _nbytes(x) + (x.numel() * 8 if c.base in ("cummax", "cummin") else 0)  # indices
+    return x.numel(), _nbytes(x) + written, written
+
+
+def _loss(c):
+    x, target = c.args[0], c.args[1]
+    weight = _arg(c.args, c.kwargs, 2, "weight") if c.base.startswith("binary") else None
+    reduction = _arg(c.args, c.kwargs, 3 if weight is not None or c.base.startswith("binary") else 2,
+                     "reduction", 1)
+    ops = LOSS_OPS[c.base] * x.numel() + (x.numel() if reduction else 0)
+    written = (1 if reduction else x.numel()) * x.element_size()
+    read = _nbytes(x) + _nbytes(target) + (_nbytes(weight) if _is_tensor(weight) else 0)
+    return ops, read + written, written
+
+
+def _embedding_bag(c):
+    # The picked rows summed (or averaged, or maxed) into one row per bag: a row read and one
+    # operation per element for each index, the bags written (its bookkeeping outputs, an
+    # int64 per index or bag, too).
+    weight, indices, offsets = c.args[0], c.args[1], c.args[2]
+    last = bool(_arg(c.args, c.kwargs, 7, "include_last_offset", False))
+    bags = offsets.numel() - (1 if last else 0)
+    dim = weight.shape[-1]
+    out = bags * dim * weight.element_size()
+    book = 8 * (indices.numel() + 2 * bags)
+    read = _nbytes(indices) + _nbytes(offsets) + indices.numel() * dim * weight.element_size()
+    return indices.numel() * dim, read + out + book, out + book
 
 
 def _nothing(_c):
@@ -568,6 +640,15 @@ for _name in ALLOCATIONS:
     TABLE[_name] = (_nothing, "allocation (no data moved)")
 for _name in FILLS:
     TABLE[_name] = (_fill, "fill")
+TABLE["arange"] = (_arange, "fill")
+for _name in RANDOM_FILLS:
+    TABLE[_name] = (_random, "random fill")
+for _name in SCANS:
+    TABLE[_name] = (_scan, "scan")
+for _name in LOSS_OPS:
+    TABLE[_name] = (_loss, "loss")
+TABLE["repeat"] = (_repeat, "copy")
+TABLE["_embedding_bag"] = (_embedding_bag, "gather")
 # Ops outside aten, by their full name: the profiler's markers (optimizers' record_function)
 # do no work.
 OTHER_NAMESPACES = {n: (_nothing, "no work (profiler marker)")

@@ -146,7 +146,7 @@ const std::array<DecisionRow, 10> table = {{
      "most of its CPU time in the kernel, its cores busy",
      {Signal::kernel_time_share, Comparison::at_least, &T::kernel_time_share},
      2,
-     "not the model (kernel bound)",
+     kernel_bound_diagnosis,
      "spend less time in the kernel: fewer, larger system calls (buffered writes, one call for "
      "many records), memory reused rather than freed and faulted in again (a pool, malloc's "
      "trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 MiB, not per "

@@ -69,6 +69,9 @@ inline constexpr std::array<std::string_view, 10> signal_names = {
     "capacity_fraction",    "storage_fraction",   "quota_throttled_share", "thread_concurrency",
     "storage_wait_threads", "kernel_time_share"};
 
+// The kernel row's diagnosis, which other findings about kernel time refer to.
+inline constexpr std::string_view kernel_bound_diagnosis = "not the model (kernel bound)";
+
 struct Signals {
     std::optional<double> compute_fraction;
     std::optional<double> bandwidth_fraction;

@@ -616,6 +616,8 @@ void judge_record(RunRecord& record) {
         record.diagnosis->duration_s =
             record.whole.duration_s.count ? std::optional(record.whole.duration_s) : std::nullopt;
         if (auto f = footprint_growth(record)) record.diagnosis->findings.push_back(std::move(*f));
+        if (auto f = kernel_time_outside_regions(record, in.process.system_s))
+            record.diagnosis->findings.push_back(std::move(*f));
         if (auto stage = serial_stage(record)) {
             record.diagnosis->findings.push_back(std::move(stage->finding));
             if (!record.diagnosis->bound)

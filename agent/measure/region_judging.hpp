@@ -83,6 +83,11 @@ bool weigh_storage(const MachineProfile& profile, const RecordedRegion& reg, Dia
                    const Thresholds& t);
 // Much of its program's CPU time while it was open in the kernel: said, first among the moves.
 void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds& t);
+// Where the run is kernel bound and its top-level ranges held under a quarter of its kernel
+// time while open: a finding that the bound is the process's (setup's page faults), its
+// regions judged on their own (region_system.cpp).
+std::optional<Finding> kernel_time_outside_regions(const RunRecord& record,
+                                                   std::optional<double> system_s);
 // A run region that declares bytes but no working set, where twice its largest process's peak
 // resident memory (exact, and more than its system calls moved) fits a level inside the
 // outermost: the region with that working set, and the finding saying why (region_system.cpp).

@@ -119,6 +119,40 @@ void weigh_kernel_time(const RecordedRegion& reg, Diagnosis& d, const Thresholds
                    d.first_move;
 }
 
+// Where a run's kernel time lay against its regions: a benchmark whose setup faulted in its
+// arrays (60 % of its CPU time in the kernel, the triad it declared 23 % of the wall time)
+// reads "not the model (kernel bound)", rightly for the process; this says that its regions
+// held little of that time, so their own verdicts stand apart from it.
+constexpr double outside_share_min = 0.75;
+
+std::optional<Finding> kernel_time_outside_regions(const RunRecord& record,
+                                                   std::optional<double> system_s) {
+    if (!system_s || !(*system_s > 0) || !record.diagnosis || !record.diagnosis->bound ||
+        record.diagnosis->diagnosis != kernel_bound_diagnosis)
+        return std::nullopt;
+    double inside = 0;
+    bool any = false;
+    for (const auto& reg : record.regions)
+        if (reg.kind == RegionKind::range && reg.parent.empty() && reg.system_busy_cores) {
+            inside += *reg.system_busy_cores * reg.open_s_per_execution();
+            any = true;
+        }
+    if (!any) return std::nullopt;
+    const double outside = std::max(0.0, 1.0 - inside / *system_s);
+    if (outside < outside_share_min) return std::nullopt;
+    std::string text = "its regions held at most " + output::duration(inside) + " of its " +
+                       output::duration(*system_s) +
+                       " a run in the kernel (their process's system time while they were "
+                       "open): " +
+                       percent(outside) + " of it lay outside them";
+    if (!record.before_regions_s_per_execution.empty())
+        text += " (the wall time before its first region, " +
+                output::duration(mean(record.before_regions_s_per_execution)) +
+                ", is where a program's setup faults in its data)";
+    text += ": the kernel bound is the process's; its regions are judged on their own below";
+    return Finding{FindingKind::assumption, text};
+}
+
 // The share of a range's median duration that ceiling's recording (about half of one
 // range's cost lies between its two clock reads) from which it is said: 2 million ranges
 // of 20 dependent FMAs timed 80 ns each, 34 of them ceiling's.

@@ -339,6 +339,25 @@ TEST(RoofOfTheCoresInUse, MuchKernelTimeInsideARegionComesFirst) {
     EXPECT_FALSE(has_finding(verdict(rec, "copy"), "in the kernel"));
 }
 
+// A run kernel bound by what lay outside its regions (a benchmark's setup faulting in its
+// arrays) says so, its regions judged on their own; where they held the kernel time, not.
+TEST(RoofOfTheCoresInUse, KernelTimeOutsideTheRegionsIsTheRunsOwn) {
+    auto triad = busy_region("triad", fp32(0.2e9, 2.4e9), 0.01, 1.0);
+    triad.system_busy_cores = 0.01;
+    RunRecord rec = record_of({triad}, 1.0);
+    rec.executions.front().counters = {
+        {"user_s", 0.3, "s", Source::software, std::nullopt, false},
+        {"system_s", 0.6, "s", Source::software, std::nullopt, false}};
+    judge_record(rec);
+    ASSERT_TRUE(rec.diagnosis);
+    ASSERT_EQ(rec.diagnosis->diagnosis, "not the model (kernel bound)");
+    EXPECT_TRUE(has_finding(*rec.diagnosis, "100% of it lay outside them"));
+    rec.regions.front().system_busy_cores = 1.0;
+    rec.regions.front().total_s_per_execution = {0.6};
+    judge_record(rec);
+    EXPECT_FALSE(has_finding(*rec.diagnosis, "lay outside them"));
+}
+
 // Ranges beside it that were its work (a team ranging its shares under another name while
 // its own thread worked): without their cores it would run at 1.6 x the roof of those left,
 // which it cannot; judged with them, and said.

@@ -42,8 +42,8 @@ inline constexpr std::array<WaitKind, 2> storage_wait_kinds = {WaitKind::storage
 inline constexpr std::array<std::string_view, wait_kind_count> wait_kind_labels = {
     "storage flushes", "file I/O", "pipes", "sockets", "devices", "event loops",
     // A pool's idle workers park in futex too: "locks" alone read as contention.
-    "futex (locks, condition variables, thread joins, idle pool workers)", "sleeps", "children", "async I/O", "other calls",
-    "calls not readable"};
+    "futex (locks, condition variables, thread joins, idle pool workers)", "sleeps", "children",
+    "async I/O", "other calls", "calls not readable"};
 
 // A blocked thread's /proc/PID/task/TID/syscall: "NR arg1 ... arg6 sp pc" in a system call,
 // "-1 sp pc" blocked outside one (a page fault), "running". nullopt when running or malformed.

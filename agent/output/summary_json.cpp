@@ -11,16 +11,27 @@ namespace {
 
 nlohmann::json optional_json(const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
-// A diagnosis without its prose-only parts: what a script branches on.
+// A diagnosis without its prose-only parts: what a script branches on, with the system
+// evidence that fired by name (kernel time, small calls, page faults, contention, ...).
 nlohmann::json compact(const Diagnosis& d) {
+    nlohmann::json signals = nlohmann::json::array();
+    for (const auto& s : d.system)
+        if (s.fired)
+            signals.push_back({{"name", s.name},
+                               {"value", optional_json(s.value)},
+                               {"threshold", s.threshold},
+                               {"qualifier", optional_json(s.qualifier)},
+                               {"qualifier_value", optional_json(s.qualifier_value)}});
     return {{"bound", optional_json(d.bound)},
             {"diagnosis", d.bound ? nlohmann::json(d.diagnosis) : nlohmann::json(nullptr)},
             {"observation", d.observation},
-            {"first_move", d.first_move.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.first_move)},
+            {"first_move",
+             d.first_move.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.first_move)},
             {"verdict", d.verdict},
             {"level", optional_json(d.level)},
             {"intensity_ops_per_byte", optional_json(d.intensity_ops_per_byte)},
-            {"roofs", d.roofs}};
+            {"roofs", d.roofs},
+            {"signals", signals}};
 }
 
 const Diagnosis* diagnosis_of(const RunRecord& r, const std::string& path) {

@@ -39,6 +39,7 @@ void expect_summary_shape(const nlohmann::json& j, const std::string& kind) {
         if (d.is_null()) continue;
         EXPECT_TRUE(d.at("verdict").is_string());
         EXPECT_TRUE(d.at("bound").is_null() || d.at("bound").is_string());
+        EXPECT_TRUE(d.at("signals").is_array());  // the system evidence that fired, by name
         for (const auto& roof : d.at("roofs")) {
             // Units in the names: achieved_ops_per_s / roof_bytes_per_s, never a bare number.
             bool unit = false;
@@ -70,6 +71,16 @@ TEST(MachineReadable, RunJsonOnStderrAndCsvMatchTheRecord) {
     ASSERT_EQ(j.at("budgets").at("checks").size(), 2u);
     EXPECT_EQ(j["budgets"]["checks"][0]["region"], "model");
     EXPECT_TRUE(j["budgets"]["because"].is_null()) << "no sentence: null, not an empty string";
+    // The run's fired system evidence by name, each with its value and threshold.
+    ASSERT_TRUE(j.at("diagnosis").at("signals").is_array());
+    ASSERT_TRUE(rec.diagnosis);
+    std::size_t fired = 0;
+    for (const auto& sig : rec.diagnosis->system) fired += sig.fired ? 1 : 0;
+    EXPECT_EQ(j["diagnosis"]["signals"].size(), fired);
+    for (const auto& sig : j["diagnosis"]["signals"]) {
+        EXPECT_TRUE(sig.at("name").is_string());
+        EXPECT_TRUE(sig.at("threshold").is_number());
+    }
     // Without a machine profile nothing is judged against a roof: nulls, never zeros.
     EXPECT_TRUE(j["regions"][0]["diagnosis"].is_null() || j["regions"][0]["diagnosis"]["bound"].is_null());
 

@@ -116,6 +116,20 @@ struct TorchRecord {
     RunRecord record;
 };
 
+// The torch record of one execution of `wall_s` that captured `c`.
+TorchRecord recorded(Capture& c, double wall_s) {
+    TorchRecord t;
+    measure::ExecutionData x;
+    x.capture = c.done();
+    x.execution.wall_s = wall_s;
+    t.run.executions.push_back(x);
+    const std::optional<std::regex> model(std::regex(measure::torch_model_regex));
+    t.record.regions = measure::aggregate_regions({&t.run.executions[0].capture}, model);
+    t.record.executions.push_back(x.execution);
+    measure::add_torch_to_record(t.run, t.record);
+    return t;
+}
+
 // Calls of Net: instrumented (first), uninstrumented (6 ms), instrumented, then an NMS outside
 // the model and a program range in the default domain.
 TorchRecord three_calls() {
@@ -127,16 +141,7 @@ TorchRecord three_calls() {
     c.op("torchvision.nms [no formula]", 50, 40);
     c.push("decode", 100, "");
     c.pop(120);
-    TorchRecord t;
-    measure::ExecutionData x;
-    x.capture = c.done();
-    x.execution.wall_s = 0.2;
-    t.run.executions.push_back(x);
-    const std::optional<std::regex> model(std::regex(measure::torch_model_regex));
-    t.record.regions = measure::aggregate_regions({&t.run.executions[0].capture}, model);
-    t.record.executions.push_back(x.execution);
-    measure::add_torch_to_record(t.run, t.record);
-    return t;
+    return recorded(c, 0.2);
 }
 
 const RecordedRegion& named(const RunRecord& r, const std::string& name) {
@@ -189,14 +194,7 @@ TEST(TorchRecord, OpsWithoutAFormulaDoingMuchOfItsTimeLeaveItsWorkUnknown) {
     c.op(conv_dw, 0, 1);
     c.op("aten.fused_thing [no formula]", 1, 5);
     c.pop(6);
-    TorchRecord t;
-    measure::ExecutionData x;
-    x.capture = c.done();
-    x.execution.wall_s = 0.01;
-    t.run.executions.push_back(x);
-    const std::optional<std::regex> model(std::regex(measure::torch_model_regex));
-    t.record.regions = measure::aggregate_regions({&t.run.executions[0].capture}, model);
-    measure::add_torch_to_record(t.run, t.record);
+    const TorchRecord t = recorded(c, 0.01);
     const auto& net = named(t.record, "Net (model)");
     EXPECT_FALSE(net.measurement.work);
     const auto why = net.labels.find(work_unknown_label);

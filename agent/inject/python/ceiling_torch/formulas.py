@@ -614,41 +614,35 @@ TABLE.update({
     "_native_multi_head_attention": (_mha, "attention"),
     "_transformer_encoder_layer_fwd": (_encoder_layer, "transformer layer"),
 })
-for _name in ("scaled_dot_product_attention", "_scaled_dot_product_attention",
-              "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
-              "_scaled_dot_product_efficient_attention"):
-    TABLE[_name] = (_sdpa, "attention")
-for _name in CONV_ARGS:
-    TABLE[_name] = (_conv, None)  # the class comes from the geometry (conv_class)
-for _name in ("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-              "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
-              "mkldnn_max_pool2d", "mkldnn_max_pool3d"):
-    TABLE[_name] = (_pool, "pooling")
-for _name in ("_adaptive_avg_pool1d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
-              "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
-              "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"):
-    TABLE[_name] = (_adaptive_pool, "pooling")
-for _name in UPSAMPLE_TAPS:
-    TABLE[_name] = (_upsample, "interpolation")
-for _name in REDUCTION_OPS:
-    TABLE[_name] = (_reduce, "reduction")
-for _name in COPIES:
-    TABLE[_name] = (_copy, "copy")
-for _name in VIEWS:
-    TABLE[_name] = (_nothing, "view (no data moved)")
-for _name in ALLOCATIONS:
-    TABLE[_name] = (_nothing, "allocation (no data moved)")
-for _name in FILLS:
-    TABLE[_name] = (_fill, "fill")
-TABLE["arange"] = (_arange, "fill")
-for _name in RANDOM_FILLS:
-    TABLE[_name] = (_random, "random fill")
-for _name in SCANS:
-    TABLE[_name] = (_scan, "scan")
-for _name in LOSS_OPS:
-    TABLE[_name] = (_loss, "loss")
-TABLE["repeat"] = (_repeat, "copy")
-TABLE["_embedding_bag"] = (_embedding_bag, "gather")
+# Families of ops by name: (names, family, class in the op summary).
+_FAMILIES = [
+    (("scaled_dot_product_attention", "_scaled_dot_product_attention",
+      "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
+      "_scaled_dot_product_efficient_attention"), _sdpa, "attention"),
+    (CONV_ARGS, _conv, None),  # the class comes from the geometry (conv_class)
+    (("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+      "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
+      "mkldnn_max_pool2d", "mkldnn_max_pool3d"), _pool, "pooling"),
+    (("_adaptive_avg_pool1d", "_adaptive_avg_pool2d", "_adaptive_avg_pool3d",
+      "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+      "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d"), _adaptive_pool,
+     "pooling"),
+    (UPSAMPLE_TAPS, _upsample, "interpolation"),
+    (REDUCTION_OPS, _reduce, "reduction"),
+    (COPIES, _copy, "copy"),
+    (VIEWS, _nothing, "view (no data moved)"),
+    (ALLOCATIONS, _nothing, "allocation (no data moved)"),
+    (FILLS, _fill, "fill"),
+    (("arange",), _arange, "fill"),
+    (RANDOM_FILLS, _random, "random fill"),
+    (SCANS, _scan, "scan"),
+    (LOSS_OPS, _loss, "loss"),
+    (("repeat",), _repeat, "copy"),
+    (("_embedding_bag",), _embedding_bag, "gather"),
+]
+for _names, _family, _cls in _FAMILIES:
+    for _name in _names:
+        TABLE[_name] = (_family, _cls)
 # Ops outside aten, by their full name: the profiler's markers (optimizers' record_function)
 # do no work.
 OTHER_NAMESPACES = {n: (_nothing, "no work (profiler marker)")

@@ -19,10 +19,10 @@ constexpr double spans_wall_min = 0.80;
 // One instance at a time (side by side in one process counted once: RecordedRegion::
 // concurrency), and its own thread busy at least half of it: it computes, not waits.
 constexpr double one_at_a_time_max = 1.10;
+constexpr double own_core_min = 0.50;
 // Instances per execution at least: one range around the whole run (a main loop beside a
 // loader) spans it trivially, and has no instances to run side by side.
 constexpr double instances_min = 4;
-constexpr double own_core_min = 0.50;
 // Other stages' ranges kept this many cores busy beside it, and at least this many CPUs
 // idled: the others did work of their own and there was room for more of its.
 constexpr double beside_min_cores = 0.10;

@@ -193,6 +193,13 @@ with torch.no_grad():
     w = only(run(lambda: bag(torch.randint(0, 100, (8, 5)))), "aten._embedding_bag")
 expect("embedding bag ops", w[1], 8 * 5 * 16)
 expect("embedding bag class", w[0], "gather")
+# Rows picked by an integer index: what it writes is the real output; a mask has no formula.
+table = torch.randn(50, 8)
+idx = torch.tensor([[1, 3], [4, 4]])
+picked = only(run(lambda: table[idx]), "aten.index.Tensor")
+expect("index written", picked[5], table[idx].numel() * 4)
+expect("index by mask has no formula",
+       [w for n, w in run(lambda: table[table[:, 0] > 0]) if n == "aten.index.Tensor"], [None])
 # A recurrent layer splits its gates with unsafe_split: views, no data moved.
 calls = run(lambda: torch.nn.GRU(8, 4)(torch.randn(3, 1, 8)))
 expect("unsafe_split is a view", {w[0] for n, w in calls if n == "aten.unsafe_split.Tensor"},

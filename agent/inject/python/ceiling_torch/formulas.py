@@ -506,6 +506,20 @@ def _gather(c):
     return 0, _nbytes(index) + 2 * out * item, out * item
 
 
+def _index(c):
+    # x[idx] with one integer index tensor on the first dimension (rows picked by index, as
+    # gather's): a boolean mask, or indices on several dimensions, pick a number of elements
+    # the shapes alone do not give (or broadcast in ways not followed here): no formula.
+    x, indices = c.args[0], list(c.args[1])
+    if not indices or indices[0] is None or any(i is not None for i in indices[1:]):
+        return None
+    index = indices[0]
+    if index.dtype in (torch.bool, torch.uint8):
+        return None
+    out = index.numel() * (x.numel() // max(1, x.shape[0])) * x.element_size()
+    return 0, _nbytes(index) + 2 * out, out
+
+
 def _fill(c):
     ts = _tensors(c.args, c.kwargs)
     if c.base in ("zeros", "ones", "full", "new_zeros", "new_ones", "new_full"):
@@ -639,6 +653,7 @@ _FAMILIES = [
     (LOSS_OPS, _loss, "loss"),
     (("repeat",), _repeat, "copy"),
     (("_embedding_bag",), _embedding_bag, "gather"),
+    (("index",), _index, "gather"),
 ]
 for _names, _family, _cls in _FAMILIES:
     for _name in _names:

@@ -71,6 +71,27 @@ int write_file(const std::string& dir, long long bytes) {
     return synced == 0 ? 0 : 1;
 }
 
+// COUNT records of SIZE bytes appended one call each to a new file at PATH (fdatasync after
+// each where `sync`: a log's commits), then the file removed. 0, or 1 with the failed call
+// said.
+int write_records(const std::string& path, std::size_t size, long count, bool sync) {
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        std::perror(path.c_str());
+        return 1;
+    }
+    const std::vector<char> record(size, 'r');
+    for (long i = 0; i < count; ++i)
+        if (::write(fd, record.data(), size) != static_cast<ssize_t>(size) ||
+            (sync && ::fdatasync(fd) != 0)) {
+            std::perror("write");
+            return 1;
+        }
+    ::close(fd);
+    ::unlink(path.c_str());
+    return 0;
+}
+
 volatile double sink = 0;
 
 // Pure arithmetic for `seconds` of wall time.
@@ -135,40 +156,10 @@ int main(int argc, char** argv) {
         one_after_another(std::atoi(a), std::atof(b));
         return 0;
     }
-    if (mode == "flush") {
-        const std::string path = std::string(a) + "/process_target.log";
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            std::perror(path.c_str());
-            return 1;
-        }
-        const std::vector<char> record(4096, 'r');
-        for (int i = 0; i < std::atoi(b); ++i)
-            if (::write(fd, record.data(), record.size()) != 4096 || ::fdatasync(fd) != 0) {
-                std::perror("write");
-                return 1;
-            }
-        ::close(fd);
-        ::unlink(path.c_str());
-        return 0;
-    }
-    if (mode == "bytewise") {
-        const std::string path = std::string(a) + "/process_target.bytes";
-        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            std::perror(path.c_str());
-            return 1;
-        }
-        const char byte = 'b';
-        for (long i = 0; i < std::atol(b); ++i)
-            if (::write(fd, &byte, 1) != 1) {
-                std::perror("write");
-                return 1;
-            }
-        ::close(fd);
-        ::unlink(path.c_str());
-        return 0;
-    }
+    if (mode == "flush")
+        return write_records(std::string(a) + "/process_target.log", 4096, std::atol(b), true);
+    if (mode == "bytewise")
+        return write_records(std::string(a) + "/process_target.bytes", 1, std::atol(b), false);
     if (mode == "nap") {
         for (int i = 0; i < std::atoi(a); ++i)
             std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));

@@ -8,13 +8,15 @@
 
 #include "agent/measure/region_diagnosis.hpp"
 #include "agent/measure/region_judging.hpp"
+#include "diagnosis/statistics.hpp"
 #include "diagnosis/text.hpp"
 
 namespace ceiling::measure {
 namespace {
 
-// Its instances end to end span at least this share of the wall time: the run cannot end
-// much sooner than they do.
+// Its instances end to end span at least this share of the wall time (for ranges, of the
+// time from the program's first range to its last: a start-up before them, imports or a
+// sanitizer's, is not the pipeline's): the run cannot end much sooner than they do.
 constexpr double spans_wall_min = 0.80;
 // One instance at a time (side by side in one process counted once: RecordedRegion::
 // concurrency), and its own thread busy at least half of it: it computes, not waits.
@@ -78,6 +80,13 @@ std::optional<IdleCores> serial_process(const RunRecord& record, double cpus) {
 
 std::optional<IdleCores> serial_stage(const RunRecord& record) {
     const double wall = record.whole.duration_s.count ? record.whole.duration_s.mean : 0.0;
+    // The time its ranges ran: the wall time less that before the first and after the last.
+    double ranged = wall;
+    if (!record.before_regions_s_per_execution.empty() &&
+        !record.after_regions_s_per_execution.empty())
+        ranged -= mean(record.before_regions_s_per_execution) +
+                  mean(record.after_regions_s_per_execution);
+    if (!(ranged > 0)) ranged = wall;
     const auto cpus = usable_cpus(record);
     if (!cpus) return std::nullopt;
     if (!(wall > 0)) return serial_process(record, *cpus);
@@ -91,7 +100,7 @@ std::optional<IdleCores> serial_stage(const RunRecord& record) {
             continue;
         const double own =
             *reg.busy_cores - *reg.beside_busy_cores - reg.unranged_busy_cores.value_or(0.0);
-        if (own < own_core_min || reg.open_s_per_execution() < spans_wall_min * wall ||
+        if (own < own_core_min || reg.open_s_per_execution() < spans_wall_min * ranged ||
             *cpus - *reg.busy_cores < idle_min_cpus)
             continue;
         // Two stages that each span the run (a balanced pipeline, each busy all along) both
@@ -101,21 +110,23 @@ std::optional<IdleCores> serial_stage(const RunRecord& record) {
     }
     if (!stage) return serial_process(record, *cpus);
     const double idle = *cpus - *stage->busy_cores;
-    const std::string span = percent(stage->open_s_per_execution() / wall);
-    Finding f{FindingKind::assumption,
-              stage->path + " is the run's serial stage: its instances, one at a time, spanned " +
-                  span + " of the wall time, its own thread busy " +
-                  fixed2(*stage->busy_cores - *stage->beside_busy_cores -
-                         stage->unranged_busy_cores.value_or(0.0)) +
-                  " of a core, while other threads' ranges kept " +
-                  fixed2(*stage->beside_busy_cores) + " cores busy beside it and " + fixed2(idle) +
-                  " of the " + fixed2(*cpus) +
-                  " CPUs idled: the run lasts as long as its instances end to end, whatever the "
-                  "stages beside it do (they wait for it). Make it faster (its own verdict), or "
-                  "run its instances side by side on the idle cores (more threads or processes "
-                  "on that stage)"};
+    const std::string span = percent(std::min(1.0, stage->open_s_per_execution() / ranged));
+    Finding f{
+        FindingKind::assumption,
+        stage->path + " is the run's serial stage: its instances, one at a time, spanned " + span +
+            " of the time from the program's first range to its last, its own "
+            "thread busy " +
+            fixed2(*stage->busy_cores - *stage->beside_busy_cores -
+                   stage->unranged_busy_cores.value_or(0.0)) +
+            " of a core, while other threads' ranges kept " + fixed2(*stage->beside_busy_cores) +
+            " cores busy beside it and " + fixed2(idle) + " of the " + fixed2(*cpus) +
+            " CPUs idled: the run lasts as long as its instances end to end, whatever the "
+            "stages beside it do (they wait for it). Make it faster (its own verdict), or "
+            "run its instances side by side on the idle cores (more threads or processes "
+            "on that stage)"};
     return IdleCores{std::move(f), "start with " + stage->path + ", the serial stage (" + span +
-                                       " of the wall time, one instance at a time, beside "
+                                       " of the time its ranges ran, one instance at a time, "
+                                       "beside "
                                        "stages that wait for it): "};
 }
 

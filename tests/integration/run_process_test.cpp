@@ -361,6 +361,10 @@ TEST(RunProcess, TheStageTheOthersWaitForIsTheSerialStage) {
         [](const Finding& f) { return says(f.detail, "decode is the run's serial stage"); });
     if (*decode->busy_cores - *decode->beside_busy_cores < 0.5)
         GTEST_SKIP() << "its thread got under half a core: other work took it";
+    // Other work competing for the CPUs (ctest running tests side by side) slows the consumer
+    // too, and the two stages share what is left: then neither sets the run's length alone.
+    if (contention_of(*rec.diagnosis))
+        GTEST_SKIP() << "taken under contention: other work competed for the CPUs";
     EXPECT_TRUE(named) << err;
     EXPECT_TRUE(says(rec.diagnosis->first_move, "start with decode, the serial stage"))
         << rec.diagnosis->first_move;

@@ -1,5 +1,6 @@
 #include "collectors/process_accounting.hpp"
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,27 @@ std::optional<double> status_value(std::string_view v) {
     auto n = parse_int(v);
     if (!n) return std::nullopt;
     return static_cast<double>(*n) * scale;
+}
+
+// One reading per known value of a table of (name, value, unit): the software readings of
+// process usage and I/O, an unknown value left out (never a 0).
+struct ReadingRow {
+    const char* name;
+    const std::optional<double>* value;
+    const char* unit;
+};
+Readings readings_of(std::initializer_list<ReadingRow> rows) {
+    Readings r;
+    for (const auto& row : rows)
+        if (*row.value) {
+            Reading reading;
+            reading.name = row.name;
+            reading.value = **row.value;
+            reading.unit = row.unit;
+            reading.source = ReadingSource::software;
+            r.values.push_back(std::move(reading));
+        }
+    return r;
 }
 
 }  // namespace
@@ -205,30 +227,14 @@ ProcIo add(const ProcIo& a, const ProcIo& b) {
 }
 
 Readings io_readings(const ProcIo& io) {
-    struct Row {
-        const char* name;
-        const std::optional<double>* value;
-        const char* unit;
-    };
-    const Row rows[] = {
+    return readings_of({
         {"read_call_bytes", &io.read_call_bytes, "bytes"},
         {"write_call_bytes", &io.write_call_bytes, "bytes"},
         {"read_calls", &io.read_calls, "calls"},
         {"write_calls", &io.write_calls, "calls"},
         {"storage_read_bytes", &io.storage_read_bytes, "bytes"},
         {"storage_write_bytes", &io.storage_write_bytes, "bytes"},
-    };
-    Readings r;
-    for (const auto& [name, value, unit] : rows)
-        if (*value) {
-            Reading reading;
-            reading.name = name;
-            reading.value = **value;
-            reading.unit = unit;
-            reading.source = ReadingSource::software;
-            r.values.push_back(std::move(reading));
-        }
-    return r;
+    });
 }
 
 std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat) {
@@ -263,12 +269,7 @@ std::optional<double> parse_loadavg_runnable(std::string_view loadavg) {
 }
 
 Readings usage_readings(const ProcessUsage& u) {
-    struct Row {
-        const char* name;
-        const std::optional<double>* value;
-        const char* unit;
-    };
-    const Row rows[] = {
+    return readings_of({
         {"user_s", &u.user_s, "s"},
         {"system_s", &u.system_s, "s"},
         {"max_rss_bytes", &u.max_rss_bytes, "bytes"},
@@ -276,18 +277,7 @@ Readings usage_readings(const ProcessUsage& u) {
         {"major_faults", &u.major_faults, "count"},
         {"voluntary_context_switches", &u.voluntary_switches, "count"},
         {"involuntary_context_switches", &u.involuntary_switches, "count"},
-    };
-    Readings r;
-    for (const auto& row : rows)
-        if (*row.value) {
-            Reading reading;
-            reading.name = row.name;
-            reading.value = **row.value;
-            reading.unit = row.unit;
-            reading.source = ReadingSource::software;
-            r.values.push_back(std::move(reading));
-        }
-    return r;
+    });
 }
 
 ProcessUsage ProcessAccountingCollector::sample() const {

@@ -8,13 +8,14 @@
 namespace ceiling::kernels {
 
 extern const GemvImpl gemv_avx512_bf16;
+extern const GemvImpl gemv_avx512_vnni;
 extern const GemvImpl gemv_avx512;
 extern const GemvImpl gemv_avx2;
 extern const GemvImpl gemv_scalar;
 
 namespace {
-const std::array<const GemvImpl*, 4> impls = {&gemv_avx512_bf16, &gemv_avx512, &gemv_avx2,
-                                              &gemv_scalar};
+const std::array<const GemvImpl*, 5> impls = {&gemv_avx512_bf16, &gemv_avx512_vnni, &gemv_avx512,
+                                              &gemv_avx2, &gemv_scalar};
 
 // Contiguous blocks of rows, multiples of 16 (every kernel's row group divides it), one
 // per thread.

@@ -17,7 +17,10 @@
 // lines per step and a prefetch into L2 (gemv_impl.hpp): 3.1-3.8x in the same harness.
 // Where AVX512-BF16 exists, bf16 runs vdpbf16ps against x split into two bf16 parts
 // (gemv_avx512.cpp, impl "avx512_bf16"): on a Zen 5 VM 1.92-1.98x fp32 on one thread, where
-// the halves ran 1.5-1.68x beside it.
+// the halves ran 1.5-1.68x beside it. Where AVX512-VNNI exists, int8 runs vpdpbusd against x
+// split into three 8-bit parts (gemv_avx512.cpp, impls "avx512_vnni" and "avx512_bf16"): on
+// the Zen 5 VM 0.90-0.92 of fp32's bytes/s on one and two threads (3.6-3.7x), where the
+// widening kernel beside it ran 0.76-0.78 (3.0-3.1x).
 // Zen 4 VM, one process, interleaved: a plain read of the same 1 GiB ran 27.7 / 31.7 GB/s
 // on one / two threads, fp32 (8 x 1) 24.8 / 29.2 (0.90 / 0.92 of it), OpenBLAS 19.8 / 16.9.
 // The host's DRAM is shared: `ceiling machine` read 63 GB/s on two threads the day before, so
@@ -37,6 +40,9 @@ namespace ceiling::kernels {
 // fp32 halves (shift, mask) against a deinterleaved x; or each line by vdpbf16ps against x
 // split into two bf16 parts (AVX512-BF16).
 enum class Bf16Method { widened, halves, dot };
+// How a kernel takes int8 weights: each widened to fp32; or each line by vpdpbusd against x
+// split into three 8-bit parts (AVX512-VNNI).
+enum class Int8Method { widened, vnni };
 
 // Rows [0, m) of y = W x (W row-major, m x k); int8: y[i] = scale[i] * sum_k w[i,k] x[k].
 struct GemvImpl {
@@ -51,6 +57,7 @@ struct GemvImpl {
     Bf16Method bf16_method = Bf16Method::widened;
     int int8_rows = 0, int8_vecs = 0;  // the int8 kernel's rows x vectors per step
     int prefetch_bytes = 0;            // bf16 and int8: how far ahead W is prefetched into L2
+    Int8Method int8_method = Int8Method::widened;
 };
 
 std::span<const GemvImpl* const> gemv_impls();  // widest first

@@ -195,6 +195,13 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
                                ahead;
         else if (p == "bf16")
             c.implementation = isa + ", bf16 weights widened to fp32 in registers" + ahead;
+        else if (im.int8_method == Int8Method::vnni)
+            c.implementation = isa + ", " + std::to_string(im.int8_rows) +
+                               " rows per step, vpdpbusd on each line of int8 weights against x "
+                               "split into three 8-bit parts (to 2^-22 of max|x|), W prefetched " +
+                               std::to_string(im.prefetch_bytes) +
+                               " bytes ahead into L2; int32 sums, a scale per row, rows split "
+                               "over threads";
         else
             c.implementation = isa + ", " + std::to_string(im.int8_rows) + " rows x " +
                                std::to_string(im.int8_vecs) +

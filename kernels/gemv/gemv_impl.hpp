@@ -32,13 +32,14 @@ struct GemvBlocking {
 // into L1-sized chunks of k. ROWS x chains independent FMA chains (>= 8) cover the 4-cycle
 // latency on 2 ports.
 // bf16 and int8 cost more instructions per byte of W than fp32 (split or widen, then
-// FMA): in L2 (16 rows x 16384) the AVX-512 int8 kernel runs only ~28 GB/s per core
-// (sign-extend, convert, FMA per 16 weights), so the core's out-of-order window, full of
-// that work, keeps too few of W's lines in flight to stream DRAM at fp32's rate. Both
-// therefore prefetch each row's W 2 KiB ahead into L2 (prefetch_ahead), and AVX-512 int8
-// takes a whole line of each of 16 rows per step (4 vectors, one chain per row). Zen 4 VM,
-// M = K = 16384, interleaved in one process, medians of 9-11, GB/s as a fraction of fp32's
-// beside it (bf16's ideal is 1.0, a 2x speed-up; int8's 1.0 is 4x):
+// FMA; where the CPU has bf16 or int8 dot products, gemv_avx512.cpp takes a line in one to
+// three of them instead): in L2 (16 rows x 16384) the AVX-512 int8 kernel runs only ~28 GB/s per
+// core (sign-extend, convert, FMA per 16 weights), so the core's out-of-order window, full of that
+// work, keeps too few of W's lines in flight to stream DRAM at fp32's rate. Both therefore prefetch
+// each row's W 2 KiB ahead into L2 (prefetch_ahead), and AVX-512 int8 takes a whole line of each of
+// 16 rows per step (4 vectors, one chain per row). Zen 4 VM, M = K = 16384, interleaved in one
+// process, medians of 9-11, GB/s as a fraction of fp32's beside it (bf16's ideal is 1.0, a 2x
+// speed-up; int8's 1.0 is 4x):
 //   int8 AVX-512, 16 x 1 (before): 0.57-0.61 on one thread, 0.60-0.73 on two;
 //     with the prefetch only 0.62; 8 x 4 without it 0.73-0.77; 16 x 4 with it 0.92-0.97
 //     on one thread, 0.94-0.97 on two. Into L1 instead (512 B to 4 KiB ahead): 0.61-0.77.

@@ -60,6 +60,56 @@ TEST(Gemv, EveryIsaImplementationMatchesNaive) {
     }
 }
 
+// The int8 kernels against a double reference where the VNNI one is weakest: k past two of
+// its int32 chunks (2^16) and a tail, x with an outlier 300 x the rest (its parts hold x to
+// 2^-22 of max|x|), x all zero, rows long enough to overflow int32 sums, and a non-finite
+// x (which the widening kernel takes).
+TEST(Gemv, Int8KernelsHoldLongRowsOutliersAndSpecialValues) {
+    const int m = 9, k = 2 * 65536 + 77;
+    std::vector<std::int8_t> w(static_cast<std::size_t>(m) * k);
+    std::vector<float> x(k), scale(m), y(m);
+    fill_uniform_int8(w.data(), w.size(), 4, -127, 127, 1);
+    fill_uniform(x.data(), x.size(), 5, -1, 1, 1);
+    fill_uniform(scale.data(), scale.size(), 6, 0.004f, 0.012f, 1);
+    x[1234] = 300;
+    x[k - 3] = -299.5f;
+    for (const auto* im : gemv_impls()) {
+        if (!im->supported(cpu_features())) continue;
+        SCOPED_TRACE(im->isa);
+        gemv_int8(*im, w.data(), scale.data(), x.data(), y.data(), m, k, 2);
+        for (int i = 0; i < m; ++i) {
+            double ref = 0, abs = 0;
+            for (int j = 0; j < k; ++j) {
+                const double t = static_cast<double>(w[static_cast<std::size_t>(i) * k + j]) * x[j];
+                ref += t;
+                abs += std::abs(t);
+            }
+            EXPECT_NEAR(y[i], ref * scale[i], 1e-5 * abs * scale[i]) << "row " << i;
+        }
+        std::vector<float> zero(k, 0.0f);
+        gemv_int8(*im, w.data(), scale.data(), zero.data(), y.data(), m, k, 1);
+        for (int i = 0; i < m; ++i) EXPECT_EQ(y[i], 0.0f) << "row " << i;
+        // Rows of 2^21 weights of 127 against x = 1: a lane's int32 sum over the whole row
+        // (4 x 255 x 127 a line) would pass 2^31 twice over (a wrapped sum is off by far more
+        // than the fp32 kernels' rounding over 2^21 terms, ~0.5 %).
+        {
+            const int mb = 9, kb = 1 << 21;
+            std::vector<std::int8_t> wb(static_cast<std::size_t>(mb) * kb, 127);
+            std::vector<float> ones(kb, 1.0f), yb(mb);
+            gemv_int8(*im, wb.data(), scale.data(), ones.data(), yb.data(), mb, kb, 1);
+            for (int i = 0; i < mb; ++i)
+                EXPECT_NEAR(yb[i], 127.0 * kb * scale[i], 0.02 * 127.0 * kb * scale[i])
+                    << "row " << i;
+        }
+        std::vector<float> inf = x;
+        inf[7] = INFINITY;
+        gemv_int8(*im, w.data(), scale.data(), inf.data(), y.data(), m, k, 1);
+        for (int i = 0; i < m; ++i)
+            EXPECT_FALSE(std::isfinite(y[i]) || w[static_cast<std::size_t>(i) * k + 7] == 0)
+                << "row " << i;
+    }
+}
+
 // 2MK operations (fp32 FMAs for every weight type); bytes MK x {4, 2, 1} + 4K (x) + 4M (y)
 // (+ 4M scales for int8).
 TEST(GemvWork, CountsFlopsAndBytes) {

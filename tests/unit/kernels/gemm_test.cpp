@@ -477,62 +477,20 @@ TEST(GemmDisassembly, MicroKernelLoopIsAllRegisterFmas) {
             CEILING_KERNELS_ARCHIVE + " 2>/dev/null";
         std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
         if (!pipe) GTEST_SKIP() << "objdump unavailable";
-        // (address, instruction text) of every line.
-        std::vector<std::pair<unsigned long, std::string>> lines;
+        std::vector<test::Instruction> lines;
         char buf[512];
-        while (fgets(buf, sizeof buf, pipe.get())) {
-            const std::string l(buf);
-            const auto colon = l.find(":\t");
-            if (colon == std::string::npos) continue;
-            lines.emplace_back(std::stoul(l.substr(0, colon), nullptr, 16), l.substr(colon + 2));
-        }
+        for (test::Instruction in; fgets(buf, sizeof buf, pipe.get());)
+            if (test::parse_instruction(buf, in)) lines.push_back(in);
         // objdump is there (binutils builds the project), so an empty listing means the
         // symbol named in the GemmImpl is stale: a failure, or this test checks nothing.
         if (lines.empty() && std::system("objdump --version >/dev/null 2>&1") != 0)
             GTEST_SKIP() << "objdump unavailable";
         ASSERT_FALSE(lines.empty())
             << "symbol " << impl->symbol << " not in " << CEILING_KERNELS_ARCHIVE;
-        // Backward jumps: (index of the jump, its target address).
-        std::vector<std::pair<std::size_t, unsigned long>> back;
-        for (std::size_t j = 0; j < lines.size(); ++j) {
-            const auto& text = lines[j].second;
-            if (text.rfind("j", 0) != 0) continue;
-            const auto sp = text.find_first_of(" \t");
-            if (sp == std::string::npos) continue;
-            try {
-                const unsigned long target =
-                    std::stoul(text.substr(text.find_first_not_of(" \t", sp)), nullptr, 16);
-                if (target < lines[j].first) back.emplace_back(j, target);
-            } catch (...) {
-            }
-        }
-        // The loop: of the innermost loops (no other backward jump inside), the one whose body
-        // spans the most FMAs. (An outer jump, such as the prefetch program's way back into
-        // the loop, spans several loops' FMAs.)
-        int best_fmas = -1;
-        bool spills = false;
-        const std::string reg = avx512 ? "%zmm" : "%ymm";
-        for (const auto& [j, target] : back) {
-            const bool nested = std::any_of(back.begin(), back.end(), [&](const auto& o) {
-                return o.first != j && lines[o.first].first >= target && o.first < j;
-            });
-            if (nested) continue;
-            int fmas = 0;
-            bool rsp = false;
-            for (std::size_t i = 0; i <= j; ++i) {
-                if (lines[i].first < target) continue;
-                if (lines[i].second.find(fma) != std::string::npos &&
-                    lines[i].second.find(reg) != std::string::npos)
-                    ++fmas;
-                // A vector register to or from the stack: the tile no longer fits the
-                // registers. (A pointer reloaded on the prefetch program's row step, once in
-                // tens of steps, costs nothing.)
-                if (lines[i].second.find("(%rsp)") != std::string::npos &&
-                    lines[i].second.find(reg) != std::string::npos)
-                    rsp = true;
-            }
-            if (fmas > best_fmas) best_fmas = fmas, spills = rsp;
-        }
+        // The loop spanning the most FMAs; a vector register to or from the stack there means
+        // the tile no longer fits the registers.
+        const auto [best_fmas, spills] =
+            test::busiest_inner_loop(lines, fma, avx512 ? "%zmm" : "%ymm");
         const int lanes = avx512 ? 16 : 8;
         // gemm_k_unroll steps of 14 x 32 / 16 = 28 (AVX-512) or 6 x 16 / 8 = 12 (AVX2) FMAs.
         EXPECT_EQ(best_fmas, gemm_k_unroll * impl->mr * impl->nr / lanes);

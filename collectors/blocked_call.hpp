@@ -37,6 +37,12 @@ inline constexpr std::array<std::string_view, wait_kind_count> wait_kind_names =
 // The kinds that are waits on storage: what the I/O row's storage_wait_threads counts.
 inline constexpr std::array<WaitKind, 2> storage_wait_kinds = {WaitKind::storage_flush,
                                                                WaitKind::storage};
+// The kinds that wait on something outside the program's own work: its own timing, a peer or
+// the network, an event loop's descriptors. What the waiting row's outside_wait_threads
+// counts. (Pipes are hand-offs between its own stages, told by the serial-stage finding;
+// locks are its threads' turns; children and devices do work ceiling judges where it runs.)
+inline constexpr std::array<WaitKind, 3> outside_wait_kinds = {WaitKind::sleep, WaitKind::socket,
+                                                               WaitKind::poll};
 
 // Each kind in a few words, for text.
 inline constexpr std::array<std::string_view, wait_kind_count> wait_kind_labels = {

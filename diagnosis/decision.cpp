@@ -63,6 +63,12 @@ constexpr std::array<LeverMove, 2> turns_levers = {{
      "threads"},
     {Lever::change_the_problem, change_problem},
 }};
+constexpr std::array<LeverMove, 2> waiting_levers = {{
+    {Lever::system,
+     "wait less: its own sleeps and polling intervals shortened or replaced by waiting on the "
+     "event itself; requests to a peer kept in flight together or batched; input fed faster"},
+    {Lever::change_the_problem, change_problem},
+}};
 constexpr std::array<LeverMove, 3> capacity_levers = {{
     {Lever::system, "offload, shard"},
     {Lever::quantisation, "quantise weights"},
@@ -74,7 +80,7 @@ using T = Thresholds;
 // comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
 // the model's small share (where both hold, the storage is what keeps the process slow, and
 // it names the move); then the roofs; latency is what remains when no roof is near.
-const std::array<DecisionRow, 10> table = {{
+const std::array<DecisionRow, 11> table = {{
     {Bound::compute,
      "achieved FLOP/s near the compute roof",
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
@@ -153,6 +159,20 @@ const std::array<DecisionRow, 10> table = {{
      "4 KiB), mapped files rather than copying reads, fewer processes started; its findings "
      "say which it was",
      kernel_levers},
+    // The same bound when its threads mostly waited on something outside its work while its
+    // own code left its cores idle: its sleeps, a peer or the network, an event loop with
+    // nothing to do. A poller asleep 92 % of its wall time read "bound unknown: measure what
+    // is missing first", as if a roof could explain it.
+    {Bound::not_the_model,
+     "threads blocked in sleeps, on sockets or in event loops while the cores idled",
+     {Signal::outside_wait_threads, Comparison::at_least, &T::outside_wait_threads},
+     1,
+     "not the model (waiting)",
+     "what it waits on comes first: its own sleeps and polling intervals (shorten them, or wait "
+     "on the event itself), a peer or the network (requests in flight together, batched, a "
+     "nearer or faster service), an event loop with nothing to do (the load offered, not its "
+     "code); the blocked line says which and for how long",
+     waiting_levers},
     // Latency of another kind: threads that shared the work waited on each other (a lock held
     // while working, hand-offs) and ran one or two at a time with CPUs free, whatever the
     // roofs say of the cores they kept busy (four Python threads under the GIL on two CPUs
@@ -216,6 +236,8 @@ std::optional<double> Signals::value(Signal s) const {
             return storage_wait_threads;
         case Signal::kernel_time_share:
             return kernel_time_share;
+        case Signal::outside_wait_threads:
+            return outside_wait_threads;
     }
     return std::nullopt;
 }

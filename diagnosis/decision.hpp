@@ -63,11 +63,14 @@ enum class Signal {
     storage_wait_threads,
     // System time over all its CPU time, where its cores were busy (not waiting).
     kernel_time_share,
+    // Threads blocked in sleeps, on sockets or in event loops per second of wall time, where
+    // its own code (user time) left its cores idle.
+    outside_wait_threads,
 };
-inline constexpr std::array<std::string_view, 10> signal_names = {
+inline constexpr std::array<std::string_view, 11> signal_names = {
     "compute_fraction",     "bandwidth_fraction", "roof_fraction",         "model_share",
     "capacity_fraction",    "storage_fraction",   "quota_throttled_share", "thread_concurrency",
-    "storage_wait_threads", "kernel_time_share"};
+    "storage_wait_threads", "kernel_time_share",  "outside_wait_threads"};
 
 // The kernel row's diagnosis, which other findings about kernel time refer to.
 inline constexpr std::string_view kernel_bound_diagnosis = "not the model (kernel bound)";
@@ -82,6 +85,7 @@ struct Signals {
     std::optional<double> thread_concurrency;
     std::optional<double> storage_wait_threads;
     std::optional<double> kernel_time_share;
+    std::optional<double> outside_wait_threads;
     std::optional<double> value(Signal s) const;
 };
 

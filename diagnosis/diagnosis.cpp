@@ -227,6 +227,8 @@ Signals signals_of(const Diagnosis& d) {
             s.thread_concurrency = sig.value;
         else if (sig.name == storage_wait_signal_name && sig.fired)
             s.storage_wait_threads = sig.value;
+        else if (sig.name == outside_wait_signal_name && sig.fired)
+            s.outside_wait_threads = sig.value;
     // Time in the kernel bounds it only where its cores were busy: a program that mostly
     // waits spends what CPU time it has in its calls, and what it waits on decides.
     const bool waited = std::ranges::any_of(d.system, [](const SystemSignal& g) {

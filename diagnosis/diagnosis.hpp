@@ -102,6 +102,9 @@ inline constexpr std::string_view storage_signal_name = "storage_roof_share";
 // And for threads blocked on storage while the cores idled (not the model, I/O bound): its
 // value where the rule fired.
 inline constexpr std::string_view storage_wait_signal_name = "storage_wait_threads";
+// And for threads blocked in sleeps, on sockets or in event loops while the cores idled (not
+// the model, waiting).
+inline constexpr std::string_view outside_wait_signal_name = "outside_wait_threads";
 // And for time in the kernel (not the model, kernel bound): the system_time_share rule's
 // value, where the cpu_utilisation rule did not fire (its cores were busy, not waiting).
 inline constexpr std::string_view kernel_signal_name = "system_time_share";

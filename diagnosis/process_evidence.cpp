@@ -149,6 +149,12 @@ Opt storage_wait_threads(const P& p) {
     return *p.storage_wait_thread_s / p.wall_s;
 }
 
+// Threads blocked in sleeps, on sockets or in event loops per second of wall time.
+Opt outside_wait_threads(const P& p) {
+    if (!p.outside_wait_thread_s || !(p.wall_s > 0)) return std::nullopt;
+    return *p.outside_wait_thread_s / p.wall_s;
+}
+
 // Read and write calls per second of wall time, and the bytes each passed on average.
 Opt io_calls_per_s(const P& p) {
     if (!p.io_calls || !(p.wall_s > 0)) return std::nullopt;
@@ -190,7 +196,7 @@ constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 15> rules = {{
+const std::array<SystemRule, 16> rules = {{
     {utilisation_signal_name, cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -313,6 +319,14 @@ const std::array<SystemRule, 15> rules = {{
      "files: the scheduler's blocked time, by the system call each was seen waiting in) while "
      "its own code (user time) left its cores idle: it waits on storage, however "
      "little it moves",
+     &idled},
+    // A row of the decision table too (not the model, waiting), where its own code left its
+    // cores idle.
+    {outside_wait_signal_name, outside_wait_threads, Comparison::at_least, &T::outside_wait_threads,
+     "its threads were blocked in sleeps, on sockets or in event loops (the scheduler's "
+     "blocked time, by the system call each was seen waiting in) while its own code (user "
+     "time) left its cores idle: it waits on its own timing, a peer or its input, not on "
+     "its work",
      &idled},
     // A row of the decision table too (not the model, CPU quota bound).
     {quota_signal_name, cpu_quota_throttled_share, Comparison::at_least,
@@ -466,6 +480,7 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
          {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s},
          {"storage_wait_thread_s", p.storage_wait_thread_s},
+         {"outside_wait_thread_s", p.outside_wait_thread_s},
          {"io_calls", p.io_calls},
          {"io_call_bytes", p.io_call_bytes},
          {"cpu_quota_cpus", p.cpu_quota_cpus},
@@ -497,6 +512,7 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s);
     get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
     get_optional(j, "storage_wait_thread_s", p.storage_wait_thread_s);  // absent in older ones
+    get_optional(j, "outside_wait_thread_s", p.outside_wait_thread_s);
     get_optional(j, "io_calls", p.io_calls);                            // absent in older ones
     get_optional(j, "io_call_bytes", p.io_call_bytes);
     get_optional(j, "cpu_quota_cpus", p.cpu_quota_cpus);  // absent in older records

@@ -60,6 +60,9 @@ struct ProcessAccounting {
     // Its threads blocked on storage (flushes, file I/O, faults on mapped files), integrated
     // over the run from the sampler's looks at each thread's system call: thread-seconds.
     std::optional<double> storage_wait_thread_s;
+    // Its threads blocked in sleeps, on sockets or in event loops (collectors::
+    // outside_wait_kinds), the same way: thread-seconds.
+    std::optional<double> outside_wait_thread_s;
     // Its read-like and write-like system calls (files, pipes, sockets, terminals alike) and
     // the bytes they passed (/proc's syscr + syscw and rchar + wchar).
     std::optional<double> io_calls;

@@ -85,6 +85,11 @@ struct Thresholds {
     // blocked 0.60 of its time and 0.37 in the kernel), so a quarter is already the largest
     // part of a program's time that computes less than half of it.
     double storage_wait_threads = 0.25;
+    // Threads blocked in sleeps, on sockets or in event loops on average over the wall time,
+    // of a program whose own code left its cores idle, at or above which it waits on
+    // something outside its work: not the model (waiting). Half a thread: most of a
+    // one-threaded program's time, where its own code is under half of its cores.
+    double outside_wait_threads = 0.5;
     double device_wait_share = 0.20;       // wall time blocked on an accelerator
     double device_copy_share = 0.10;       // wall time copying between host and device
     // Share of its control group's CPU-quota periods in which the group ran out of quota, at

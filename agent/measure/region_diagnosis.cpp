@@ -104,6 +104,10 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     for (const auto k : collectors::storage_wait_kinds)
         if (const auto s = per_run(r, waiting_counter(k)))
             p.storage_wait_thread_s = p.storage_wait_thread_s.value_or(0.0) + *s;
+    // And in sleeps, on sockets, in event loops.
+    for (const auto k : collectors::outside_wait_kinds)
+        if (const auto s = per_run(r, waiting_counter(k)))
+            p.outside_wait_thread_s = p.outside_wait_thread_s.value_or(0.0) + *s;
     if (r.machine_profile && r.machine_profile->storage) {
         p.storage_read_roof_bytes_per_s = r.machine_profile->storage->read_roof_bytes_per_s();
         p.storage_write_roof_bytes_per_s = r.machine_profile->storage->write_roof_bytes_per_s();

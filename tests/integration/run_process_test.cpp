@@ -453,6 +453,9 @@ TEST(RunProcess, BlockedTimeIsPutOnWhatEachThreadWaitedIn) {
     EXPECT_NE(err.find("blocked (thread time per run, by what it waited in): sleeps"),
               std::string::npos)
         << err;
+    // Asleep nearly all its wall time, its core idle: the table's waiting row.
+    ASSERT_TRUE(nap.diagnosis);
+    EXPECT_EQ(nap.diagnosis->diagnosis, "not the model (waiting)") << err;
     // A log flushed after every record waits in fdatasync (on storage that blocks for it).
     std::filesystem::path target = dir.path();
     if (memory_filesystem(target)) {

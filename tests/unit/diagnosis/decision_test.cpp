@@ -63,6 +63,13 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "malloc's trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 "
          "MiB, not per 4 KiB), mapped files rather than copying reads, fewer processes "
          "started; its findings say which it was"},
+        {Bound::not_the_model,
+         "threads blocked in sleeps, on sockets or in event loops while the cores idled",
+         "not the model (waiting)",
+         "what it waits on comes first: its own sleeps and polling intervals (shorten them, or "
+         "wait on the event itself), a peer or the network (requests in flight together, "
+         "batched, a nearer or faster service), an event loop with nothing to do (the load "
+         "offered, not its code); the blocked line says which and for how long"},
         {Bound::latency, "threads shared the work but took turns, with CPUs free",
          "latency bound (threads took turns)",
          "let the threads run at once: a lock held while working (Python's GIL, a mutex around "
@@ -171,6 +178,21 @@ TEST(DecisionTable, PrecedenceCapacityThenSystemThenRoofs) {
     kernel.storage_wait_threads.reset();
     kernel.kernel_time_share = defaults.kernel_time_share - eps;
     EXPECT_EQ(decided(kernel), Bound::compute);
+    // Threads that waited in sleeps, on sockets or in event loops with the cores idle: the
+    // system's, before the roofs and the model's share; beside storage waits the signal that
+    // clears its threshold by more names the move.
+    Signals waits{O(0.9), O(0.2), O(0.1), {}};
+    waits.outside_wait_threads = 0.9;
+    const Decision w = decide(waits, defaults);
+    ASSERT_NE(w.row, nullptr);
+    EXPECT_EQ(w.row->diagnosis, "not the model (waiting)");
+    ASSERT_EQ(w.held.size(), 3u);
+    EXPECT_EQ(w.held[1]->diagnosis, "not the model (system bound)");
+    waits.storage_wait_threads = 0.9;  // 3.6x its threshold against 1.8x
+    EXPECT_EQ(decide(waits, defaults).row->diagnosis, "not the model (I/O bound)");
+    waits.storage_wait_threads.reset();
+    waits.outside_wait_threads = defaults.outside_wait_threads - eps;
+    EXPECT_EQ(decide(waits, defaults).row->diagnosis, "not the model (system bound)");
 }
 
 TEST(DecisionTable, NearBothRoofsTheCloserOneWins) {

@@ -492,6 +492,37 @@ TEST(StorageWaits, BlockedOnStorageWhileIdleIsIoBound) {
     EXPECT_FALSE(busy.bound);
 }
 
+// Threads blocked in sleeps, on sockets or in event loops half the wall time or more while
+// the cores idled are the waiting row (a poller asleep 92 % of its wall read "bound unknown"
+// before); beside a busy core (a worker computing while a timer thread sleeps) they are not.
+TEST(OutsideWaits, AsleepWhileIdleIsWaiting) {
+    RunInputs in;
+    in.process.wall_s = 1.74;
+    in.process.cores_used = 1;
+    in.process.user_s = 0.11;
+    in.process.system_s = 0.03;
+    in.process.voluntary_context_switches = 1500;
+    in.process.involuntary_context_switches = 1;
+    in.process.outside_wait_thread_s = 1.6;
+    const Diagnosis d = diagnose_run(in, t);
+    ASSERT_EQ(d.bound, Bound::not_the_model);
+    EXPECT_EQ(d.diagnosis, "not the model (waiting)");
+    EXPECT_TRUE(says(d.first_move, "its own sleeps and polling intervals")) << d.first_move;
+    const auto waits = signal(d.system, "outside_wait_threads");
+    EXPECT_TRUE(waits.fired);
+    ASSERT_TRUE(waits.value);
+    EXPECT_NEAR(*waits.value, 1.6 / 1.74, 1e-12);
+    // Under half the wall: not decided by it.
+    in.process.outside_wait_thread_s = 0.8;
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "outside_wait_threads").fired);
+    // Its core busy: the sleeper is a helper beside the work.
+    in.process.outside_wait_thread_s = 1.6;
+    in.process.user_s = 1.6;
+    const Diagnosis busy = diagnose_run(in, t);
+    EXPECT_FALSE(signal(busy.system, "outside_wait_threads").fired);
+    EXPECT_NE(busy.diagnosis, "not the model (waiting)");
+}
+
 // Most of its CPU time in the kernel while its core was busy is the table's kernel row, the
 // calls that put it there named where they are many small reads and writes (3 million
 // one-byte writes: 93 % of its CPU time in the kernel, read "bound unknown" before). A

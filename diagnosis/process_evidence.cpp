@@ -149,10 +149,12 @@ Opt storage_wait_threads(const P& p) {
     return *p.storage_wait_thread_s / p.wall_s;
 }
 
-// Threads blocked in sleeps, on sockets or in event loops per second of wall time.
+// Threads blocked in sleeps, on sockets or in event loops per second of wall time, less the
+// time the host waited on an accelerator: a CUDA runtime waiting for the device may block in
+// poll on its descriptor, and that wait is the device's work.
 Opt outside_wait_threads(const P& p) {
     if (!p.outside_wait_thread_s || !(p.wall_s > 0)) return std::nullopt;
-    return *p.outside_wait_thread_s / p.wall_s;
+    return std::max(0.0, *p.outside_wait_thread_s - p.device_wait_s.value_or(0.0)) / p.wall_s;
 }
 
 // Read and write calls per second of wall time, and the bytes each passed on average.

@@ -515,6 +515,12 @@ TEST(OutsideWaits, AsleepWhileIdleIsWaiting) {
     // Under half the wall: not decided by it.
     in.process.outside_wait_thread_s = 0.8;
     EXPECT_FALSE(signal(diagnose_run(in, t).system, "outside_wait_threads").fired);
+    // Its waits inside synchronisation with a device (a runtime blocking in poll on the
+    // driver's descriptor) are the device's.
+    in.process.outside_wait_thread_s = 1.6;
+    in.process.device_wait_s = 1.5;
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "outside_wait_threads").fired);
+    in.process.device_wait_s.reset();
     // Its core busy: the sleeper is a helper beside the work.
     in.process.outside_wait_thread_s = 1.6;
     in.process.user_s = 1.6;

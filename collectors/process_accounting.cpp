@@ -254,6 +254,13 @@ std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat) {
         if (i == steal_index) t.steal = static_cast<double>(*v);
         if (i == idle_index || i == iowait_index) t.idle += static_cast<double>(*v);
     }
+    // "processes N" further down.
+    constexpr std::string_view tasks = "\nprocesses ";
+    if (const auto at = proc_stat.find(tasks); at != std::string_view::npos) {
+        const auto rest = proc_stat.substr(at + tasks.size());
+        const auto v = parse_int(trim(rest.substr(0, rest.find('\n'))));
+        if (v && *v >= 0) t.tasks_started = static_cast<double>(*v);
+    }
     return t;
 }
 

@@ -99,10 +99,13 @@ Readings io_readings(const ProcIo& io);
 // part the hypervisor gave to other guests (steal), and the part no task ran (idle and
 // iowait: a CPU waiting for I/O with nothing to run). The rest, total - steal - idle, is CPU
 // time some task of this host used.
+// With them, /proc/stat's "processes" line: the tasks the host has started since boot (every
+// fork and clone, threads included), when present.
 struct HostCpuTicks {
     double total = 0;
     double steal = 0;
     double idle = 0;
+    std::optional<double> tasks_started;
     double busy() const { return total - steal - idle; }
 };
 std::optional<HostCpuTicks> parse_host_cpu_ticks(std::string_view proc_stat);

@@ -47,7 +47,7 @@ constexpr std::array<LeverMove, 2> kernel_levers = {{
     {Lever::system,
      "fewer trips into the kernel: fewer, larger system calls (buffered), memory reused rather "
      "than freed and faulted in again, huge pages, mapped files rather than copying reads, "
-     "fewer processes started"},
+     "fewer threads and processes started (a pool kept alive)"},
     {Lever::change_the_problem, change_problem},
 }};
 constexpr std::array<LeverMove, 2> quota_levers = {{
@@ -156,7 +156,8 @@ const std::array<DecisionRow, 11> table = {{
      "spend less time in the kernel: fewer, larger system calls (buffered writes, one call for "
      "many records), memory reused rather than freed and faulted in again (a pool, malloc's "
      "trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 MiB, not per "
-     "4 KiB), mapped files rather than copying reads, fewer processes started; its findings "
+     "4 KiB), mapped files rather than copying reads, fewer threads and processes started (a pool "
+     "kept alive); its findings "
      "say which it was",
      kernel_levers},
     // The same bound when its threads mostly waited on something outside its work while its

@@ -97,6 +97,8 @@ Opt others_run_queue_per_cpu(const P& p) {
     if (!p.host_runnable_thread_s || !p.own_runnable_thread_s) return std::nullopt;
     return ratio(std::max(0.0, *p.host_runnable_thread_s - *p.own_runnable_thread_s), p.host_cpu_s);
 }
+// Threads and processes started per second of wall time, on the host while it ran.
+Opt tasks_started_per_s(const P& p) { return per_wall_s(p, p.host_tasks_started, std::nullopt); }
 Opt page_faults_per_s(const P& p) {
     return per_wall_s(p, p.minor_page_faults, p.major_page_faults);
 }
@@ -194,11 +196,14 @@ constexpr Qualifier enough_kernel_time = {"system_s", [](const P& p) { return p.
                                           Comparison::at_least, &T::system_time_min_s};
 constexpr Qualifier enough_calls = {"io_calls", [](const P& p) { return p.io_calls; },
                                     Comparison::at_least, &T::io_calls_min};
+constexpr Qualifier enough_tasks = {"host_tasks_started",
+                                    [](const P& p) { return p.host_tasks_started; },
+                                    Comparison::at_least, &T::tasks_started_min};
 constexpr Qualifier enough_major_faults = {"major_page_faults",
                                            [](const P& p) { return p.major_page_faults; },
                                            Comparison::at_least, &T::major_page_faults_min};
 
-const std::array<SystemRule, 16> rules = {{
+const std::array<SystemRule, 17> rules = {{
     {utilisation_signal_name, cpu_utilisation, Comparison::below, &T::cpu_utilisation,
      "CPU busy well below the cores used, and most context switches voluntary: the process "
      "waits (I/O, locks, sleep, a device)",
@@ -293,7 +298,7 @@ const std::array<SystemRule, 16> rules = {{
      Comparison::at_least,
      &T::page_faults_per_s,
      "frequent page faults, several per page of the peak footprint: memory freed and touched "
-     "afresh over and over (allocation churn, or many short-lived processes)",
+     "afresh over and over (allocation churn, or many short-lived threads or processes)",
      &churn,
      "frequent page faults, about one per page of the peak footprint at most: first touch of "
      "the memory it keeps (allocation), not churn",
@@ -303,6 +308,24 @@ const std::array<SystemRule, 16> rules = {{
      nullptr,
      {},
      &enough_faults},
+    // How it spent kernel time starting them: a thread per task (std::async, a thread per
+    // request) spent 91 % of its CPU time in the kernel, said only as "system calls, copies,
+    // page faults" and "fewer processes started" before.
+    {"tasks_started_per_s",
+     tasks_started_per_s,
+     Comparison::at_least,
+     &T::tasks_started_per_s,
+     "many threads or processes started (forks and clones on the host while it ran: its own "
+     "where little else ran), each a stack mapped, faulted in and freed, and a trip through "
+     "the scheduler: keep a pool of workers alive and hand them tasks, instead of one per "
+     "task or request",
+     nullptr,
+     {},
+     {},
+     false,
+     nullptr,
+     {},
+     &enough_tasks},
     {"major_page_faults_per_s", major_page_faults_per_s, Comparison::at_least,
      &T::major_page_faults_per_s,
      "page faults that read from disk: memory pressure or memory-mapped files paged in",
@@ -482,6 +505,7 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"storage_read_roof_bytes_per_s", p.storage_read_roof_bytes_per_s},
          {"storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s},
          {"storage_wait_thread_s", p.storage_wait_thread_s},
+         {"host_tasks_started", p.host_tasks_started},
          {"outside_wait_thread_s", p.outside_wait_thread_s},
          {"io_calls", p.io_calls},
          {"io_call_bytes", p.io_call_bytes},
@@ -515,6 +539,7 @@ void from_json(const nlohmann::json& j, ProcessAccounting& p) {
     get_optional(j, "storage_write_roof_bytes_per_s", p.storage_write_roof_bytes_per_s);
     get_optional(j, "storage_wait_thread_s", p.storage_wait_thread_s);  // absent in older ones
     get_optional(j, "outside_wait_thread_s", p.outside_wait_thread_s);
+    get_optional(j, "host_tasks_started", p.host_tasks_started);
     get_optional(j, "io_calls", p.io_calls);                            // absent in older ones
     get_optional(j, "io_call_bytes", p.io_call_bytes);
     get_optional(j, "cpu_quota_cpus", p.cpu_quota_cpus);  // absent in older records

@@ -47,6 +47,9 @@ struct ProcessAccounting {
     std::optional<double> host_cpu_s;
     std::optional<double> host_steal_s;
     std::optional<double> host_runnable_thread_s;
+    // Threads and processes the host started while it ran (forks and clones): its own where
+    // little else ran.
+    std::optional<double> host_tasks_started;
     // Of those runnable threads, the program's own (every thread of its process tree in
     // state R at each sample): a run queue past the CPUs that is its own is oversubscription
     // by the program itself, not contention.

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 33> fields = {{
+const std::array<ThresholdField, 35> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -71,6 +71,10 @@ const std::array<ThresholdField, 33> fields = {{
      "context switches per second of wall time"},
     {"page_faults_per_s", &T::page_faults_per_s, "page faults per second of wall time"},
     {"major_page_faults_per_s", &T::major_page_faults_per_s, "major (disk) page faults per second"},
+    {"tasks_started_per_s", &T::tasks_started_per_s,
+     "threads and processes started on the host per second of wall time"},
+    {"tasks_started_min", &T::tasks_started_min,
+     "threads and processes started per run below which their rate is not judged"},
     {"major_page_faults_min", &T::major_page_faults_min,
      "major page faults per run below which their rate is not judged (a few libraries paged in)"},
     {"storage_wait_threads", &T::storage_wait_threads,
@@ -102,12 +106,21 @@ constexpr std::array<double T::*, 12> shares = {
     &T::cpu_utilisation,   &T::system_time_share,         &T::device_wait_share,
     &T::device_copy_share, &T::voluntary_switch_share,    &T::steal_share,
     &T::stop_margin,       &T::cpu_quota_throttled_share, &T::kernel_time_share};
-constexpr std::array<double T::*, 13> rates = {
-    &T::io_calls_per_s,       &T::small_io_call_bytes,      &T::held_cores_ratio,
-    &T::storage_wait_threads, &T::outside_wait_threads,     &T::context_switches_per_s,
-    &T::page_faults_per_s,    &T::major_page_faults_per_s,  &T::involuntary_switches_per_cpu_s,
-    &T::run_queue_per_cpu,    &T::others_run_queue_per_cpu, &T::fault_churn_ratio,
-    &T::major_page_faults_min};
+constexpr std::array<double T::*, 15> rates = {&T::tasks_started_per_s,
+                                               &T::tasks_started_min,
+                                               &T::io_calls_per_s,
+                                               &T::small_io_call_bytes,
+                                               &T::held_cores_ratio,
+                                               &T::storage_wait_threads,
+                                               &T::outside_wait_threads,
+                                               &T::context_switches_per_s,
+                                               &T::page_faults_per_s,
+                                               &T::major_page_faults_per_s,
+                                               &T::involuntary_switches_per_cpu_s,
+                                               &T::run_queue_per_cpu,
+                                               &T::others_run_queue_per_cpu,
+                                               &T::fault_churn_ratio,
+                                               &T::major_page_faults_min};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

@@ -74,6 +74,11 @@ struct Thresholds {
     double context_switches_per_s = 2000;  // voluntary + involuntary, per second of wall time
     double page_faults_per_s = 10000;      // minor + major, per second of wall time
     double major_page_faults_per_s = 1;    // faults that read from disk
+    // Threads and processes started per second of wall time (forks and clones on the host),
+    // and per run below which their rate is not judged (a program's pool, a shell's few
+    // commands).
+    double tasks_started_per_s = 1000;
+    double tasks_started_min = 1000;
     // Major faults per run below which their rate is not judged: a library paged in at the
     // start of a 0.4 s program is 2.5/s, not memory pressure.
     double major_page_faults_min = 10;

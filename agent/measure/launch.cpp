@@ -449,6 +449,7 @@ std::vector<CounterValue> process_counters(const ChildResult& child, const Sampl
         add("working_threads", sampled->working_threads, "count", !enough_samples);
         add("host_cpu_s", sampled->host_cpu_s, "s");
         add("host_steal_s", sampled->host_steal_s, "s");
+        add("host_tasks_started", sampled->host_tasks_started, "count");
         add("host_runnable_thread_s", sampled->host_runnable_thread_s, "s");
         add("own_runnable_thread_s", sampled->own_runnable_thread_s, "s");
         // What its blocked threads waited in, each kind's thread-seconds.

@@ -87,6 +87,7 @@ ProcessAccounting accounting_of(const RunRecord& r) {
     p.host_steal_s = per_run(r, "host_steal_s");
     p.host_runnable_thread_s = per_run(r, "host_runnable_thread_s");
     p.own_runnable_thread_s = per_run(r, "own_runnable_thread_s");
+    p.host_tasks_started = per_run(r, "host_tasks_started");
     // Host blocked on the GPU and host<->device copy time, from the CUDA activity
     // (gpu_run.hpp); absent when no GPU activity was seen.
     p.device_wait_s = per_run(r, "host_sync_wait_s");

@@ -363,6 +363,9 @@ SampledPeaks PeakAccumulator::finish(std::int64_t end_ns,
     if (host_start && host_end && host_end->total > host_start->total && clock_ticks_per_s > 0) {
         p.host_cpu_s = (host_end->total - host_start->total) / clock_ticks_per_s;
         p.host_steal_s = std::max(0.0, host_end->steal - host_start->steal) / clock_ticks_per_s;
+        if (host_start->tasks_started && host_end->tasks_started)
+            p.host_tasks_started =
+                std::max(0.0, *host_end->tasks_started - *host_start->tasks_started);
         p.host_runnable_thread_s = host_runnable_.until(end_ns);
         p.own_runnable_thread_s = own_runnable_.until(end_ns);
     }

@@ -149,6 +149,8 @@ struct SampledPeaks {
     // Over the sampled window, the host as a whole (from /proc/stat and /proc/loadavg):
     std::optional<double> host_cpu_s;    // CPU time of every CPU that elapsed (window x CPUs)
     std::optional<double> host_steal_s;  // of which the hypervisor gave to other guests
+    // Threads and processes the host started (forks and clones), its own among them.
+    std::optional<double> host_tasks_started;
     // Runnable threads (the sampler's excepted) integrated over the window: divided by
     // host_cpu_s, the mean number of runnable threads per CPU.
     std::optional<double> host_runnable_thread_s;

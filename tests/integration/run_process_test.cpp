@@ -190,6 +190,22 @@ TEST(RunProcess, OneByteWritesAreCountedAndSaidSmall) {
         EXPECT_EQ(r.diagnosis->diagnosis, "not the model (kernel bound)") << err;
 }
 
+// A thread started and joined per tiny task: the host's count of started tasks (/proc/stat's
+// "processes") holds its 20 000 threads at least (other work's too, under ctest), and the
+// finding says to keep a pool alive.
+TEST(RunProcess, AThreadPerTaskIsCountedAndSaid) {
+    TempDir dir;
+    std::string err;
+    const RunRecord r = run_ok(dir, {process_target, "threadper", "20000"}, &err);
+    const CounterValue* started = counter(r.executions.at(0), "host_tasks_started");
+    ASSERT_NE(started, nullptr) << err;
+    EXPECT_GE(started->value, 20000);
+    const SystemSignal* tasks = signal(r, "tasks_started_per_s");
+    ASSERT_NE(tasks, nullptr);
+    EXPECT_TRUE(tasks->fired) << err;
+    EXPECT_TRUE(says(tasks->meaning, "keep a pool of workers alive")) << tasks->meaning;
+}
+
 // Memory kept 16 MiB at a time, 25 ms apart, to 640 MiB: it grew all through the run, and
 // the run says so with when its memory would fill; memory touched once and held does not.
 TEST(RunProcess, MemoryGrowingAllAlongIsSaid) {

@@ -160,6 +160,11 @@ int main(int argc, char** argv) {
         return write_records(std::string(a) + "/process_target.log", 4096, std::atol(b), true);
     if (mode == "bytewise")
         return write_records(std::string(a) + "/process_target.bytes", 1, std::atol(b), false);
+    if (mode == "threadper") {  // a thread started and joined per tiny task
+        std::atomic<long> sum{0};
+        for (int i = 0; i < std::atoi(a); ++i) std::thread([&sum, i] { sum += i; }).join();
+        return sum > 0 ? 0 : 1;
+    }
     if (mode == "nap") {
         for (int i = 0; i < std::atoi(a); ++i)
             std::this_thread::sleep_for(std::chrono::duration<double>(std::atof(b)));
@@ -167,7 +172,7 @@ int main(int argc, char** argv) {
     }
     std::fprintf(stderr,
                  "usage: process_target write DIR BYTES | touch BYTES | churn BYTES ROUNDS "
-                 "| spin THREADS SECONDS | nap COUNT SECONDS | flush DIR COUNT "
+                 "| spin THREADS SECONDS | nap COUNT SECONDS | threadper COUNT | flush DIR COUNT "
                  "| bytewise DIR COUNT "
                  "| turns THREADS SECONDS "
                  "| oneafter THREADS SECONDS\n");

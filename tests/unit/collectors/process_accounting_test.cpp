@@ -121,6 +121,8 @@ TEST(HostLoad, StealAndRunnableFromRecordedFiles) {
     EXPECT_EQ(ticks->steal, 1286);
     EXPECT_EQ(ticks->idle, 75775 + 772);
     EXPECT_EQ(ticks->busy(), 771950 + 125 + 103187 + 0 + 321);
+    EXPECT_EQ(ticks->tasks_started, 13803);  // "processes": forks and clones since boot
+    EXPECT_FALSE(parse_host_cpu_ticks("cpu  1 2 3 4 5 6 7 8\n")->tasks_started);
     EXPECT_FALSE(parse_host_cpu_ticks("cpu  1 2 3 4\n")) << "no steal column: unknown";
     EXPECT_FALSE(parse_host_cpu_ticks("intr 1 2\n"));
     EXPECT_EQ(parse_loadavg_runnable(*run_root.read_text("/proc/loadavg")), 11);

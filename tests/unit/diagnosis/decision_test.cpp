@@ -61,8 +61,8 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
          "spend less time in the kernel: fewer, larger system calls (buffered writes, one call "
          "for many records), memory reused rather than freed and faulted in again (a pool, "
          "malloc's trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 "
-         "MiB, not per 4 KiB), mapped files rather than copying reads, fewer processes "
-         "started; its findings say which it was"},
+         "MiB, not per 4 KiB), mapped files rather than copying reads, fewer threads and "
+         "processes started (a pool kept alive); its findings say which it was"},
         {Bound::not_the_model,
          "threads blocked in sleeps, on sockets or in event loops while the cores idled",
          "not the model (waiting)",

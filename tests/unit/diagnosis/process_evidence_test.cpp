@@ -558,6 +558,13 @@ TEST(KernelTime, MostCpuTimeInTheKernelIsKernelBound) {
     // Calls unknown: not said, never zero.
     in.process.io_calls.reset();
     EXPECT_FALSE(signal(diagnose_run(in, t).system, "io_calls_per_s").value);
+    // Where it started a thread per task (51 200 in 1.9 s), the finding names them; a
+    // program's pool (a few hundred) is not judged by rate.
+    in.process.host_tasks_started = 2000;
+    EXPECT_TRUE(signal(diagnose_run(in, t).system, "tasks_started_per_s").fired);
+    in.process.host_tasks_started = 999;
+    EXPECT_FALSE(signal(diagnose_run(in, t).system, "tasks_started_per_s").fired);
+    in.process.host_tasks_started.reset();
     // Under half of its CPU time in the kernel: a finding (a fifth or more), not the bound.
     in.process.user_s = 0.9;
     in.process.system_s = 0.5;

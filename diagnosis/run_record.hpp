@@ -135,6 +135,10 @@ struct RecordedRegion {
     // it was open: their CPU time over the same wall time, from the sampler's /proc readings.
     // Absent when they used none (or for older records).
     std::optional<double> descendant_busy_cores;
+    // Threads of its process runnable but queued for a CPU on average while it was open (the
+    // scheduler's statistics, per thread): time it wanted a CPU and did not get one. Absent
+    // where not read (or for older records).
+    std::optional<double> queued_threads;
     // Cores the host's other processes (all but its own, those it started and ceiling: a
     // local server, a sibling worker, other programs) kept busy while it was open, from
     // /proc/stat's per-tick CPU time less those: where a range that waited for another
@@ -207,10 +211,10 @@ struct RecordedRegion {
     std::optional<double> held_cores(const Thresholds& t,
                                      std::optional<double> usable = std::nullopt) const;
     // The cores it is judged at when its work ran below its process: where its own process
-    // mostly waited (under half a core busy) and the processes it started kept more cores
-    // busy (a region around a subprocess, a multiprocessing pool's map), its process's and
-    // theirs together; else absent (its own process's busy_cores: workers busy beside a
-    // region that computes itself, a data loader's beside a forward pass, are not its work).
+    // mostly waited (under half a core busy or queued for one) and the processes it started kept
+    // more cores busy (a region around a subprocess, a multiprocessing pool's map), its process's
+    // and theirs together; else absent (its own process's busy_cores: workers busy beside a region
+    // that computes itself, a data loader's beside a forward pass, are not its work).
     std::optional<double> with_descendants_cores() const;
 };
 

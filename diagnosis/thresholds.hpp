@@ -36,6 +36,10 @@ struct Thresholds {
     // Busy cores over the threads that shared its CPU time (at most the CPUs it could use)
     // below which, its work spread over threads, they took turns rather than ran at once.
     double thread_concurrency = 0.60;
+    // Threads of a region's process queued for a CPU on average while it was open (and at
+    // least as many as the cores it kept busy), at or above which it waited for a CPU: said
+    // first among its moves.
+    double queued_threads = 0.5;
     // Contention: involuntary switches per second of its CPU time (while most switches are
     // involuntary), and the host's CPU time stolen by the hypervisor, at or above which
     // other work competed for the CPUs.

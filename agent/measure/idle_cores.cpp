@@ -120,6 +120,39 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
             "code that releases it, finer locks); then "};
 }
 
+// Its process's threads queued for a CPU while it was open (the scheduler's statistics) as
+// much as they ran, and half a thread or more on average: the region was slow because it
+// waited for a CPU, whatever its code. Two data-loader workers on two CPUs left a training
+// step's forward pass 0.07 cores with 1.6 threads queued, and it read "latency bound: the
+// core or the caches". Who held the CPUs is said from the same readings.
+std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg) {
+    if (!reg.busy_cores || !reg.queued_threads || *reg.queued_threads < t.queued_threads ||
+        *reg.queued_threads < *reg.busy_cores)
+        return std::nullopt;
+    std::vector<std::string> holders;
+    if (reg.descendant_busy_cores && *reg.descendant_busy_cores >= 0.25)
+        holders.push_back("the processes it started kept " + fixed2(*reg.descendant_busy_cores) +
+                          " cores busy (workers, a data loader's among them)");
+    if (reg.other_busy_cores && *reg.other_busy_cores >= 0.25)
+        holders.push_back("the host's other processes " + fixed2(*reg.other_busy_cores));
+    std::string who;
+    for (std::size_t i = 0; i < holders.size(); ++i)
+        who += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + holders[i];
+    if (who.empty()) who = "its own threads outnumbered the CPUs";
+    return IdleCores{
+        {FindingKind::assumption,
+         "it waited for a CPU: its process's threads were queued " + fixed2(*reg.queued_threads) +
+             " on average while it was open (runnable, not running: the scheduler's "
+             "statistics) and kept " +
+             fixed2(*reg.busy_cores) + " cores busy; meanwhile " + who +
+             ". Its time is the queue's before its code's, and its roof fractions understate "
+             "what its code does with a CPU"},
+        "give it the CPUs (its threads queued " + fixed2(*reg.queued_threads) + " on average, " +
+            fixed2(*reg.busy_cores) +
+            " cores busy: fewer workers beside it (a data loader's num_workers, pool sizes), "
+            "their priority lowered (nice), or its own threads as many as the CPUs); then "};
+}
+
 std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, const Thresholds& t,
                                              const RecordedRegion& reg, const CpuLimits& limits,
                                              std::optional<double> interval_s) {

@@ -70,6 +70,9 @@ struct RegionInstance {
     // CPU time of the processes below its process (those it started, and theirs) while it
     // was open (attribute_descendant_cpu); absent when its process's descendants used none.
     std::optional<double> descendant_cpu_s;
+    // Time its process's threads were runnable but queued for a CPU while it was open
+    // (thread-seconds, attribute_process_queued); absent where not read.
+    std::optional<double> queued_s;
     // CPU time the host's other processes (all but its own, those it started and ceiling)
     // used while it was open (attribute_other_cpu); absent where not covered.
     std::optional<double> other_cpu_s;
@@ -162,6 +165,10 @@ void attribute_unranged_cpu(
 // any). `cores` bounds how fast that time grows, and so the interpolation's error.
 void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
                               double cores);
+// The time each instance's process's threads queued for a CPU while it was open, from the
+// sampler's timelines of it (Sampler::process_queued), the same way.
+void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,
+                              double threads);
 
 // The CPU time the host's other processes (all but the instance's own process, those it
 // started and ceiling) used while each instance was open: the host's (Sampler::host_cpu)

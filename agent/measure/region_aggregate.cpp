@@ -177,6 +177,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         double read_bytes = 0, read_wall_s = 0, write_bytes = 0, write_wall_s = 0;
         double system_cpu_s = 0, system_wall_s = 0;  // its process tree's in the kernel
         double storage_wait_s = 0, storage_wait_wall_s = 0;  // its threads blocked on storage
+        double queued_s = 0, queued_wall_s = 0;  // its process's threads queued for a CPU
         // The same sums over its typical instances (busy_cores_outliers): those within
         // `outlier_ratio` x the median duration.
         double typical_limit_s = 0;
@@ -297,6 +298,10 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                 a.storage_wait_s += *r.storage_wait_s;
                 a.storage_wait_wall_s += d;
             }
+            if (r.queued_s) {
+                a.queued_s += *r.queued_s;
+                a.queued_wall_s += d;
+            }
             a.counted_ops.add(r.counted_ops);
             a.counted_bytes.add(r.counted_bytes);
         }
@@ -405,6 +410,7 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
         if (a->system_wall_s > 0) r.system_busy_cores = a->system_cpu_s / a->system_wall_s;
         if (a->storage_wait_wall_s > 0)
             r.storage_wait_threads = a->storage_wait_s / a->storage_wait_wall_s;
+        if (a->queued_wall_s > 0) r.queued_threads = a->queued_s / a->queued_wall_s;
         if (a->union_s > 0) r.concurrency = a->instance_s / a->union_s;
         if (a->working_wall_s > 0) r.working_threads = a->working_s / a->working_wall_s;
         // Over the instances the looks covered, weighted by their time, once they cover half

@@ -114,24 +114,35 @@ void attribute_unranged_cpu(
     }
 }
 
-void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
-                              double cores) {
-    if (below.empty()) return;
+namespace {
+// Each instance's growth of its process's timeline (the one of that pid whose readings reach
+// into the instance: a pid used again later in the run is another process) into `field`.
+void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>& per_process,
+                           double rate_bound, std::optional<double> RegionInstance::*field) {
+    if (per_process.empty()) return;
     std::vector<CumulativeTimeline> timelines;
-    for (const auto& b : below) timelines.emplace_back(b.points, cores);
-    for (auto& r : cap.instances) {
-        // Its process's timeline: the one of that pid whose readings reach into the instance
-        // (a pid used again later in the run is another process).
-        for (std::size_t i = 0; i < below.size(); ++i) {
-            const auto& points = below[i].points;
-            if (below[i].pid != r.pid || points.front().t_ns > r.end_ns ||
+    for (const auto& b : per_process) timelines.emplace_back(b.points, rate_bound);
+    for (auto& r : cap.instances)
+        for (std::size_t i = 0; i < per_process.size(); ++i) {
+            const auto& points = per_process[i].points;
+            if (per_process[i].pid != r.pid || points.front().t_ns > r.end_ns ||
                 points.back().t_ns < r.start_ns)
                 continue;
-            if (const auto cpu = timelines[i].between(r.start_ns, r.end_ns))
-                r.descendant_cpu_s = cpu->value;
+            if (const auto grew = timelines[i].between(r.start_ns, r.end_ns))
+                r.*field = grew->value;
             break;
         }
-    }
+}
+}  // namespace
+
+void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
+                              double cores) {
+    attribute_per_process(cap, below, cores, &RegionInstance::descendant_cpu_s);
+}
+
+void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,
+                              double threads) {
+    attribute_per_process(cap, queued, threads, &RegionInstance::queued_s);
 }
 
 namespace {

@@ -454,7 +454,10 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
             "open); then " +
             d.first_move;
     } else if (idle.empty()) {
-        if (auto turns = took_turns(profile, t, reg, limits)) {
+        if (auto queued = queued_for_cpu(t, reg)) {
+            first.push_back(queued->finding);
+            d.first_move = queued->move + d.first_move;
+        } else if (auto turns = took_turns(profile, t, reg, limits)) {
             first.push_back(turns->finding);
             d.first_move = turns->move + d.first_move;
         } else if (auto spare = idle_cores(profile, m, t, reg, d, limits)) {

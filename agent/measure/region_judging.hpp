@@ -34,6 +34,9 @@ struct IdleCores {
 std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m,
                                     const Thresholds& t, const RecordedRegion& reg,
                                     const Diagnosis& d, const CpuLimits& limits);
+// Its process's threads queued for a CPU while it was open as much as they ran
+// (idle_cores.cpp).
+std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg);
 // Its program's threads shared its work but took turns, with a CPU idle (idle_cores.cpp).
 std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
                                     const RecordedRegion& reg, const CpuLimits& limits);

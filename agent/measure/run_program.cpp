@@ -248,6 +248,9 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
         if (sampler) {
             const double cpus = std::max(1u, std::thread::hardware_concurrency());
             attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
+            // Its threads' queue time grows at most as fast as they are many.
+            attribute_process_queued(x.capture, sampler->process_queued(),
+                                     std::max(cpus, sampler->peaks().threads.value_or(cpus)));
             attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
             attribute_working_threads(x.capture, sampler->peaks().thread_windows);
             std::vector<TimelinePoint> read, written, system, storage_wait;

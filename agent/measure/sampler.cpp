@@ -91,6 +91,7 @@ void scan_threads(const fs::path& proc, pid_t pid, std::vector<pid_t>& out, std:
                         if (!t.blocked)
                             t.blocked = blocked_in(dir, task / e->d_name, f->state == 'D', buf);
                     }
+                    t.pid = pid;
                     cpu.push_back(t);
                 }
             }
@@ -248,6 +249,8 @@ void WaitAccumulator::add(TreeSample& s) {
                     0.0, dt_ns - (*t.run_ns - *seen.run_ns) - (*t.queued_ns - *seen.queued_ns));
             else if (t.blocked)
                 blocked_ns = dt_ns;
+            if (t.queued_ns && seen.queued_ns)
+                queued_s_[t.pid] += std::max(0.0, *t.queued_ns - *seen.queued_ns) * 1e-9;
             const auto kind = t.blocked ? t.blocked : seen.blocked ? seen.blocked : seen.last_kind;
             if (blocked_ns > 0 && kind)
                 waited_s_[static_cast<std::size_t>(*kind)] += blocked_ns * 1e-9;
@@ -262,6 +265,7 @@ void WaitAccumulator::add(TreeSample& s) {
     // no larger than its threads alive at once.
     std::erase_if(threads_, [&](const auto& entry) { return entry.second.sample_ns != s.t_ns; });
     s.waited_s = waited_s_;
+    s.queued_s.assign(queued_s_.begin(), queued_s_.end());
 }
 
 double storage_waited_s(const TreeSample& s) {
@@ -417,18 +421,20 @@ void Sampler::take(pid_t root, const CpuReader& cpu_seconds, bool probe) {
         seen_[it->second].cpu_s = p.cpu_s;
         seen_[it->second].name = p.name;  // the latest: a forked shell becomes what it execs
     }
-    for (const auto& d : s->descendants) {
-        auto& series = descendants_[{d.pid, d.start_ticks}];
+    const auto extend = [t_ns = s->t_ns](ProcessSeries& series, pid_t pid, double value) {
         auto& points = series.timeline.points;
-        series.timeline.pid = d.pid;
-        if (!points.empty() && points.back().value == d.cpu_s) {
-            series.unchanged = TimelinePoint{s->t_ns, d.cpu_s};
-            continue;
+        series.timeline.pid = pid;
+        if (!points.empty() && points.back().value == value) {
+            series.unchanged = TimelinePoint{t_ns, value};
+            return;
         }
         if (series.unchanged) points.push_back(*series.unchanged);
         series.unchanged.reset();
-        points.push_back({s->t_ns, d.cpu_s});
-    }
+        points.push_back({t_ns, value});
+    };
+    for (const auto& d : s->descendants)
+        extend(descendants_[{d.pid, d.start_ticks}], d.pid, d.cpu_s);
+    for (const auto& [pid, queued] : s->queued_s) extend(queued_[{pid, 0.0}], pid, queued);
     s->descendants.clear();
     // ceiling's own CPU time (this sampler, mostly) is not the host's other work.
     if (s->host_busy_s)
@@ -480,16 +486,21 @@ void Sampler::loop(pid_t root, double interval_s, const CpuReader& cpu_seconds) 
 
 std::vector<SeenProcess> Sampler::processes() const { return seen_; }
 
-std::vector<ProcessTimeline> Sampler::descendant_cpu() const {
+namespace {
+// The timelines of the processes whose value grew above zero: the rest judge nothing.
+std::vector<ProcessTimeline> grown(const std::map<std::pair<pid_t, double>, ProcessSeries>& all) {
     std::vector<ProcessTimeline> out;
-    for (const auto& [key, series] : descendants_) {
-        // Only processes whose descendants used any CPU time: the rest judge nothing.
+    for (const auto& [key, series] : all) {
         if (series.timeline.points.empty() || !(series.timeline.points.back().value > 0)) continue;
         out.push_back(series.timeline);
         if (series.unchanged) out.back().points.push_back(*series.unchanged);
     }
     return out;
 }
+}  // namespace
+
+std::vector<ProcessTimeline> Sampler::descendant_cpu() const { return grown(descendants_); }
+std::vector<ProcessTimeline> Sampler::process_queued() const { return grown(queued_); }
 
 std::vector<TreeSample> Sampler::stop() {
     stop_thread();

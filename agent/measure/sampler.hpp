@@ -71,6 +71,7 @@ struct ThreadCpu {
     std::int64_t read_ns = 0;  // when they were read (collectors::now_ns)
     // Blocked (state S or D) at the look: what it waited in; absent when running.
     std::optional<collectors::WaitKind> blocked;
+    pid_t pid = 0;  // its process
 };
 
 // How many threads shared a CPU time: the participation ratio (sum c)^2 / sum c^2 of their
@@ -105,6 +106,10 @@ struct TreeSample {
     // (collectors::WaitKind: the system call each was in and, for one on a descriptor, what
     // that is): thread-seconds, filled in by WaitAccumulator.
     std::array<double, collectors::wait_kind_count> waited_s{};
+    // Each process's threads' time runnable but queued for a CPU so far (since the first look
+    // at each thread), thread-seconds, filled in by WaitAccumulator: where its CPU time was
+    // low because it waited for a CPU, not for work.
+    std::vector<std::pair<pid_t, double>> queued_s;
     std::vector<ProcessPeak> peaks;  // every process read
     std::vector<DescendantCpu> descendants;  // every process read, in /proc's clock ticks
     std::vector<ThreadCpu> thread_cpu;       // every thread read
@@ -220,7 +225,8 @@ class PeakAccumulator {
 // a tree with many threads takes a while. Pure: driven by samples.
 class WaitAccumulator {
   public:
-    // Adds `s`'s threads and writes the cumulative waits so far into s.waited_s.
+    // Adds `s`'s threads and writes the cumulative waits so far into s.waited_s, and each
+    // process's queued time so far into s.queued_s.
     void add(TreeSample& s);
     // What the thread waited in at its last look, where it has not run since (the same time
     // on a CPU): it waits in the same call still.
@@ -236,6 +242,7 @@ class WaitAccumulator {
     };
     std::map<std::pair<pid_t, double>, Seen> threads_;
     std::array<double, collectors::wait_kind_count> waited_s_{};
+    std::map<pid_t, double> queued_s_;
 };
 
 // The record's counter of one kind of wait's thread-seconds: "waiting_storage_flush_thread_s".
@@ -247,6 +254,14 @@ inline std::string waiting_counter(collectors::WaitKind k) {
 // The thread-seconds blocked on storage (flushes and file I/O) so far at a sample: what the
 // run's and a region's storage waits are made of.
 double storage_waited_s(const TreeSample& s);
+
+// A process's cumulative value as the samples read it: the points kept, and the last reading
+// when it equals the last point (kept once the value moves on, so the growth is placed
+// between the two readings around it, not spread back to the last change).
+struct ProcessSeries {
+    ProcessTimeline timeline;
+    std::optional<TimelinePoint> unchanged;
+};
 
 class Sampler {
   public:
@@ -272,6 +287,9 @@ class Sampler {
     // After stop(): for each process whose descendants used CPU time, that time as the
     // samples read it (a point where it changed, and the reading before each change).
     std::vector<ProcessTimeline> descendant_cpu() const;
+    // After stop(): for each process whose threads queued for a CPU, that time (thread-
+    // seconds), kept the same way.
+    std::vector<ProcessTimeline> process_queued() const;
     // After stop(): the CPU time every process of the host but ceiling used, cumulative from
     // boot, at each reading: the host's busy time less ceiling's own. Within a clock tick per
     // CPU of the truth at each point (the host's time is counted per tick).
@@ -295,14 +313,8 @@ class Sampler {
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_
     std::vector<TimelinePoint> host_cpu_;
-    // (pid, start) -> its descendants' CPU time: the points kept, and the last reading when
-    // it equals the last point (kept once the value moves on, so the growth is placed between
-    // the two readings around it, not spread back to the last change).
-    struct DescendantSeries {
-        ProcessTimeline timeline;
-        std::optional<TimelinePoint> unchanged;
-    };
-    std::map<std::pair<pid_t, double>, DescendantSeries> descendants_;
+    // (pid, start) -> its descendants' CPU time; (pid, 0) -> its threads' time queued.
+    std::map<std::pair<pid_t, double>, ProcessSeries> descendants_, queued_;
     std::vector<SeenProcess> seen_;
     std::thread thread_;
 };

@@ -405,6 +405,35 @@ TEST(RoofOfTheCoresInUse, ThreadsThatTookTurnsAreToldToRunAtOnceNotToAddThreads)
         EXPECT_FALSE(has_finding(verdict(rec, path), "took turns")) << path;
 }
 
+// A forward pass whose process got 0.07 cores with 1.6 threads queued while two data-loader
+// workers it started kept 1.8 cores busy: judged at its own cores (the workers are not its
+// work), its first move is giving it the CPUs, and the finding names who held them; a
+// region that ran as much as it queued, or queued little, is not told so.
+TEST(RoofOfTheCoresInUse, ARegionQueuedForACpuIsToldToGetTheCpusFirst) {
+    auto step = timed_region("step", fp32(0.01 * 35.9e9 * 0.01, 0), 0.01);
+    step.busy_cores = 0.07;
+    step.busy_cores_error = 0.001;
+    step.queued_threads = 1.62;
+    step.descendant_busy_cores = 1.81;
+    step.other_busy_cores = 0.05;
+    auto ran = step;  // ran about as much as it queued
+    ran.path = ran.name = "ran";
+    ran.busy_cores = 1.7;
+    auto quiet = step;  // queued little: waited for something else
+    quiet.path = quiet.name = "quiet";
+    quiet.queued_threads = 0.2;
+    RunRecord rec = record_of({step, ran, quiet}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "step");
+    EXPECT_EQ(d.first_move.rfind("give it the CPUs (its threads queued 1.62 on average", 0), 0u)
+        << d.first_move;
+    EXPECT_TRUE(has_finding(d, "the processes it started kept 1.81 cores busy"));
+    EXPECT_FALSE(has_finding(d, "the host's other processes")) << "0.05 cores are no holder";
+    EXPECT_TRUE(has_finding(d, "judged against the 1-thread roof")) << "not at the workers' cores";
+    for (const char* path : {"ran", "quiet"})
+        EXPECT_FALSE(has_finding(verdict(rec, path), "it waited for a CPU")) << path;
+}
+
 // A team of two whose second thread works a third of the first's time, in instances of
 // 17 ms under 10 ms looks: no look tells the cores it held, so a finding says which
 // --interval would; longer instances, a balanced team, threads that took turns, a look

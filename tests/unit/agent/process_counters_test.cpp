@@ -360,5 +360,40 @@ TEST(WaitAccumulator, PutsEachThreadsBlockedTimeOnWhatItWaitedIn) {
     EXPECT_FALSE(w.unchanged(1, 1.0, 8e6));                     // gone since: forgotten
 }
 
+// Each process's threads' time queued for a CPU, summed per process as the looks read each
+// thread's schedstat, and kept when a thread is gone.
+TEST(WaitAccumulator, SumsEachProcesssQueuedTime) {
+    const auto look = [](std::int64_t t_ms, std::vector<ThreadCpu> threads) {
+        TreeSample s;
+        s.t_ns = (1000 + t_ms) * 1'000'000;
+        for (auto& t : threads) t.read_ns = s.t_ns;
+        s.thread_cpu = std::move(threads);
+        return s;
+    };
+    const auto thread = [](pid_t pid, pid_t tid, double queued_ms) {
+        ThreadCpu t{tid, 1.0, 0.0};
+        t.run_ns = 0;
+        t.queued_ns = queued_ms * 1e6;
+        t.pid = pid;
+        return t;
+    };
+    WaitAccumulator w;
+    TreeSample a = look(0, {thread(10, 10, 5), thread(10, 11, 1), thread(20, 20, 0)});
+    w.add(a);
+    EXPECT_TRUE(a.queued_s.empty()) << "nothing before a second look";
+    TreeSample b = look(10, {thread(10, 10, 9), thread(10, 11, 4), thread(20, 20, 2)});
+    w.add(b);
+    const auto of = [](const TreeSample& s, pid_t pid) {
+        for (const auto& [p, q] : s.queued_s)
+            if (p == pid) return q;
+        return -1.0;
+    };
+    EXPECT_NEAR(of(b, 10), 0.007, 1e-12);  // 4 + 3 ms
+    EXPECT_NEAR(of(b, 20), 0.002, 1e-12);
+    TreeSample c = look(20, {thread(10, 10, 10)});  // thread 11 gone: its 3 ms stay
+    w.add(c);
+    EXPECT_NEAR(of(c, 10), 0.008, 1e-12);
+}
+
 }  // namespace
 }  // namespace ceiling::measure

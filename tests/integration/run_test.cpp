@@ -197,16 +197,19 @@ TEST(Run, PeakMemoryOfARecordingProcessIsReadAtItsExit) {
     const RunRecord rec = read_record(dir / "r.json");
     ASSERT_EQ(rec.executions.size(), 1u);
     std::optional<double> at_exit, sampled;
+    bool lower_bound = false;
     for (const auto& c : rec.executions[0].counters) {
         if (c.name == "peak_rss_at_exit_bytes") at_exit = c.value;
-        if (c.name == "peak_rss_bytes") sampled = c.value;
+        if (c.name == "peak_rss_bytes") sampled = c.value, lower_bound = c.low_confidence;
     }
     ASSERT_TRUE(at_exit) << r.err;
     EXPECT_GT(*at_exit, 100e3);  // a C++ program's libraries alone
     EXPECT_LT(*at_exit, 1e9);
     if (sampled) {
         EXPECT_GT(*at_exit, 0.5 * *sampled);
-        EXPECT_LT(*at_exit, 2.0 * *sampled);
+        // A peak from too few looks is a lower bound, flagged so (under ctest's load the
+        // sampler once looked only before the libraries loaded: 1.3 MB against 3.2 at exit).
+        if (!lower_bound) EXPECT_LT(*at_exit, 2.0 * *sampled);
     }
 }
 

@@ -149,7 +149,7 @@ bool pmu_counted(const RunRecord& r) {
 
 // A range that neither declares its work nor was counted: said so, with what to do, instead
 // of leaving the region out of the diagnosis.
-Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
+Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds& t) {
     Diagnosis d;
     d.subject = reg.path;
     d.diagnosis = "unknown";
@@ -168,9 +168,13 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted) {
     }
     if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
     // Its process (and those it started) mostly idle while it was open: whatever its work,
-    // the region waited, and what it waited for comes before any roof.
+    // the region waited, and what it waited for comes before any roof: a CPU, where its
+    // threads queued for one; else something it blocked on.
     const double busy = reg.busy_cores.value_or(0.0) + reg.descendant_busy_cores.value_or(0.0);
-    if (reg.busy_cores && busy < waited_below_cores) {
+    if (auto queued = queued_for_cpu(t, reg)) {
+        d.findings.push_back(queued->finding);
+        d.first_move = queued->move + d.first_move;
+    } else if (reg.busy_cores && busy < waited_below_cores) {
         d.findings.push_back(
             {FindingKind::assumption,
              "its process kept " + fixed2(*reg.busy_cores) + " cores busy while it was open" +
@@ -316,8 +320,13 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
     const bool known = given.work || given.measured_ops || given.measured_bytes;
     if (!known) {
         if (reg.kind != RegionKind::range) return std::nullopt;
-        Diagnosis d = work_unknown(reg, counted);
+        Diagnosis d = work_unknown(reg, counted, t);
         if (!weigh_storage(profile, reg, d, t)) weigh_kernel_time(reg, d, t);
+        // Threads that took turns need no roof to be said (a lock held while working).
+        if (auto turns = took_turns(profile, t, reg, limits)) {
+            d.findings.insert(d.findings.begin(), turns->finding);
+            d.first_move = turns->move + d.first_move;
+        }
         return d;
     }
     if (given.duration_s.count == 0) return std::nullopt;

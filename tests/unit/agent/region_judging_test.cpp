@@ -432,6 +432,22 @@ TEST(RoofOfTheCoresInUse, ARegionQueuedForACpuIsToldToGetTheCpusFirst) {
     EXPECT_TRUE(has_finding(d, "judged against the 1-thread roof")) << "not at the workers' cores";
     for (const char* path : {"ran", "quiet"})
         EXPECT_FALSE(has_finding(verdict(rec, path), "it waited for a CPU")) << path;
+    // Without declared work the same is said (no roof needed), not "it mostly waited, for
+    // I/O, a lock, ..."; threads that took turns likewise.
+    auto unknown = step;
+    unknown.path = unknown.name = "unknown";
+    unknown.measurement.work.reset();
+    auto turns = timed_region("turns", std::nullopt, 0.01);
+    turns.busy_cores = 1.0;
+    turns.other_busy_cores = 0.05;
+    turns.working_threads = 4.0;
+    RunRecord rec2 = record_of({unknown, turns}, 1.0);
+    judge_record(rec2);
+    const Diagnosis& u = verdict(rec2, "unknown");
+    EXPECT_EQ(u.first_move.rfind("give it the CPUs", 0), 0u) << u.first_move;
+    EXPECT_FALSE(has_finding(u, "it mostly waited"));
+    EXPECT_EQ(verdict(rec2, "turns").first_move.rfind("let its threads run at once", 0), 0u)
+        << verdict(rec2, "turns").first_move;
 }
 
 // A team of two whose second thread works a third of the first's time, in instances of

@@ -13,7 +13,7 @@ namespace ceiling {
 namespace {
 
 using T = Thresholds;
-const std::array<ThresholdField, 36> fields = {{
+const std::array<ThresholdField, 37> fields = {{
     {"far", &T::far, "fraction of a roof below which a kernel is far from it"},
     {"near_roof", &T::near_roof, "fraction of a roof at or above which it is the bound"},
     {"done", &T::done, "fraction of a roof at or above which a kernel is done"},
@@ -81,6 +81,9 @@ const std::array<ThresholdField, 36> fields = {{
      "threads blocked on storage (flushes, file I/O) on average over the wall time, of a "
      "program whose own code (user time) left its cores idle, at or above which it is I/O "
      "bound (it waits on storage)"},
+    {"tiny_op_s", &T::tiny_op_s,
+     "seconds per op of a call made of ops (a PyTorch model's), less ceiling's recording, "
+     "below which its ops are tiny (a framework's per-op cost is most of their time)"},
     {"queued_threads", &T::queued_threads,
      "threads of a region's process queued for a CPU on average while it was open (and at "
      "least its busy cores), at or above which it waited for a CPU"},
@@ -109,13 +112,23 @@ constexpr std::array<double T::*, 12> shares = {
     &T::cpu_utilisation,   &T::system_time_share,         &T::device_wait_share,
     &T::device_copy_share, &T::voluntary_switch_share,    &T::steal_share,
     &T::stop_margin,       &T::cpu_quota_throttled_share, &T::kernel_time_share};
-constexpr std::array<double T::*, 16> rates = {
-    &T::queued_threads,       &T::tasks_started_per_s,      &T::tasks_started_min,
-    &T::io_calls_per_s,       &T::small_io_call_bytes,      &T::held_cores_ratio,
-    &T::storage_wait_threads, &T::outside_wait_threads,     &T::context_switches_per_s,
-    &T::page_faults_per_s,    &T::major_page_faults_per_s,  &T::involuntary_switches_per_cpu_s,
-    &T::run_queue_per_cpu,    &T::others_run_queue_per_cpu, &T::fault_churn_ratio,
-    &T::major_page_faults_min};
+constexpr std::array<double T::*, 17> rates = {&T::queued_threads,
+                                               &T::tiny_op_s,
+                                               &T::tasks_started_per_s,
+                                               &T::tasks_started_min,
+                                               &T::io_calls_per_s,
+                                               &T::small_io_call_bytes,
+                                               &T::held_cores_ratio,
+                                               &T::storage_wait_threads,
+                                               &T::outside_wait_threads,
+                                               &T::context_switches_per_s,
+                                               &T::page_faults_per_s,
+                                               &T::major_page_faults_per_s,
+                                               &T::involuntary_switches_per_cpu_s,
+                                               &T::run_queue_per_cpu,
+                                               &T::others_run_queue_per_cpu,
+                                               &T::fault_churn_ratio,
+                                               &T::major_page_faults_min};
 
 std::string_view name_of(double T::*m) {
     for (const auto& f : fields)

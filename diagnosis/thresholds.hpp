@@ -40,6 +40,10 @@ struct Thresholds {
     // least as many as the cores it kept busy), at or above which it waited for a CPU: said
     // first among its moves.
     double queued_threads = 0.5;
+    // Time per op of a call made of ops (a PyTorch model's), less ceiling's recording, below
+    // which its ops are tiny: a framework spends a few microseconds per op on a CPU on
+    // dispatch, checks and allocation, so that is most of their time.
+    double tiny_op_s = 10e-6;
     // Contention: involuntary switches per second of its CPU time (while most switches are
     // involuntary), and the host's CPU time stolen by the hypervisor, at or above which
     // other work competed for the CPUs.

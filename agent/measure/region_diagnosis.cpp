@@ -572,6 +572,7 @@ void judge_record(RunRecord& record) {
                 weigh_vector_width(p, *d, t, record.environment);
                 if (auto f = recording_inside(record, reg)) d->findings.push_back(std::move(*f));
                 if (on_host(reg)) weigh_memory_parallelism(p, *d, reg.busy_cores);
+                weigh_tiny_ops(record, reg, *d, t);
             }
             record.region_diagnoses.push_back({reg.path, std::move(*d)});
         }

@@ -101,6 +101,14 @@ struct FootprintBound {
 };
 std::optional<FootprintBound> footprint_bounded(const RunRecord& record, const RecordedRegion& reg);
 
+// The counter of a region's operation calls per instance (a PyTorch model's op calls per call
+// of it), which weigh_tiny_ops reads.
+inline constexpr std::string_view ops_per_call_counter = "op_calls_per_call";
+// A latency-bound region whose instances are many ops of a few microseconds each: the
+// framework's per-op cost is its time; said, and first among its moves (region_system.cpp).
+void weigh_tiny_ops(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
+                    const Thresholds& t);
+
 // A region with instances still open when their process ended beside closed ones: those were
 // left out of its timing (region_aggregate.cpp), and this says so.
 std::optional<Finding> cut_short(const RecordedRegion& reg);

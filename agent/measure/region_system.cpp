@@ -176,6 +176,43 @@ std::optional<Finding> recording_inside(const RunRecord& record, const RecordedR
                        "the work"};
 }
 
+void weigh_tiny_ops(const RunRecord& record, const RecordedRegion& reg, Diagnosis& d,
+                    const Thresholds& t) {
+    if (d.bound != Bound::latency || reg.measurement.duration_s.count == 0) return;
+    const CounterValue *ops = nullptr, *bare = nullptr;
+    for (const auto& c : reg.measurement.counters)
+        if (c.name == ops_per_call_counter)
+            ops = &c;
+        else if (c.name == "uninstrumented_call_s")
+            bare = &c;
+    if (!ops || !(ops->value >= 2)) return;
+    // Its calls without the instrumentation where its model alternated them; else less what
+    // ceiling's recording of each op's range cost inside it, where its ops were recorded.
+    const double median = bare ? bare->value : reg.measurement.duration_s.median;
+    const bool instrumented =
+        !bare && std::any_of(record.regions.begin(), record.regions.end(),
+                             [&](const RecordedRegion& r) { return r.parent == reg.path; });
+    const double cost =
+        instrumented ? counter_peak(record, "nvtx_range_cost_s").value_or(0.0) : 0.0;
+    const double per_op = std::max(0.0, median / ops->value - cost);
+    if (!(per_op < t.tiny_op_s)) return;
+    auto us = [](double s) { return g3(s * 1e6) + " us"; };
+    const std::string each = g3(ops->value) + " ops a call at " + us(per_op) + " each";
+    d.findings.insert(
+        d.findings.begin(),
+        Finding{FindingKind::assumption,
+                "tiny ops: " + each + " (its median call " + us(median) +
+                    (bare ? " uninstrumented" : "") +
+                    (cost > 0 ? ", less ceiling's " + us(cost) + " recording each op" : "") +
+                    "), about what a framework spends on one op's fixed costs on a CPU "
+                    "(dispatch, checks, allocating its output, the Python call): those, not its "
+                    "arithmetic, are most of its time, which no roof shows"});
+    d.first_move = "fewer, larger ops (" + each +
+                   ": fuse them with torch.compile, TorchScript or a fused kernel, or give each "
+                   "op more work: a larger batch costs little more per op); then " +
+                   d.first_move;
+}
+
 std::optional<Finding> cut_short(const RecordedRegion& reg) {
     const auto timed = reg.measurement.duration_s.count;
     if (!reg.unclosed || reg.kind != RegionKind::range || timed == 0 || timed >= reg.instances)

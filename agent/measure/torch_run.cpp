@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "agent/measure/region_judging.hpp"
 #include "diagnosis/statistics.hpp"
 
 namespace ceiling::measure {
@@ -169,6 +170,9 @@ void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegi
                                       [](const auto& a, const auto& b) { return a.second < b.second; });
     if (top != ops_by_precision.end()) w.precision = top->first;
     model.measurement.work = w;
+    // Its op calls per call: what weigh_tiny_ops divides its time by.
+    model.measurement.counters.push_back(
+        timing(std::string(ops_per_call_counter), static_cast<double>(calls) / per_call, "count"));
     std::string how = "declared: the sum of the work its " + count_phrase(calls, "op range") +
                       " declared, per call";
     if (source) how += ", taken from its instrumented calls (" + source->name + ")";

@@ -450,6 +450,29 @@ TEST(RoofOfTheCoresInUse, ARegionQueuedForACpuIsToldToGetTheCpusFirst) {
         << verdict(rec2, "turns").first_move;
 }
 
+// A model call of 48 ops in 147 us (a batch-1 MLP of 64-wide layers under PyTorch): 3 us
+// per op is the framework's per-op cost, not a miss at a time, and its move says fuse or
+// batch; a call of the same ops at 2 ms, or one near its roof, is not told so.
+TEST(RoofOfTheCoresInUse, TinyOpsAreToldToFuseOrBatch) {
+    const auto ops = [](RecordedRegion r, double per_call) {
+        r.measurement.counters.push_back(
+            {"op_calls_per_call", per_call, "count", Source::timing, std::nullopt, false});
+        return r;
+    };
+    auto tiny = ops(busy_region("tiny", fp32(108e3, 220e3), 147e-6, 1.0), 48);
+    auto big = ops(busy_region("big", fp32(108e3, 220e3), 2e-3, 1.0), 48);
+    auto fast = ops(busy_region("fast", fp32(0.9 * 35.9e9 * 147e-6, 1e3), 147e-6, 1.0), 48);
+    RunRecord rec = record_of({tiny, big, fast}, 1.0);
+    judge_record(rec);
+    const Diagnosis& d = verdict(rec, "tiny");
+    EXPECT_EQ(d.first_move.rfind("fewer, larger ops (48 ops a call at 3.06 us each", 0), 0u)
+        << d.first_move;
+    EXPECT_TRUE(has_finding(d, "tiny ops: 48 ops a call"));
+    EXPECT_FALSE(has_finding(verdict(rec, "big"), "tiny ops"));
+    EXPECT_EQ(verdict(rec, "fast").bound, Bound::compute);
+    EXPECT_FALSE(has_finding(verdict(rec, "fast"), "tiny ops"));
+}
+
 // A team of two whose second thread works a third of the first's time, in instances of
 // 17 ms under 10 ms looks: no look tells the cores it held, so a finding says which
 // --interval would; longer instances, a balanced team, threads that took turns, a look

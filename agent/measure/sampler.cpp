@@ -265,6 +265,14 @@ void WaitAccumulator::add(TreeSample& s) {
     // no larger than its threads alive at once.
     std::erase_if(threads_, [&](const auto& entry) { return entry.second.sample_ns != s.t_ns; });
     s.waited_s = waited_s_;
+    // The processes of this look only, and only those kept: a program that starts a process
+    // per task keeps the map, and each look's copy, no larger than its processes alive.
+    std::vector<pid_t> live;
+    for (const auto& t : s.thread_cpu) live.push_back(t.pid);
+    std::sort(live.begin(), live.end());
+    std::erase_if(queued_s_, [&](const auto& entry) {
+        return !std::binary_search(live.begin(), live.end(), entry.first);
+    });
     s.queued_s.assign(queued_s_.begin(), queued_s_.end());
 }
 

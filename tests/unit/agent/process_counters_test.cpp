@@ -361,7 +361,7 @@ TEST(WaitAccumulator, PutsEachThreadsBlockedTimeOnWhatItWaitedIn) {
 }
 
 // Each process's threads' time queued for a CPU, summed per process as the looks read each
-// thread's schedstat, and kept when a thread is gone.
+// thread's schedstat, and kept when a thread is gone; a process gone is dropped.
 TEST(WaitAccumulator, SumsEachProcesssQueuedTime) {
     const auto look = [](std::int64_t t_ms, std::vector<ThreadCpu> threads) {
         TreeSample s;
@@ -393,6 +393,7 @@ TEST(WaitAccumulator, SumsEachProcesssQueuedTime) {
     TreeSample c = look(20, {thread(10, 10, 10)});  // thread 11 gone: its 3 ms stay
     w.add(c);
     EXPECT_NEAR(of(c, 10), 0.008, 1e-12);
+    EXPECT_EQ(of(c, 20), -1.0) << "a process gone is no longer carried";
 }
 
 }  // namespace

@@ -134,7 +134,8 @@ std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegio
         holders.push_back("the processes it started kept " + fixed2(*reg.descendant_busy_cores) +
                           " cores busy (workers, a data loader's among them)");
     if (reg.other_busy_cores && *reg.other_busy_cores >= 0.25)
-        holders.push_back("the host's other processes " + fixed2(*reg.other_busy_cores));
+        holders.push_back("other processes (the program's others, or other programs) " +
+                          fixed2(*reg.other_busy_cores));
     std::string who;
     for (std::size_t i = 0; i < holders.size(); ++i)
         who += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + holders[i];

@@ -452,7 +452,13 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             out << "; ceiling's own wakeups " << si(*ours / secs, "/s")
                 << ", each may have preempted it once";
         out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
-            << " major per run)\n";
+            << " major per run)";
+        // Threads and processes started, where as many as the rule judges (a thread per task).
+        if (const auto started = counter_total(r, "host_tasks_started");
+            started && *started / n >= r.thresholds.tasks_started_min)
+            out << "; threads and processes started: " << si(*started / secs, "/s")
+                << " (host-wide)";
+        out << "\n";
     }
     // Where its threads waited off a CPU (the scheduler's blocked time, by the system call each
     // was seen waiting in): the kinds of a twentieth of the wall time or more, largest first.

@@ -204,6 +204,7 @@ TEST(RunProcess, AThreadPerTaskIsCountedAndSaid) {
     ASSERT_NE(tasks, nullptr);
     EXPECT_TRUE(tasks->fired) << err;
     EXPECT_TRUE(says(tasks->meaning, "keep a pool of workers alive")) << tasks->meaning;
+    EXPECT_TRUE(says(err, "; threads and processes started: ")) << err;
 }
 
 // Memory kept 16 MiB at a time, 25 ms apart, to 640 MiB: it grew all through the run, and

@@ -51,7 +51,6 @@ struct GemvImpl {
     void (*fp32)(const float* w, const float* x, float* y, int m, int k);
     void (*bf16)(const Bf16* w, const float* x, float* y, int m, int k);
     void (*int8)(const std::int8_t* w, const float* scale, const float* x, float* y, int m, int k);
-    std::string_view fp32_symbol;  // for reading the disassembly
     int fp32_rows = 0, fp32_vecs = 0;  // the fp32 kernel's rows x vectors per step, for labels
     int bf16_rows = 0;                 // the bf16 kernel's rows per step, for labels
     Bf16Method bf16_method = Bf16Method::widened;

@@ -64,5 +64,5 @@ struct V256 {
 };
 bool supported(const CpuFeatures& f) { return f.avx2 && f.fma; }
 }  // namespace
-extern constinit const GemvImpl gemv_avx2 = detail::make_gemv_impl<V256>("avx2", supported, "");
+extern constinit const GemvImpl gemv_avx2 = detail::make_gemv_impl<V256>("avx2", supported);
 }  // namespace ceiling::kernels

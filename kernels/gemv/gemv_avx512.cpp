@@ -303,9 +303,9 @@ constexpr GemvImpl with_int8_vnni(GemvImpl impl) {
     return impl;
 }
 }  // namespace
-extern constinit const GemvImpl gemv_avx512 = detail::make_gemv_impl<V512>("avx512", supported, "");
+extern constinit const GemvImpl gemv_avx512 = detail::make_gemv_impl<V512>("avx512", supported);
 extern constinit const GemvImpl gemv_avx512_vnni =
-    with_int8_vnni(detail::make_gemv_impl<V512>("avx512_vnni", supported_vnni, ""));
-extern constinit const GemvImpl gemv_avx512_bf16 = with_int8_vnni(
-    with_bf16_dot(detail::make_gemv_impl<V512>("avx512_bf16", supported_bf16_vnni, "")));
+    with_int8_vnni(detail::make_gemv_impl<V512>("avx512_vnni", supported_vnni));
+extern constinit const GemvImpl gemv_avx512_bf16 =
+    with_int8_vnni(with_bf16_dot(detail::make_gemv_impl<V512>("avx512_bf16", supported_bf16_vnni)));
 }  // namespace ceiling::kernels

@@ -221,8 +221,7 @@ void gemv_int8(const std::int8_t* w, const float* scale, const float* x, float* 
 }
 
 template <typename V>
-constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const CpuFeatures&),
-                                  std::string_view fp32_symbol) {
+constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const CpuFeatures&)) {
     constexpr auto b = V::template blocking<float>;
     constexpr bool halves = requires(const Bf16* p, typename V::reg& r) {
         V::bf16_halves(p, r, r);
@@ -234,7 +233,6 @@ constexpr GemvImpl make_gemv_impl(std::string_view isa, bool (*supported)(const 
             gemv_fp32<V>,
             gemv_bf16<V>,
             gemv_int8<V>,
-            fp32_symbol,
             b.rows,
             b.vecs,
             V::template blocking<Bf16>.rows,

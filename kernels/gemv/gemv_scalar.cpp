@@ -23,6 +23,5 @@ struct Scalar {
 };
 bool supported(const CpuFeatures&) { return true; }
 }  // namespace
-extern constinit const GemvImpl gemv_scalar =
-    detail::make_gemv_impl<Scalar>("scalar", supported, "");
+extern constinit const GemvImpl gemv_scalar = detail::make_gemv_impl<Scalar>("scalar", supported);
 }  // namespace ceiling::kernels

@@ -154,6 +154,27 @@ std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegio
             "their priority lowered (nice), or its own threads as many as the CPUs); then "};
 }
 
+// Busy cores from which one thread is taken as working all along, and CPUs idle beside it
+// from which they are said.
+constexpr double one_thread_busy_min = 0.8;
+constexpr double idle_cpus_min = 0.75;
+
+std::optional<Finding> one_thread_busy(const ProcessAccounting& p, std::optional<double> cpus) {
+    if (!cpus || !p.working_threads || !p.user_s || !p.system_s || !(p.wall_s > 0) ||
+        *p.working_threads >= working_threads_min)
+        return std::nullopt;
+    const double busy = (*p.user_s + *p.system_s) / p.wall_s;
+    const double idle = *cpus - busy;
+    if (busy < one_thread_busy_min || idle < idle_cpus_min) return std::nullopt;
+    return Finding{FindingKind::assumption,
+                   "one thread did its work (its CPU time shared by " + fixed2(*p.working_threads) +
+                       " threads, " + fixed2(busy) + " cores busy of " + fixed2(*cpus) +
+                       " CPUs): whatever bounds its code, " + fixed2(idle) +
+                       " CPUs sat idle beside it; where its work divides (threads, OpenMP, worker "
+                       "processes, a library's threaded build) they are a lever of up to " +
+                       fixed2(*cpus / busy) + "x"};
+}
+
 std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, const Thresholds& t,
                                              const RecordedRegion& reg, const CpuLimits& limits,
                                              std::optional<double> interval_s) {

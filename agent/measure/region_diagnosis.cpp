@@ -641,6 +641,8 @@ void judge_record(RunRecord& record) {
             if (!record.diagnosis->bound)
                 record.diagnosis->first_move = stage->move + record.diagnosis->first_move;
         }
+        if (auto f = one_thread_busy(in.process, usable_cpus(record)))
+            record.diagnosis->findings.push_back(std::move(*f));
         if (contention_of(*record.diagnosis))
             for (auto& v : record.region_diagnoses)
                 v.diagnosis.findings.push_back(taken_under_contention());

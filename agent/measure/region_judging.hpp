@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/process_evidence.hpp"
 #include "diagnosis/run_record.hpp"
 #include "diagnosis/thresholds.hpp"
 
@@ -47,6 +48,10 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
 // run while its others did a little beside it and CPUs idled (serial_stage.cpp). A finding
 // and the run's first move's prefix.
 std::optional<IdleCores> serial_stage(const RunRecord& record);
+
+// A run whose work one thread did, busy most of the time, with CPUs beside it idle: whatever
+// bounds its code, they are a lever if its work divides (idle_cores.cpp).
+std::optional<Finding> one_thread_busy(const ProcessAccounting& p, std::optional<double> cpus);
 
 // Resident memory that kept rising after the run's first quarter, in each quarter after it:
 // a finding with the rate and, against the run's capacity, when it would fill

@@ -3,6 +3,8 @@
 // used), what it says when its work ran elsewhere or the host left cores idle, the run's line
 // when only regions were judged, and what an undeclared or half-declared region says. The
 // records are synthetic (judged_records.hpp), judged against the synthetic profile.
+#include "agent/measure/region_judging.hpp"
+
 #include <algorithm>
 #include <sstream>
 
@@ -471,6 +473,29 @@ TEST(RoofOfTheCoresInUse, TinyOpsAreToldToFuseOrBatch) {
     EXPECT_FALSE(has_finding(verdict(rec, "big"), "tiny ops"));
     EXPECT_EQ(verdict(rec, "fast").bound, Bound::compute);
     EXPECT_FALSE(has_finding(verdict(rec, "fast"), "tiny ops"));
+}
+
+// A run whose work one thread did, busy all along beside an idle CPU, is told so (a std::map
+// of 4 M keys read "bound unknown" with no word of the idle CPU); two threads, a thread that
+// mostly slept, or one CPU: not.
+TEST(OneThreadBusy, IdleCpusBesideOneBusyThreadAreSaid) {
+    ProcessAccounting p;
+    p.wall_s = 12.5;
+    p.user_s = 12.3;
+    p.system_s = 0.2;
+    p.working_threads = 1.0;
+    const auto f = one_thread_busy(p, 2.0);
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->detail.find("1.00 CPUs sat idle beside it"), std::string::npos) << f->detail;
+    EXPECT_NE(f->detail.find("a lever of up to 2.00x"), std::string::npos) << f->detail;
+    EXPECT_FALSE(one_thread_busy(p, 1.0));
+    EXPECT_FALSE(one_thread_busy(p, std::nullopt));
+    auto two = p;
+    two.working_threads = 2.0;
+    EXPECT_FALSE(one_thread_busy(two, 2.0));
+    auto asleep = p;
+    asleep.user_s = 3.0;
+    EXPECT_FALSE(one_thread_busy(asleep, 2.0));
 }
 
 // A team of two whose second thread works a third of the first's time, in instances of

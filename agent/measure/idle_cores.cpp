@@ -132,7 +132,7 @@ std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegio
     std::vector<std::string> holders;
     if (reg.descendant_busy_cores && *reg.descendant_busy_cores >= 0.25)
         holders.push_back("the processes it started kept " + fixed2(*reg.descendant_busy_cores) +
-                          " cores busy (workers, a data loader's among them)");
+                          " cores busy");
     if (reg.other_busy_cores && *reg.other_busy_cores >= 0.25)
         holders.push_back("other processes (the program's others, or other programs) " +
                           fixed2(*reg.other_busy_cores));

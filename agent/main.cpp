@@ -14,6 +14,7 @@
 
 namespace {
 
+using namespace ceiling;
 using namespace ceiling::cli;
 
 // The subcommands, in the order `--help` lists them.

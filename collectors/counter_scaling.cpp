@@ -1,17 +1,10 @@
 #include "collectors/counter_scaling.hpp"
+#include "diagnosis/format.hpp"
 
 #include <cmath>
 #include <cstdio>
 
 namespace ceiling::collectors {
-
-namespace {
-std::string percent(double f) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f%%", f * 100);
-    return buf;
-}
-}  // namespace
 
 ScaledCount scale_count(const RawCount& raw, double min_running_fraction) {
     return scale_and_sum(std::span<const RawCount>(&raw, 1), min_running_fraction);

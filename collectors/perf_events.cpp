@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "collectors/fs_root.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling::collectors {
 
@@ -58,12 +59,6 @@ perf_event_attr make_attr(const CounterSpec& s, const CountTarget& t, bool exclu
 }
 
 bool is_permission_error(int e) { return e == EACCES || e == EPERM; }
-
-std::string percent(double f) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f%%", f * 100);
-    return buf;
-}
 
 }  // namespace
 

@@ -51,7 +51,7 @@ struct CountTarget {
     // Every thread of this process now, and the threads and children they create later.
     static CountTarget this_process();
     // A forked child blocked before execve: counts from its exec, inherited by every thread
-    // and process it creates. Open before letting it exec (see counted_process.hpp).
+    // and process it creates. Open before letting it exec (`ceiling run` does: agent/run/run_program.cpp).
     static CountTarget exec_child(pid_t pid);
     // A running process: its current threads and what they create from now on.
     static CountTarget process(pid_t pid);

@@ -1,7 +1,7 @@
 #pragma once
 // A collector's output: named values with units and where they came from. Collectors do
 // not know diagnosis' CounterValue (collectors never include diagnosis/); the agent's
-// measuring loop converts (agent/measure/pmu_readings.hpp).
+// measuring loop converts (agent/machine/pmu_readings.hpp).
 
 #include <optional>
 #include <string>

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "diagnosis/json_support.hpp"
-#include "diagnosis/text.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling {
 namespace {

@@ -130,7 +130,7 @@ struct Absence {
 // Sequential bandwidth of the storage under one directory, as a program there sees it:
 // a file of random bytes (storage may compress or skip zeros) written in 1 MiB requests
 // then made durable (fdatasync), and read back with O_DIRECT (past the page cache), four
-// requests in flight (agent/measure/storage_roof.cpp).
+// requests in flight (agent/machine/storage_roof.cpp).
 // Not a memory level: no working set ever reaches it, so it is kept apart from
 // bandwidth_roofs; `run` compares a program's storage traffic with it.
 struct StorageRoof {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "diagnosis/text.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling {
 namespace {

@@ -4,6 +4,8 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
+#include <string>
 
 namespace ceiling {
 namespace {
@@ -291,6 +293,81 @@ std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std:
     const auto ipc = instructions_per_cycle(uarch, roof);
     if (!cls || !ipc || !(clock_hz > 0) || cores < 1) return std::nullopt;
     return clock_hz * *ipc * cls->ops_per_instruction * cores;
+}
+
+namespace {
+
+// Dense operations per clock per SM (a multiply-add counts 2), from NVIDIA's architecture
+// whitepapers: CUDA-core FMA lanes x 2, tensor-core rates without sparsity.
+struct SmRate {
+    int cc_major, cc_minor;
+    Precision precision;
+    Engine engine;
+    double ops_per_clock;
+};
+constexpr std::array<SmRate, 14> sm_rates = {{
+    // Hopper GH100 (H100, H200): 128 FP32 and 64 FP64 lanes per SM; 4th-gen tensor cores.
+    {9, 0, Precision::fp32, Engine::vector, 256},
+    {9, 0, Precision::fp64, Engine::vector, 128},
+    {9, 0, Precision::bf16, Engine::matrix, 4096},
+    {9, 0, Precision::fp16, Engine::matrix, 4096},
+    {9, 0, Precision::tf32, Engine::matrix, 2048},
+    {9, 0, Precision::int8, Engine::matrix, 8192},
+    {9, 0, Precision::fp64, Engine::matrix, 256},
+    // Ampere GA100 (A100): 64 FP32 and 32 FP64 lanes per SM.
+    {8, 0, Precision::fp32, Engine::vector, 128},
+    {8, 0, Precision::fp64, Engine::vector, 64},
+    {8, 0, Precision::bf16, Engine::matrix, 2048},
+    {8, 0, Precision::fp16, Engine::matrix, 2048},
+    {8, 0, Precision::tf32, Engine::matrix, 1024},
+    {8, 0, Precision::int8, Engine::matrix, 4096},
+    {8, 0, Precision::fp64, Engine::matrix, 128},
+}};
+
+std::string mhz(double hz) {
+    return std::to_string(static_cast<long long>(hz / 1e6 + 0.5)) + " MHz";
+}
+
+}  // namespace
+
+std::optional<Theoretical> gpu_theoretical_ops(int cc_major, int cc_minor, int multiprocessors,
+                                               std::optional<double> clock_hz, Precision p,
+                                               Engine e) {
+    if (!clock_hz || multiprocessors <= 0) return std::nullopt;
+    for (const auto& r : sm_rates)
+        if (r.cc_major == cc_major && r.cc_minor == cc_minor && r.precision == p && r.engine == e) {
+            std::ostringstream basis;
+            basis << multiprocessors << " SMs x " << mhz(*clock_hz) << " (peak clock) x "
+                  << r.ops_per_clock << " " << to_string(p) << " op/clock/SM";
+            return Theoretical{multiprocessors * *clock_hz * r.ops_per_clock, basis.str()};
+        }
+    return std::nullopt;
+}
+
+std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz,
+                                                std::optional<int> bus_bits) {
+    if (!memory_clock_hz || !bus_bits) return std::nullopt;
+    return Theoretical{
+        2.0 * *memory_clock_hz * *bus_bits / 8.0,
+        "2 x " + mhz(*memory_clock_hz) + " x " + std::to_string(*bus_bits) + "-bit bus"};
+}
+
+std::optional<Theoretical> pcie_theoretical(const std::string& link_speed,
+                                            const std::string& link_width) {
+    double gts = 0;
+    int width = 0;
+    try {
+        gts = std::stod(link_speed);
+        width = std::stoi(link_width);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    if (gts <= 0 || width <= 0) return std::nullopt;
+    const double coding = gts >= 8 ? 128.0 / 130.0 : 8.0 / 10.0;
+    std::ostringstream basis;
+    basis << link_speed << " x" << width << ", " << (gts >= 8 ? "128b/130b" : "8b/10b")
+          << " coding, per direction";
+    return Theoretical{gts * 1e9 * coding * width / 8.0, basis.str()};
 }
 
 }  // namespace ceiling

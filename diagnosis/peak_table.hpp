@@ -57,7 +57,7 @@ std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std:
 
 // The instructions per cycle a theoretical value uses, and where that count came from.
 // `measured` is the roof's instruction rate over the clock measured at the roof's own
-// density (agent/measure/machine.cpp), when there is one. The table decides where it knows
+// density (agent/machine/machine.cpp), when there is one. The table decides where it knows
 // one count; the measurement confirms it (within 15 %) or is said to disagree; where the
 // table lists two counts the measurement picks; where the table knows nothing a measurement
 // close to a plausible count (1/4 .. 4) stands in, said as such; else nothing.
@@ -69,5 +69,23 @@ struct PortBasis {
 };
 PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::string_view roof,
                                         std::optional<double> measured);
+
+// Theoretical peaks of a GPU from its properties (tested without a GPU). Operations per
+// clock per SM come from a table per compute capability; absent for chips or engines the
+// table does not know. The CPU's table above, the GPU's here: one room for peaks.
+struct Theoretical {
+    double value = 0;
+    std::string basis;  // how it was computed, in words
+};
+std::optional<Theoretical> gpu_theoretical_ops(int cc_major, int cc_minor, int multiprocessors,
+                                               std::optional<double> clock_hz, Precision p,
+                                               Engine e);
+// Double data rate: 2 x memory clock x bus width.
+std::optional<Theoretical> gpu_theoretical_dram(std::optional<double> memory_clock_hz,
+                                                std::optional<int> bus_bits);
+// From the link speed and width: "32.0 GT/s PCIe" and "16" -> 63 GB/s per direction
+// (128b/130b coding from 8 GT/s on, 8b/10b below).
+std::optional<Theoretical> pcie_theoretical(const std::string& link_speed,
+                                            const std::string& link_width);
 
 }  // namespace ceiling

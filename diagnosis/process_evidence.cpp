@@ -6,7 +6,7 @@
 #include <string>
 
 #include "diagnosis/json_support.hpp"
-#include "diagnosis/text.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "diagnosis/decision.hpp"
 #include "diagnosis/json_support.hpp"
-#include "diagnosis/text.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling {
 

@@ -257,6 +257,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"region_diagnoses", r.region_diagnoses},
          {"notes", r.notes},
          {"roof_checks", r.roof_checks}};
+    if (!r.op_summary.empty()) j["op_summary"] = r.op_summary;
 }
 
 // The unit is in the field names: bytes/s for a bandwidth roof, ops/s for a compute roof.
@@ -332,6 +333,8 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
         j.at("notes").get_to(r.notes);
         // Records written before roof checks existed have none.
         if (const auto c = j.find("roof_checks"); c != j.end()) c->get_to(r.roof_checks);
+        // Only torch runs have an op summary.
+        if (const auto o = j.find("op_summary"); o != j.end()) o->get_to(r.op_summary);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed run record: ") + e.what());
@@ -364,6 +367,41 @@ std::vector<double> subsample(const std::vector<double>& values, std::size_t lim
     for (std::size_t i = 0; i < limit; ++i)
         out.push_back(values[static_cast<std::size_t>(static_cast<double>(i) * step)]);
     return out;
+}
+
+std::optional<double> per_run(const RunRecord& r, const std::string& name) {
+    std::optional<double> sum;
+    const auto timed = r.timed_executions();
+    for (const Execution* e : timed)
+        for (const auto& c : e->counters)
+            if (c.name == name) sum = sum.value_or(0.0) + c.value;
+    if (!sum || timed.empty()) return std::nullopt;
+    return *sum / static_cast<double>(timed.size());
+}
+
+std::optional<double> counter_peak(const RunRecord& r, const std::string& name) {
+    std::optional<double> m;
+    for (const Execution* e : r.timed_executions())
+        for (const auto& c : e->counters)
+            if (c.name == name) m = std::max(m.value_or(0.0), c.value);
+    return m;
+}
+
+CpuLimits cpu_limits(const RunRecord& r) {
+    return {counter_peak(r, "affinity_cpus"), per_run(r, "cpu_quota_cpus")};
+}
+
+std::optional<double> within(const CpuLimits& l, std::optional<double> cpus) {
+    for (const auto& limit : {l.affinity, l.quota})
+        if (limit) cpus = std::min(cpus.value_or(*limit), *limit);
+    return cpus;
+}
+
+std::optional<double> usable_cpus(const RunRecord& r) {
+    std::optional<double> cpus;
+    if (r.machine_profile && r.machine_profile->host.logical_cpus > 0)
+        cpus = r.machine_profile->host.logical_cpus;
+    return within(cpu_limits(r), cpus);
 }
 
 }  // namespace ceiling

@@ -17,6 +17,7 @@
 
 #include "diagnosis/budget.hpp"
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/op_summary.hpp"
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/measurement.hpp"
 #include "diagnosis/thresholds.hpp"
@@ -122,7 +123,7 @@ struct RecordedRegion {
     std::optional<double> self_s;
     // Cores the process kept busy while the region was open: its CPU time (all threads)
     // over wall time, summed over instances; error bounds the interpolation of CPU-time reads
-    // (agent/measure/region.cpp). Threads outside the region's work count too. Absent when
+    // (agent/run/region.cpp). Threads outside the region's work count too. Absent when
     // not measured (kernels, records of older versions).
     std::optional<double> busy_cores;
     std::optional<double> busy_cores_error;
@@ -235,7 +236,7 @@ struct RunOptions {
     std::optional<std::string> model_regions;  // --model-regions REGEX
 };
 
-// A roof measured again right after a run (agent/measure/roof_check.hpp): how far the
+// A roof measured again right after a run (agent/machine/roof_check.hpp): how far the
 // machine was, then, from the profile the run is judged against. Evidence, not a roof.
 struct RoofCheck {
     std::string level;   // "DRAM"; empty for a compute roof
@@ -328,6 +329,7 @@ struct RunRecord {
     std::vector<RegionVerdict> region_diagnoses;
     std::vector<std::string> notes;  // what could not be measured, and why
     std::vector<RoofCheck> roof_checks;  // empty: none was needed (or --no-roof-check)
+    OpSummary op_summary;  // a torch run's ops by type, judged with the rest (empty otherwise)
 
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;
@@ -364,6 +366,26 @@ void from_json(const nlohmann::json& j, RunOptions& o);
 void to_json(nlohmann::json& j, const RunRecord& r);
 void from_json(const nlohmann::json& j, RunRecord& r);
 RunRecord parse_run_record(const std::string& text);
+
+// Reading a record's counters (the execution totals each timed execution holds).
+// A counter's total over the timed executions divided by their count; absent where none has it.
+std::optional<double> per_run(const RunRecord& r, const std::string& name);
+// A counter's largest value over the record's timed executions; absent where none has it.
+std::optional<double> counter_peak(const RunRecord& r, const std::string& name);
+
+// What the program was allowed of the host's CPUs, each absent where not recorded: its
+// affinity mask's CPUs at start (taskset, numactl, a container's cpuset) and its control
+// group's CPU quota.
+struct CpuLimits {
+    std::optional<double> affinity;
+    std::optional<double> quota;
+};
+CpuLimits cpu_limits(const RunRecord& r);
+// The CPUs it could use at once: `cpus` (where known), at most its limits'.
+std::optional<double> within(const CpuLimits& l, std::optional<double> cpus);
+// The CPUs a recorded program could use at once: the machine's (its profile's), at most its
+// control group's CPU quota (a container's limit; fractional). nullopt when neither is known.
+std::optional<double> usable_cpus(const RunRecord& record);
 
 // Keeps at most `limit` values, chosen at evenly spaced ranks of the original order, so a
 // record stays small for programs with millions of region instances.

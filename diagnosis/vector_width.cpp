@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "diagnosis/decision.hpp"
-#include "diagnosis/text.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling {
 namespace {

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "diagnosis/format.hpp"
 #include "kernels/common/check.hpp"
 #include "kernels/common/family.hpp"
 #include "kernels/parallel.hpp"
@@ -149,10 +150,10 @@ std::string check_fits(const KernelCase& c, const SetupOptions& options) {
     if (static_cast<double>(need) <= usable) return {};
     const int sets = rotation_sets(c.work.working_set_bytes, options);
     std::ostringstream s;
-    s << c.name() << " needs " << format_bytes(static_cast<double>(need)) << " ("
+    s << c.name() << " needs " << bytes(static_cast<double>(need)) << " ("
       << sets << " buffer set" << (sets > 1 ? "s" : "") << " of "
-      << format_bytes(static_cast<double>(c.bytes_per_set)) << " + workspace) but only "
-      << format_bytes(static_cast<double>(*available))
+      << bytes(static_cast<double>(c.bytes_per_set)) << " + workspace) but only "
+      << bytes(static_cast<double>(*available))
       << " of memory is available: choose a smaller shape";
     return s.str();
 }

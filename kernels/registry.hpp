@@ -52,6 +52,12 @@ struct KernelWork {
     std::optional<double> written_bytes;
 };
 
+// The analytic work of a bilinear resize, whatever the method and the device: each output
+// value is a weighted sum of 4 source taps, a multiply-add each: 8 operations. The CPU and
+// GPU suites count this, and so does the PyTorch formula for upsample_bilinear2d
+// (agent/inject/python/ceiling_torch/formulas.py, UPSAMPLE_TAPS), so the three compare.
+inline constexpr double bilinear_ops_per_output = 2 * 4;
+
 // naive: the textbook loops, one thread. optimized: ours, every trick that fits the bound,
 // all threads. library: the established implementation (OpenBLAS, oneDNN, OpenCV).
 enum class Variant { naive, optimized, library };

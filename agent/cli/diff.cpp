@@ -8,9 +8,9 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/diff.hpp"
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/summary_json.hpp"
 #include "agent/store/run_store.hpp"
 
@@ -79,7 +79,7 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                     if (!rejudge) break;
                     if (budgets) r->budgets = budgets;
                     r->thresholds = thresholds_of(args->thresholds, r->thresholds);
-                    measure::judge_record(*r);
+                    judge::judge_record(*r);
                 }
                 const auto diff = output::diff_records(before, after);
                 if (args->json)
@@ -92,7 +92,7 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                 std::string names;
                 for (const auto* r : slower) names += (names.empty() ? "" : ", ") + r->name;
                 std::cerr << "ceiling diff: regression beyond the noise"
-                          << (threshold > 0 ? " and " + output::percent(threshold) : std::string())
+                          << (threshold > 0 ? " and " + percent(threshold) : std::string())
                           << ": " << names << "\n";
                 return exit_regression;
             }};

@@ -3,7 +3,8 @@
 #include <memory>
 
 #include "agent/cli/command.hpp"
-#include "agent/measure/pmu_survey.hpp"
+#include "agent/machine/pmu_survey.hpp"
+#include "agent/output/doctor_report.hpp"
 
 namespace ceiling::cli {
 
@@ -28,9 +29,9 @@ Command add_doctor(CLI::App& root, const GlobalOptions&) {
     return {app, [args]() -> int {
                 measure::SurveyOptions opts;
                 opts.self_validation = !args->no_self_test;
-                const output::DoctorReport report = measure::survey_measurement(opts);
+                const DoctorReport report = measure::survey_measurement(opts);
                 if (args->json)
-                    std::cout << output::to_json(report).dump(2) << "\n";
+                    std::cout << to_json(report).dump(2) << "\n";
                 else
                     output::render_doctor_report(report, std::cout);
                 return exit_ok;

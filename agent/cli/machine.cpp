@@ -7,8 +7,8 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/machine.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/machine/machine.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/output/machine_table.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/store/profile_store.hpp"

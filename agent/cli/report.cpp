@@ -9,8 +9,8 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/region_diagnosis.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/judge/judge_record.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/output/html_report.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
@@ -72,13 +72,13 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     }
                     if (budgets) r.budgets = budgets;
                     r.thresholds = thresholds_of(args->thresholds, r.thresholds);
-                    measure::judge_record(r);
+                    judge::judge_record(r);
                     records.push_back(std::move(r));
                     names.push_back(path);
                 }
                 auto write = [](const std::string& path, const std::string& text) {
                     try {
-                        output::write_file_atomically(path, text);
+                        store::write_file_atomically(path, text);
                     } catch (const std::exception& e) {
                         throw MeasurementError(e.what());
                     }

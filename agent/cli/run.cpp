@@ -15,14 +15,14 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/launch.hpp"
-#include "agent/measure/launch_context.hpp"
-#include "agent/measure/region_diagnosis.hpp"
-#include "agent/measure/roof_check.hpp"
-#include "agent/measure/run_program.hpp"
-#include "agent/measure/run_trace.hpp"
-#include "agent/measure/torch_run.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/run/launch.hpp"
+#include "agent/machine/launch_context.hpp"
+#include "agent/judge/judge_record.hpp"
+#include "agent/machine/roof_check.hpp"
+#include "agent/run/run_program.hpp"
+#include "agent/run/run_trace.hpp"
+#include "agent/run/torch_run.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/summary_json.hpp"
@@ -209,12 +209,12 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     progress.reset();
     measure::add_to_record(run, plan, record);
     if (a.torch) measure::add_torch_to_record(run, record);
-    measure::judge_record(record);
+    judge::judge_record(record);
     // Not after Ctrl-C: the user asked to stop, not for another measurement.
     if (!a.no_roof_check && !run.interrupted_by) {
         measure::check_roofs(record);
         // Again with the checks: a verdict the host's share moved across says so.
-        if (!record.roof_checks.empty()) measure::judge_record(record);
+        if (!record.roof_checks.empty()) judge::judge_record(record);
     }
 
     int status = record.end.shell_status();
@@ -235,9 +235,9 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
             store::save_run_record(record, output);
         }
         if (!trace_path.empty())
-            output::write_file_atomically(
+            store::write_file_atomically(
                 trace_path, measure::run_trace(run, measure::program_name(plan)).dump());
-        if (!a.csv.empty()) output::write_file_atomically(a.csv, output::regions_csv(record));
+        if (!a.csv.empty()) store::write_file_atomically(a.csv, output::regions_csv(record));
     } catch (const std::exception& e) {
         lost = e.what();
     }
@@ -257,7 +257,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         spdlog::error("{}{}", lost, global.quiet ? "" : " (the summary above is all that is kept of this run)");
         return status != 0 ? status : exit_failed;
     }
-    if (status == 0 && a.fail_on_budget && measure::budgets_met(record) == false) return exit_budget_missed;
+    if (status == 0 && a.fail_on_budget && judge::budgets_met(record) == false) return exit_budget_missed;
     return status;
 }
 

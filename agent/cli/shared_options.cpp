@@ -8,9 +8,9 @@
 
 #include <spdlog/spdlog.h>
 
-#include "agent/measure/host_info.hpp"
-#include "agent/measure/machine.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/machine/host_info.hpp"
+#include "agent/machine/machine.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/store/input_file.hpp"
 #include "agent/store/profile_store.hpp"
@@ -102,8 +102,8 @@ void check_output_paths(std::initializer_list<std::filesystem::path> paths) {
     for (const auto& p : paths) {
         if (p.empty()) continue;
         try {
-            output::check_writable(p);
-        } catch (const output::NotARegularFile& e) {
+            store::check_writable(p);
+        } catch (const store::NotARegularFile& e) {
             throw UsageError(e.what());
         } catch (const std::exception& e) {
             throw MeasurementError(e.what());

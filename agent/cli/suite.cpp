@@ -1,5 +1,5 @@
 // `ceiling suite`: the reference kernels on this machine, each placed on the roofline.
-#include "agent/measure/suite.hpp"
+#include "agent/suite/suite.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -10,12 +10,12 @@
 
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
-#include "agent/measure/launch_context.hpp"
-#include "agent/measure/region_diagnosis.hpp"
-#include "agent/measure/suite_record.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/machine/launch_context.hpp"
+#include "agent/judge/judge_record.hpp"
+#include "agent/suite/suite_record.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/output/progress.hpp"
-#include "agent/output/suite_files.hpp"
+#include "agent/output/roofline_svg.hpp"
 #include "agent/output/suite_table.hpp"
 #include "agent/output/summary_json.hpp"
 #include "agent/store/run_store.hpp"
@@ -155,7 +155,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                 // exactly as `ceiling report` will re-render it.
                 RunRecord record =
                     measure::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
-                measure::judge_record(record);
+                judge::judge_record(record);
                 store::save_run_record(record, record_path);
                 if (args->json)
                     std::cout << output::summary_json(record, record_path).dump(1) << "\n";
@@ -163,12 +163,12 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                     output::render_suite(record, std::cout);
                 const int threads = args->threads > 0 ? args->threads : kernels::available_cpus();
                 try {
-                    output::write_file_atomically(svg_path,
+                    store::write_file_atomically(svg_path,
                                                   output::suite_roofline_svg(record, threads));
-                    output::write_file_atomically(
-                        trace_path, output::suite_trace(measure::suite_timeline(result)));
+                    store::write_file_atomically(
+                        trace_path, measure::suite_trace(result));
                     if (!args->csv.empty())
-                        output::write_file_atomically(args->csv, output::regions_csv(record));
+                        store::write_file_atomically(args->csv, output::regions_csv(record));
                 } catch (const std::exception& e) {
                     throw MeasurementError(e.what());
                 }

@@ -1,6 +1,6 @@
 #pragma once
 // The file the CUDA injection library (libceiling_inject_cuda.so) leaves for `ceiling run`,
-// shared by the writer (cuda_inject.cpp) and the reader (agent/measure/gpu_run.cpp).
+// shared by the writer (cuda_inject.cpp) and the reader (agent/run/gpu_run.cpp).
 //
 // In the directory named by CEILING_CUDA_DIR, one file per process image:
 //   <pid>-<load time ns>.cuda.jsonl

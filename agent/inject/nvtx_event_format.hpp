@@ -1,6 +1,6 @@
 #pragma once
 // The files the NVTX injection library (libceiling_inject_nvtx.so) leaves for `ceiling run`,
-// shared by the writer (agent/inject/nvtx_inject.cpp) and the reader (agent/measure/region).
+// shared by the writer (agent/inject/nvtx_inject.cpp) and the reader (agent/run/region).
 //
 // Why files and not a pipe: each thread appends fixed-size events to its own memory-mapped
 // file, so recording is a few stores (no system call, no lock) and whatever a crashing
@@ -17,7 +17,7 @@
 // Times are CLOCK_MONOTONIC nanoseconds, the clock `ceiling run` uses for its own timing.
 // cpu_time events come from any thread of the image, at most one per cpu_read_interval_ns:
 // together they are the image's CPU-time timeline, which the reader interpolates at each
-// range's ends (agent/measure/region.cpp) to get the cores the process kept busy.
+// range's ends (agent/run/region.cpp) to get the cores the process kept busy.
 // thread_cpu_time events come from a thread that records ranges, at most one per
 // cpu_read_interval_ns per thread: its own CPU time, so that what its ranges used can be told
 // from what ranges open beside them on other threads used (a pipeline's stages).

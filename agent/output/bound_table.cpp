@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/table.hpp"
 
 namespace ceiling::output {

@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/table.hpp"
 #include "diagnosis/decision.hpp"
 

@@ -1,41 +1,13 @@
 #pragma once
-// What `ceiling doctor` found: one item per thing ceiling can measure, each available or
-// not with the reason and the fix, plus the context that explains them (VM, paranoid).
-// Rendered as a terminal table or as JSON (schema_version 1) for machines.
+// Terminal rendering of what `ceiling doctor` found (diagnosis/doctor_report.hpp): a table of
+// what is available, why not, and how to enable it.
 
-#include <optional>
 #include <ostream>
-#include <string>
-#include <string_view>
-#include <vector>
 
-#include <nlohmann/json.hpp>
+#include "diagnosis/doctor_report.hpp"
 
 namespace ceiling::output {
 
-struct DoctorItem {
-    std::string id;     // stable key for --json: "cpu_pmu", "software_events", ...
-    std::string title;  // for people: "CPU PMU (hardware counters)"
-    bool available = false;
-    std::string detail;  // available: what it gives; unavailable: why not
-    std::string fix;     // unavailable: how to enable it (empty when nothing can be done)
-    nlohmann::json facts = nlohmann::json::object();  // numbers and names, for machines
-};
-
-struct DoctorReport {
-    static constexpr int schema_version = 1;
-    std::string host;
-    std::string kernel;
-    std::string cpu;
-    bool virtual_machine = false;
-    std::string hypervisor;
-    std::optional<int> perf_event_paranoid;
-    std::vector<DoctorItem> items;
-
-    const DoctorItem* find(std::string_view id) const;
-};
-
-nlohmann::json to_json(const DoctorReport& r);
 void render_doctor_report(const DoctorReport& r, std::ostream& out);
 
 }  // namespace ceiling::output

@@ -1,6 +1,6 @@
 #include "agent/output/gpu_machine_table.hpp"
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/table.hpp"
 
 namespace ceiling::output {

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/roofline_svg.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"

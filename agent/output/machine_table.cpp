@@ -1,12 +1,12 @@
 #include "agent/output/machine_table.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/gpu_machine_table.hpp"
 #include "agent/output/table.hpp"
-#include "kernels/roofs/bandwidth.hpp"
 
 namespace ceiling::output {
 namespace {
@@ -144,16 +144,17 @@ void render_machine_profile(const MachineProfile& p, std::ostream& out) {
     if (!p.bandwidth_roofs.empty()) {
         out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
                "counted)\n";
-        // One row per level and thread count, one column per kernel.
-        // A column per sweep kernel, in the kernels' own order.
+        // One row per level and thread count, one column per kernel, in the order the
+        // profile lists them (the sweep's).
         std::vector<std::string> kernels;
-        for (const auto& k : kernels::bandwidth_kernels) kernels.emplace_back(k.name);
         std::vector<std::pair<std::string, int>> keys;
         std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
         for (const auto& r : p.bandwidth_roofs) {
             const auto key = std::make_pair(r.level, r.threads);
             if (!cells.count(key)) keys.push_back(key);
             cells[key][r.kernel] = &r;
+            if (std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end())
+                kernels.push_back(r.kernel);
         }
         TextTable t;
         t.column("level").column("threads", A::right);

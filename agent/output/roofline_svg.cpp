@@ -7,7 +7,7 @@
 #include <set>
 #include <sstream>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling::output {
 
@@ -275,6 +275,14 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
     }
     s << "</svg>\n";
     return s.str();
+}
+
+std::string suite_roofline_svg(const RunRecord& record, int threads) {
+    const MachineProfile profile = record.machine_profile.value_or(MachineProfile{});
+    RooflineSvgOptions o;
+    o.threads = threads;
+    o.title = "ceiling suite on " + profile.host.hostname;  // the renderer adds the roofs' threads
+    return render_roofline_svg(profile, roofline_points(record), o);
 }
 
 }  // namespace ceiling::output

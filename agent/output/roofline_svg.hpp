@@ -49,6 +49,11 @@ std::vector<RooflinePoint> roofline_points(const RunRecord& record);
 std::string render_roofline_svg(const MachineProfile& profile, const std::vector<RooflinePoint>& points,
                                 const RooflineSvgOptions& options = {});
 
+// The suite's roofline: the record's machine profile with one labelled point per CPU kernel
+// region with known work (GPU ones have other roofs), roofs at `threads`. Empty profile when
+// the record has none.
+std::string suite_roofline_svg(const RunRecord& record, int threads);
+
 // Text escaped for XML / HTML element content and attribute values.
 std::string xml_escape(const std::string& text);
 

@@ -9,9 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "agent/measure/region_diagnosis.hpp"
-#include "agent/measure/sampler.hpp"
-#include "agent/output/format.hpp"
+#include "agent/record_names.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/op_summary.hpp"
 #include "agent/output/table.hpp"
 #include "diagnosis/process_evidence.hpp"
@@ -358,7 +357,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         // turns (the thread_concurrency rule).
         if (const auto working = counter_total(r, "working_threads"))
             out << "; its CPU time shared by " << fixed(*working / n, 1) << " threads (per "
-                << fixed(measure::thread_window_s, 2) << " s)";
+                << fixed(thread_window_s, 2) << " s)";
         out << "\n";
     }
     // Which of its processes did the work (a pipeline's busy stage, while the others waited on
@@ -466,7 +465,7 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
         std::vector<std::pair<double, std::size_t>> kinds;
         for (std::size_t k = 0; k < collectors::wait_kind_count; ++k)
             if (const auto s = counter_total(
-                    r, measure::waiting_counter(static_cast<collectors::WaitKind>(k)));
+                    r, waiting_counter(static_cast<collectors::WaitKind>(k)));
                 s && *s / n >= 0.05 * wall.mean)
                 kinds.emplace_back(*s / n, k);
         std::sort(kinds.rbegin(), kinds.rend());
@@ -564,7 +563,7 @@ std::string busy_cores_text(const RunRecord& record, const RecordedRegion& reg) 
     if (const auto below = reg.with_descendants_cores())
         return fixed(*below, 2) + " (" + fixed(*reg.descendant_busy_cores, 2) + " in children)";
     std::string text = fixed(*reg.busy_cores, 2);
-    if (const auto held = reg.held_cores(record.thresholds, measure::usable_cpus(record)))
+    if (const auto held = reg.held_cores(record.thresholds, usable_cpus(record)))
         text += " (" + fixed(*held, 2) + " held)";
     return text;
 }

@@ -10,7 +10,7 @@
 #include <tuple>
 #include <utility>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/roofline_svg.hpp"
 #include "agent/output/table.hpp"
 

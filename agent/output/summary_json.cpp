@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "agent/output/run_summary.hpp"
 #include "diagnosis/statistics.hpp"
 

@@ -8,7 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/cli/command.hpp"
+#include "agent/failure.hpp"
+#include "diagnosis/format.hpp"
 
 namespace ceiling::store {
 namespace {
@@ -20,8 +21,6 @@ std::string kind_of(mode_t mode) {
     if (S_ISSOCK(mode)) return "is a socket, not a regular file";
     return "is not a regular file";
 }
-
-std::string mib(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
 // Text: no NUL byte (JSON and the budget/threshold formats never hold one).
 bool looks_binary(const std::string& s) { return s.find('\0') != std::string::npos; }
@@ -55,18 +54,18 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
     const int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         const int e = errno;
-        throw cli::UsageError(head + (e == ENOENT ? "no such file" : std::strerror(e)));
+        throw UsageError(head + (e == ENOENT ? "no such file" : std::strerror(e)));
     }
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
     struct stat st {};
-    if (::fstat(fd, &st) != 0) throw cli::UsageError(head + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw cli::UsageError(head + kind_of(st.st_mode));
+    if (::fstat(fd, &st) != 0) throw UsageError(head + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) throw UsageError(head + kind_of(st.st_mode));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > limit)
-        throw cli::UsageError(head + "it is " + mib(size) + ", larger than the " + mib(limit) +
+        throw UsageError(head + "it is " + bytes(static_cast<double>(size)) + ", larger than the " + bytes(static_cast<double>(limit)) +
                               " a " + std::string(what) + " may be");
     std::string content;
     content.resize(static_cast<std::size_t>(size));
@@ -74,12 +73,12 @@ std::string read_input_file(const std::filesystem::path& path, std::string_view 
     while (got < content.size()) {
         const ssize_t n = ::read(fd, content.data() + got, content.size() - got);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw cli::UsageError(head + std::strerror(errno));
+        if (n < 0) throw UsageError(head + std::strerror(errno));
         if (n == 0) break;  // shrank while we read: what is there is what we parse
         got += static_cast<std::size_t>(n);
     }
     content.resize(got);
-    if (looks_binary(content)) throw cli::UsageError(head + "binary data, not a text file");
+    if (looks_binary(content)) throw UsageError(head + "binary data, not a text file");
     return content;
 }
 

@@ -15,7 +15,7 @@ namespace ceiling::store {
 // tens of MB); a bigger "record" is something else.
 inline constexpr std::uint64_t max_input_bytes = 256ull << 20;
 
-// The file's content. Throws cli::UsageError (exit 2): "cannot read WHAT PATH: REASON",
+// The file's content. Throws UsageError (exit 2): "cannot read WHAT PATH: REASON",
 // where REASON says it does not exist, is a directory, is not a regular file (a FIFO, a
 // device, a socket), is larger than the limit (stated), is not readable, or holds binary
 // data rather than text.

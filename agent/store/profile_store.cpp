@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/cli/command.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/failure.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/store/input_file.hpp"
 
 namespace ceiling::store {
@@ -59,22 +59,22 @@ std::optional<MachineProfile> load_profile_if_present(const fs::path& path, Prof
 MachineProfile load_profile(const fs::path& path, ProfileParts parts) {
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
-        throw cli::UsageError("cannot read machine profile " + path.string() +
+        throw UsageError("cannot read machine profile " + path.string() +
                               ": no such file (run `ceiling machine`)");
     const std::string text = read_input_file(path, "machine profile");
     try {
         return parse_machine_profile(text, parts);
     } catch (const std::exception& e) {
-        throw cli::UsageError("machine profile " + path.string() + ": " + printable(e.what()) +
+        throw UsageError("machine profile " + path.string() + ": " + printable(e.what()) +
                               " (run `ceiling machine` to measure it again)");
     }
 }
 
 void save_profile(const MachineProfile& profile, const fs::path& path) {
     try {
-        output::write_file_atomically(path, nlohmann::json(profile).dump(2) + "\n");
+        store::write_file_atomically(path, nlohmann::json(profile).dump(2) + "\n");
     } catch (const std::exception& e) {
-        throw cli::MeasurementError(e.what());
+        throw MeasurementError(e.what());
     }
 }
 

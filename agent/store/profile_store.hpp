@@ -19,12 +19,12 @@ std::filesystem::path default_profile_path();
 bool default_profile_chosen();
 
 // Where `ceiling run` keeps the PMU self-validation's verdicts of this boot
-// (agent/measure/pmu_self_validation.hpp): beside the default profile, one file per host
+// (agent/machine/pmu_self_validation.hpp): beside the default profile, one file per host
 // ($XDG_CACHE_HOME or $HOME/.cache)/ceiling/pmu-validation-HOST.json; empty (nothing kept)
 // without either variable.
 std::filesystem::path pmu_validation_cache_path();
 
-// Reads a profile. Throws cli::UsageError (exit 2) naming the file when it is missing,
+// Reads a profile. Throws UsageError (exit 2) naming the file when it is missing,
 // unreadable, not JSON, of another schema_version, or malformed.
 MachineProfile load_profile(const std::filesystem::path& path, ProfileParts parts = ProfileParts::all);
 
@@ -32,7 +32,7 @@ MachineProfile load_profile(const std::filesystem::path& path, ProfileParts part
 std::optional<MachineProfile> load_profile_if_present(const std::filesystem::path& path,
                                                     ProfileParts parts = ProfileParts::all);
 
-// Writes atomically; throws cli::MeasurementError (exit 1) naming the file on failure.
+// Writes atomically; throws MeasurementError (exit 1) naming the file on failure.
 void save_profile(const MachineProfile& profile, const std::filesystem::path& path);
 
 }  // namespace ceiling::store

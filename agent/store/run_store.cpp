@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "agent/cli/command.hpp"
-#include "agent/output/atomic_file.hpp"
+#include "agent/failure.hpp"
+#include "agent/store/atomic_file.hpp"
 #include "agent/store/input_file.hpp"
 
 namespace ceiling::store {
@@ -14,23 +14,23 @@ RunRecord load_run_record(const std::filesystem::path& path) {
         return parse_run_record(text);
     } catch (const std::exception& e) {
         // One line, and never the file's raw bytes (a parser may quote them).
-        throw cli::UsageError("run record " + path.string() + ": " + printable(e.what()));
+        throw UsageError("run record " + path.string() + ": " + printable(e.what()));
     }
 }
 
 void save_run_record(const RunRecord& record, const std::filesystem::path& path) {
     try {
-        output::write_file_atomically(path, nlohmann::json(record).dump(1) + "\n");
+        store::write_file_atomically(path, nlohmann::json(record).dump(1) + "\n");
     } catch (const std::exception& e) {
-        throw cli::MeasurementError(e.what());
+        throw MeasurementError(e.what());
     }
 }
 
 bool save_new_run_record(const RunRecord& record, const std::filesystem::path& path) {
     try {
-        return output::write_new_file_atomically(path, nlohmann::json(record).dump(1) + "\n");
+        return store::write_new_file_atomically(path, nlohmann::json(record).dump(1) + "\n");
     } catch (const std::exception& e) {
-        throw cli::MeasurementError(e.what());
+        throw MeasurementError(e.what());
     }
 }
 

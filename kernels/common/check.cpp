@@ -88,19 +88,4 @@ std::string dims_string(std::initializer_list<std::int64_t> dims) {
     return s;
 }
 
-std::string format_bytes(double bytes) {
-    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) {
-        bytes /= 1024;
-        ++u;
-    }
-    char buf[32];
-    if (u == 0)
-        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
-    else
-        std::snprintf(buf, sizeof buf, bytes < 100 ? "%.2f %s" : "%.1f %s", bytes, units[u]);
-    return buf;
-}
-
 }  // namespace ceiling::kernels

@@ -55,7 +55,4 @@ std::vector<std::size_t> sample_indices(std::size_t total, std::size_t max_sampl
 std::vector<std::int64_t> parse_dims(std::string_view s, std::size_t count = 0);
 std::string dims_string(std::initializer_list<std::int64_t> dims);
 
-// "1.50 GiB", "96.0 MiB", "512 B".
-std::string format_bytes(double bytes);
-
 }  // namespace ceiling::kernels

@@ -69,7 +69,7 @@
 //   from DRAM) reached 0.85-0.91 of it, its B-packing calls (one A panel in 18) 16 % of the
 //   time (perf), bound by B's stream: a second prefetch of the next panel's source lines
 //   lost 4-6 %, prefetching 8 or 32 rows ahead instead of 16 changed nothing, none lost
-//   19 %. The suite now measures the roofs in turns with each shape (measure/suite.cpp),
+//   19 %. The suite now measures the roofs in turns with each shape (suite/suite.cpp),
 //   and judged so 4096^3 on one thread reached 86 % of the roof beside it. A plain
 //   intrinsics loop of the same 14 x 2 tile without prefetches, 12 or 8 rows, or its k loop
 //   unrolled by 4 were no faster (harness). A second, farther prefetch of B's source rows in the

@@ -144,10 +144,10 @@ std::vector<GpuCase> gpu_cases() {
     }
     {
         const double planes = 4 * 3, in = 1080.0 * 1920, out = 2160.0 * 3840;
-        // Three lerps (a + f (b - a): 3 operations each) per output; input read once, output written once.
+        // bilinear_ops_per_output per output (registry.hpp); input read once, output written once.
         c.push_back({"resize", "bilinear", Variant::optimized, "4x3x1080x1920-2160x3840",
                      "one thread per output, half-pixel centres, clamped edges",
-                     work(P::fp32, E::vector, 9 * planes * out, 4 * planes * (in + out)), ""});
+                     work(P::fp32, E::vector, bilinear_ops_per_output * planes * out, 4 * planes * (in + out)), ""});
     }
     if (!built_with_cuda())
         for (auto& x : c) x.unavailable = "not built with CUDA";

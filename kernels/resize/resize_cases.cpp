@@ -32,26 +32,19 @@ ResizeShape parse(std::string_view shape) {
             static_cast<int>(dst[1])};
 }
 
-// The separable method's multiply-adds: every source row the mapping reads is resized
-// horizontally once (2 multiplies + 1 add per output column and channel), then each output
-// value blends two such rows (2 + 1 more). Integer arithmetic on 8-bit data: counted as
-// int8 work, the nearest roof. Bytes: the source lines the mapping reads (rows x touched
-// 64-byte lines) and the output written once. E.g. 1920x1080 -> 640x640: 1080 rows x
-// 640 x 3 x 3 + 640 x 640 x 3 x 3 = 9.9 Mop over 6.2 MB + 1.2 MB; -> 224x224: 448 rows,
-// 1.36 Mop over 2.6 MB + 0.15 MB.
+// Ops: bilinear_ops_per_output per output value (registry.hpp), the convention every resize
+// is counted by. The separable method does about as many: each source row the mapping reads
+// resized horizontally once (3 per output column and channel), then 3 per output value to
+// blend two such rows. Integer arithmetic on 8-bit data: counted as int8 work, the nearest
+// roof. Bytes: the source lines the mapping reads (rows x touched 64-byte lines) and the
+// output written once. E.g. 1920x1080 -> 640x640: 9.8 Mop over 6.2 MB + 1.2 MB; -> 224x224:
+// 1.2 Mop over 2.6 MB + 0.15 MB.
 KernelWork resize_work(const ResizeTables& t) {
     const ResizeShape& s = t.s;
-    std::vector<bool> used(static_cast<std::size_t>(s.src_h), false);
-    for (std::size_t y = 0; y < t.y0.size(); ++y) {
-        used[static_cast<std::size_t>(t.y0[y])] = true;
-        if (t.beta[2 * y + 1] != 0) used[static_cast<std::size_t>(t.y1[y])] = true;
-    }
-    double rows = 0;
-    for (bool u : used) rows += u ? 1 : 0;
     const double out_values = 3.0 * s.dst_w * s.dst_h;
     KernelWork w;
     w.precision = WorkPrecision::int8;
-    w.ops = rows * s.dst_w * 3 * 3 + out_values * 3;
+    w.ops = bilinear_ops_per_output * out_values;
     w.compulsory_bytes = t.source_bytes_read() + out_values;
     // Plus two horizontally resized rows (int16 RGBX) per thread: negligible.
     w.working_set_bytes = w.compulsory_bytes;

@@ -5,7 +5,7 @@
 // With L adds per iteration an iteration takes max(L, roof instructions / ports) cycles:
 // while the roof's instructions bind, the time stays the roof's; from the first L where
 // the chain binds, time = L / clock at (nearly) the roof's own instruction density. The
-// sweep over L (agent/measure/machine.cpp) so yields the clock heavy code of this kind
+// sweep over L (agent/machine/machine.cpp) so yields the clock heavy code of this kind
 // really gets, and with the roof's rate, the instructions per cycle (the ports).
 //
 // The adds are spread evenly among the roof's instructions with assembler arithmetic

@@ -29,9 +29,9 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/inject/nvtx_event_format.hpp"
-#include "agent/measure/gpu_run.hpp"
-#include "agent/measure/region.hpp"
-#include "agent/output/chrome_trace.hpp"
+#include "agent/run/gpu_run.hpp"
+#include "agent/run/region.hpp"
+#include "agent/store/chrome_trace.hpp"
 #include "diagnosis/quantity_domains.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
@@ -155,7 +155,7 @@ void read_like_run(const fs::path& dir) {
     (void)written.dump(1);
     if (const auto bad = find_out_of_domain(written))
         fuzz::finding("run would write a region report refuses: " + *bad);
-    output::ChromeTrace trace(start_ns);
+    store::ChromeTrace trace(start_ns);
     int sort_index = 0;
     measure::add_gpu_tracks(trace, gpu, ops, capture, 1000, "run 1", 1, sort_index);
     (void)trace.dump();

@@ -3,7 +3,7 @@
 // throws; a malformed group keeps the whole message as the name and says why.
 #include <string_view>
 
-#include "agent/measure/region.hpp"
+#include "agent/run/region.hpp"
 #include "tests/fuzz/fuzz_support.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

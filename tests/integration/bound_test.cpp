@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "agent/output/format.hpp"
+#include "diagnosis/format.hpp"
 #include "diagnosis/machine_profile.hpp"
 #include "tests/integration/process.hpp"
 
@@ -84,7 +84,7 @@ TEST_P(BoundLlm, DecodeCeilingIsDramBandwidthOverWeightBytesAndFourBitsIsFourTim
     const auto text = run_ceiling(
         {"bound", "llm", "--params", "7e9", "--weight-bits", "16", "--profile", profile});
     ASSERT_EQ(text.exit_code, 0) << text.err;
-    const std::string shown = output::si(dram / 14e9, "tokens/s");
+    const std::string shown = si(dram / 14e9, "tokens/s");
     EXPECT_NE(text.out.find("Decode      " + shown + " ceiling, bandwidth bound"),
               std::string::npos)
         << "expected " << shown << " in\n"

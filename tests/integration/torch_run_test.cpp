@@ -9,7 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "agent/measure/torch_run.hpp"
+#include "agent/run/torch_run.hpp"
+#include "agent/judge/op_types.hpp"
 #include "agent/output/op_summary.hpp"
 #include "diagnosis/roofline.hpp"
 #include "kernels/registry.hpp"
@@ -108,8 +109,8 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
                                 "mobilenet_v2"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const RunRecord rec = read_record(dir / "rec.json");
-    const auto s = output::summarise_ops(rec);
-    const output::OpTypeRow *dw = nullptr, *pw = nullptr;
+    const auto s = judge::summarise_ops(rec);
+    const OpTypeRow *dw = nullptr, *pw = nullptr;
     for (const auto& t : s.types) {
         if (t.name == "conv depthwise") dw = &t;
         if (t.name == "conv pointwise") pw = &t;
@@ -117,7 +118,7 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
     ASSERT_TRUE(dw && pw) << r.err;
     ASSERT_TRUE(dw->ops && pw->ops && dw->bytes && pw->bytes);
     EXPECT_LT(*dw->ops / *dw->bytes, *pw->ops / *pw->bytes);
-    auto compute = [](const output::OpTypeRow& t) {
+    auto compute = [](const OpTypeRow& t) {
         for (const auto& c : t.judged->roofs)
             if (c.kind == RoofKind::compute && c.fraction) return *c.fraction;
         return std::nan("");
@@ -152,7 +153,7 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
     const double ratio = *s.costs[0].op_time_s / *s.costs[0].uninstrumented_s;
     const bool explained = r.err.find("more, because") != std::string::npos ||
                            r.err.find("less, because") != std::string::npos;
-    EXPECT_TRUE(std::abs(ratio - 1) <= output::op_sum_tolerance || explained) << r.err;
+    EXPECT_TRUE(std::abs(ratio - 1) <= op_sum_tolerance || explained) << r.err;
     EXPECT_NE(r.err.find("PyTorch ops by type"), std::string::npos);
     EXPECT_EQ(r.err.find("aten.convolution [conv"), std::string::npos)
         << "ops inside the model are summarised, not listed one by one";

@@ -20,8 +20,8 @@
 
 #include "agent/inject/cuda_activity_file.hpp"
 #include "agent/inject/nvtx_event_format.hpp"
-#include "agent/measure/gpu_run.hpp"
-#include "agent/measure/region.hpp"
+#include "agent/run/gpu_run.hpp"
+#include "agent/run/region.hpp"
 #include "diagnosis/quantity_domains.hpp"
 #include "diagnosis/run_record.hpp"
 

@@ -12,11 +12,11 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/pmu_readings.hpp"
-#include "agent/measure/pmu_self_validation.hpp"
-#include "agent/measure/region_counters.hpp"
+#include "agent/machine/pmu_readings.hpp"
+#include "agent/machine/pmu_self_validation.hpp"
+#include "agent/run/region_counters.hpp"
 #include "collectors/clock.hpp"
-#include "agent/measure/pmu_survey.hpp"
+#include "agent/machine/pmu_survey.hpp"
 #include "tests/unit/collectors/fake_perf_event_api.hpp"
 #include "tests/unit/collectors/fake_pfm_api.hpp"
 
@@ -26,20 +26,20 @@ namespace {
 using collectors::testing::FakePerfEventApi;
 using collectors::testing::FakePfmApi;
 
-output::DoctorReport sample_report() {
-    output::DoctorReport r;
+DoctorReport sample_report() {
+    DoctorReport r;
     r.host = "box";
     r.kernel = "6.1.0";
     r.cpu = "Some CPU";
     r.virtual_machine = true;
     r.hypervisor = "KVM";
     r.perf_event_paranoid = 2;
-    output::DoctorItem sw;
+    DoctorItem sw;
     sw.id = "software_events";
     sw.title = "perf_event software events";
     sw.available = true;
     sw.detail = "task-clock, context switches";
-    output::DoctorItem pmu;
+    DoctorItem pmu;
     pmu.id = "cpu_pmu";
     pmu.title = "CPU PMU (hardware counters)";
     pmu.available = false;
@@ -51,7 +51,7 @@ output::DoctorReport sample_report() {
 }
 
 TEST(DoctorReport, JsonSaysReasonWhenUnavailableAndDetailWhenAvailable) {
-    const nlohmann::json j = output::to_json(sample_report());
+    const nlohmann::json j = to_json(sample_report());
     EXPECT_EQ(j["schema_version"], 1);
     EXPECT_EQ(j["perf_event_paranoid"], 2);
     EXPECT_EQ(j["hypervisor"], "KVM");
@@ -77,7 +77,7 @@ TEST(DoctorReport, TextShowsEachItemAndItsFix) {
     EXPECT_NE(s.find("no   CPU PMU (hardware counters)"), std::string::npos) << s;
     EXPECT_NE(s.find("fix: enable the virtual PMU in the hypervisor"), std::string::npos) << s;
     EXPECT_NE(s.find("1 of 2 available."), std::string::npos) << s;
-    EXPECT_NE(output::DoctorReport(sample_report()).find("cpu_pmu"), nullptr);
+    EXPECT_NE(DoctorReport(sample_report()).find("cpu_pmu"), nullptr);
 }
 
 TEST(PmuReadings, ConvertWithSourceConfidenceAndEstimates) {

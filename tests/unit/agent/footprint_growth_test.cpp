@@ -7,10 +7,10 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "tests/unit/agent/judged_records.hpp"
 
-namespace ceiling::measure {
+namespace ceiling::judge {
 namespace {
 
 using namespace judged;
@@ -66,4 +66,4 @@ TEST(FootprintGrowth, StartUpAStepOrAPlateauIsNot) {
 }
 
 }  // namespace
-}  // namespace ceiling::measure
+}  // namespace ceiling::judge

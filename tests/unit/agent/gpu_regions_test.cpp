@@ -3,15 +3,15 @@
 // thread), aggregated into regions, given the launching range's declared GPU work when that
 // is unambiguous, and judged against the GPU roofs. Recorded activity, no GPU.
 
-#include "agent/measure/gpu_regions.hpp"
+#include "agent/run/gpu_regions.hpp"
 
 #include <regex>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/gpu_run.hpp"
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/run/gpu_run.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/run_summary.hpp"
 
 namespace ceiling {
@@ -152,7 +152,7 @@ RunRecord judged(const std::vector<RecordedRegion>& regions) {
     RunRecord record;
     record.regions = regions;
     record.machine_profile = profile_with_gpu();
-    measure::judge_record(record);
+    judge::judge_record(record);
     return record;
 }
 
@@ -215,7 +215,7 @@ TEST(GpuRegions, KernelsTakeTheirRangesGpuWorkAndAreJudgedAgainstTheGpuRoofs) {
 
     // A profile without a GPU: unknown, and the diagnosis says why.
     record.machine_profile->gpus.clear();
-    measure::judge_record(record);
+    judge::judge_record(record);
     d = diagnosis_of(record, gemm->path);
     ASSERT_TRUE(d);
     EXPECT_EQ(d->verdict, Verdict::unknown);

@@ -10,7 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/gpu_machine.hpp"
+#include "agent/machine/gpu_machine.hpp"
+#include "diagnosis/peak_table.hpp"
 #include "kernels/gpu/gpu_kernels.hpp"
 
 namespace ceiling {
@@ -85,7 +86,7 @@ std::optional<double> h200_theoretical_ops(const kg::GpuRoofSpec& r) {
     const auto p = parse_precision(kernels::to_string(r.precision));
     const auto e = parse_engine(kernels::to_string(r.engine));
     if (!p || !e) return std::nullopt;
-    const auto t = measure::gpu_theoretical_ops(9, 0, h200_sms, h200_clock_hz, *p, *e);
+    const auto t = gpu_theoretical_ops(9, 0, h200_sms, h200_clock_hz, *p, *e);
     return t ? std::optional<double>(t->value) : std::nullopt;
 }
 
@@ -103,7 +104,7 @@ TEST(GpuRoofPlausibility, AcceptsARealisticRoofAndRejectsAWrongCount) {
     EXPECT_NE(implausibility("bf16_mma", 0.15 * *peak, *peak).find("below the floor"),
               std::string::npos);
     // HBM3e: 4.92 TB/s theoretical; a copy that counted only its reads lands at half of 90%.
-    const auto hbm = measure::gpu_theoretical_dram(3.201e9, 6144);
+    const auto hbm = gpu_theoretical_dram(3.201e9, 6144);
     ASSERT_TRUE(hbm);
     EXPECT_EQ(implausibility("hbm_copy", 0.9 * hbm->value, hbm->value), "");
     EXPECT_NE(implausibility("hbm_copy", 0.45 * hbm->value, hbm->value), "");

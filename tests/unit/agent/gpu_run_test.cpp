@@ -11,9 +11,10 @@
 #include <sstream>
 
 #include "agent/inject/cuda_activity_file.hpp"
-#include "agent/measure/gpu_machine.hpp"
-#include "agent/measure/gpu_run.hpp"
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/machine/gpu_machine.hpp"
+#include "diagnosis/peak_table.hpp"
+#include "agent/run/gpu_run.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/gpu_machine_table.hpp"
 #include "collectors/cupti/gpu_probe.hpp"
 
@@ -178,7 +179,7 @@ TEST(GpuRun, DeviceWaitAndCopySharesReachTheDecisionTable) {
     record.executions = {e};
     record.whole.durations_s = {5e-3};
     record.whole.duration_s = summarize(record.whole.durations_s);
-    measure::judge_record(record);
+    judge::judge_record(record);
     ASSERT_TRUE(record.diagnosis);
     // The signal's value, or NaN when the rule is missing or its value unknown.
     auto share = [&](const std::string& name) -> std::optional<double> {
@@ -199,7 +200,7 @@ TEST(GpuRun, DeviceWaitAndCopySharesReachTheDecisionTable) {
 
     // Without GPU activity the shares are unknown, never 0.
     record.executions[0].counters.clear();
-    measure::judge_record(record);
+    judge::judge_record(record);
     EXPECT_FALSE(share("device_wait_share"));
     EXPECT_FALSE(share("device_copy_share"));
 }
@@ -216,7 +217,7 @@ TEST(GpuRun, TraceHasAProcessPerDeviceATrackPerStreamAndHostWaits) {
     range.end_ns = 2'000'000;
     capture.instances.push_back(range);
     const auto ops = measure::place_gpu_operations(run, capture);
-    output::ChromeTrace trace(1'000'000);
+    store::ChromeTrace trace(1'000'000);
     int sort = 0;
     measure::add_gpu_tracks(trace, run, ops, capture, 5000, "run 1", 7, sort);
     const auto events = trace.to_json()["traceEvents"];
@@ -276,21 +277,21 @@ TEST(GpuRun, InjectionEnvironment) {
 
 TEST(GpuTheoretical, HopperPeaksFromProperties) {
     // H200 SXM: 132 SMs at 1980 MHz peak.
-    const auto bf16 = measure::gpu_theoretical_ops(9, 0, 132, 1.98e9, Precision::bf16, Engine::matrix);
+    const auto bf16 = gpu_theoretical_ops(9, 0, 132, 1.98e9, Precision::bf16, Engine::matrix);
     ASSERT_TRUE(bf16);
     EXPECT_DOUBLE_EQ(bf16->value, 132 * 1.98e9 * 4096);  // 1070 TFLOP/s dense
     EXPECT_NE(bf16->basis.find("132 SMs"), std::string::npos);
-    EXPECT_DOUBLE_EQ(measure::gpu_theoretical_ops(9, 0, 132, 1.98e9, Precision::fp32, Engine::vector)->value,
+    EXPECT_DOUBLE_EQ(gpu_theoretical_ops(9, 0, 132, 1.98e9, Precision::fp32, Engine::vector)->value,
                      132 * 1.98e9 * 256);
-    EXPECT_FALSE(measure::gpu_theoretical_ops(7, 5, 40, 1.5e9, Precision::fp32, Engine::vector));  // not in the table
-    EXPECT_FALSE(measure::gpu_theoretical_ops(9, 0, 132, std::nullopt, Precision::fp32, Engine::vector));
+    EXPECT_FALSE(gpu_theoretical_ops(7, 5, 40, 1.5e9, Precision::fp32, Engine::vector));  // not in the table
+    EXPECT_FALSE(gpu_theoretical_ops(9, 0, 132, std::nullopt, Precision::fp32, Engine::vector));
     // HBM3e: 3201 MHz, 6144-bit bus -> 4.92 TB/s.
-    EXPECT_DOUBLE_EQ(measure::gpu_theoretical_dram(3.201e9, 6144)->value, 2 * 3.201e9 * 768);
-    EXPECT_FALSE(measure::gpu_theoretical_dram(std::nullopt, 6144));
+    EXPECT_DOUBLE_EQ(gpu_theoretical_dram(3.201e9, 6144)->value, 2 * 3.201e9 * 768);
+    EXPECT_FALSE(gpu_theoretical_dram(std::nullopt, 6144));
     // PCIe 5.0 x16: 32 GT/s x 16 lanes x 128/130 / 8 = 63.0 GB/s.
-    EXPECT_NEAR(measure::pcie_theoretical("32.0 GT/s PCIe", "16")->value, 63.015e9, 1e7);
-    EXPECT_NEAR(measure::pcie_theoretical("2.5 GT/s PCIe", "16")->value, 4e9, 1);  // 8b/10b
-    EXPECT_FALSE(measure::pcie_theoretical("Unknown", "16"));
+    EXPECT_NEAR(pcie_theoretical("32.0 GT/s PCIe", "16")->value, 63.015e9, 1e7);
+    EXPECT_NEAR(pcie_theoretical("2.5 GT/s PCIe", "16")->value, 4e9, 1);  // 8b/10b
+    EXPECT_FALSE(pcie_theoretical("Unknown", "16"));
 }
 
 TEST(GpuMachineTable, ShowsMeasuredBesideTheoretical) {

@@ -1,4 +1,4 @@
-#include "agent/measure/interned.hpp"
+#include "agent/run/interned.hpp"
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include "diagnosis/statistics.hpp"
 #include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
 
-namespace ceiling::measure::judged {
+namespace ceiling::judge::judged {
 
 inline RunRecord record_of(std::vector<RecordedRegion> regions, double wall_s) {
     RunRecord rec;
@@ -74,4 +74,4 @@ inline bool has_finding(const Diagnosis& d, const std::string& words) {
                        [&](const Finding& f) { return f.detail.find(words) != std::string::npos; });
 }
 
-}  // namespace ceiling::measure::judged
+}  // namespace ceiling::judge::judged

@@ -1,7 +1,7 @@
 // `ceiling machine`'s progress: the whole total is announced before the first step and
 // every step is counted in it (the total used to grow from 39 to 47 as phases began). And its
 // compute roofs: a team's scales with its cores or is flagged.
-#include "agent/measure/machine.hpp"
+#include "agent/machine/machine.hpp"
 
 #include <gtest/gtest.h>
 

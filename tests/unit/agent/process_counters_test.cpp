@@ -6,8 +6,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include "agent/measure/launch.hpp"
-#include "agent/measure/sampler.hpp"
+#include "agent/run/launch.hpp"
+#include "agent/run/sampler.hpp"
 
 namespace ceiling::measure {
 namespace {

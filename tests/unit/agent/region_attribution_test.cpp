@@ -8,10 +8,10 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/cumulative_timeline.hpp"
-#include "agent/measure/region.hpp"
-#include "agent/measure/region_counters.hpp"
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/run/cumulative_timeline.hpp"
+#include "agent/run/region.hpp"
+#include "agent/run/region_counters.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/html_report.hpp"
 #include "agent/output/run_summary.hpp"
 #include "tests/unit/agent/judged_records.hpp"
@@ -26,7 +26,7 @@ using testing::CaptureFiles;
 using testing::cpu_read;
 using testing::event;
 using testing::thread_cpu_read;
-using namespace judged;
+using namespace judge::judged;
 
 std::map<std::string, const RecordedRegion*> by_path(const std::vector<RecordedRegion>& regions) {
     std::map<std::string, const RecordedRegion*> m;
@@ -361,7 +361,7 @@ TEST(NonModelTime, ListedSharesNeverExceedTheWallTime) {
     rec.model_time_s_per_execution = {covered_s(
         c, [&](const RegionInstance& i) { return is_model_region(model, i.name, i.path); })};
     rec.region_time_s_per_execution = {covered_s(c, [](const RegionInstance&) { return true; })};
-    judge_record(rec);
+    judge::judge_record(rec);
     ASSERT_TRUE(rec.diagnosis && rec.diagnosis->model_share);
     const ModelShare& m = *rec.diagnosis->model_share;
     EXPECT_NEAR(m.share, 0.47, 1e-9);
@@ -454,7 +454,7 @@ TEST(CountedWork, DenseSamplesReachTheDecisionTable) {
     attribute_counts(c, flop_samples(every_10ns), RegionCounting{true, true, {}});
     auto counted = aggregate_regions({&c}, std::nullopt);
     RunRecord rec = record_of(counted, 1e-5);
-    judge_record(rec);
+    judge::judge_record(rec);
     const Diagnosis& g = verdict(rec, "gemm");
     EXPECT_EQ(g.roofs.size(), 2u);
     EXPECT_TRUE(g.roofs[0].fraction && g.roofs[1].fraction);
@@ -477,7 +477,7 @@ TEST(CountedWork, AnInstanceOutsideTheSamplesLeavesTheRegionUncounted) {
     whole.unit = "flop";
     whole.source = Source::pmu;
     rec.whole.counters.push_back(whole);
-    judge_record(rec);
+    judge::judge_record(rec);
     EXPECT_NE(verdict(rec, "gemm").observation.find("could not be given to every instance"),
               std::string::npos);
 }

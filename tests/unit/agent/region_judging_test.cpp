@@ -4,18 +4,18 @@
 // host left cores idle. What comes first among its moves, beside the roof, is
 // region_moves_test.cpp. The records are synthetic (judged_records.hpp), judged against the
 // synthetic profile.
-#include "agent/measure/region_judging.hpp"
+#include "agent/judge/region_judging.hpp"
 
 #include <algorithm>
 #include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/run_summary.hpp"
 #include "tests/unit/agent/judged_records.hpp"
 
-namespace ceiling::measure {
+namespace ceiling::judge {
 namespace {
 
 using namespace judged;
@@ -442,4 +442,4 @@ TEST(RoofOfTheCoresInUse, InstancesSideBySideAreJudgedAsTheirSum) {
 }
 
 }  // namespace
-}  // namespace ceiling::measure
+}  // namespace ceiling::judge

@@ -9,12 +9,12 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
-#include "agent/measure/region_judging.hpp"
+#include "agent/judge/judge_record.hpp"
+#include "agent/judge/region_judging.hpp"
 #include "agent/output/run_summary.hpp"
 #include "tests/unit/agent/judged_records.hpp"
 
-namespace ceiling::measure {
+namespace ceiling::judge {
 namespace {
 
 using namespace judged;
@@ -328,4 +328,4 @@ TEST(UndeclaredRegions, GetAnUnknownLineSayingWhatToDo) {
 }
 
 }  // namespace
-}  // namespace ceiling::measure
+}  // namespace ceiling::judge

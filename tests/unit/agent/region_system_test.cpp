@@ -6,10 +6,10 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "tests/unit/agent/judged_records.hpp"
 
-namespace ceiling::measure {
+namespace ceiling::judge {
 namespace {
 
 using namespace judged;
@@ -80,4 +80,4 @@ TEST(FootprintBound, AWorkingSetNotDeclaredIsAtMostWhatItsProcessHeld) {
 }
 
 }  // namespace
-}  // namespace ceiling::measure
+}  // namespace ceiling::judge

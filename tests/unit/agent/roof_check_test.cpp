@@ -1,13 +1,13 @@
 // The DRAM roof measured again after a run: only where the profile has that roof, a real
 // measurement (never 0), and a note that says how far it is from the profile.
-#include "agent/measure/roof_check.hpp"
+#include "agent/machine/roof_check.hpp"
 
 #include <algorithm>
 #include <optional>
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/store/profile_store.hpp"
 #include "kernels/cpu_features.hpp"
 #include "kernels/parallel.hpp"
@@ -258,7 +258,7 @@ TEST(RoofsBeside, ASuiteCaseIsJudgedAgainstTheRoofMeasuredInTurnsWithIt) {
     rec.regions = {r};
     const auto judged = [&](std::vector<RoofCheck> checks) {
         rec.roof_checks = std::move(checks);
-        judge_record(rec);
+        judge::judge_record(rec);
         EXPECT_EQ(rec.region_diagnoses.size(), 1u);
         const Diagnosis& d = rec.region_diagnoses.at(0).diagnosis;
         for (const auto& c : d.roofs)
@@ -328,7 +328,7 @@ TEST(RunRoofChecks, AVerdictTheHostsShareMovesAcrossIsSaid) {
     rec.regions = {r};
     const auto judged = [&](std::vector<RoofCheck> checks) {
         rec.roof_checks = std::move(checks);
-        judge_record(rec);
+        judge::judge_record(rec);
         return rec.region_diagnoses.at(0).diagnosis;
     };
     const auto said = [](const Diagnosis& d) {
@@ -395,7 +395,7 @@ TEST(RoofsBeside, TheOtherDramKernelsGetTheShareOfTheOneLookedAt) {
     RoofCheck triad{"DRAM", "triad", 4, 125.1e9, 62.55e9, RoofKind::bandwidth, 60e9, 4, {}};
     triad.beside = {r.path};
     rec.roof_checks = {triad};
-    judge_record(rec);
+    judge::judge_record(rec);
     ASSERT_EQ(rec.region_diagnoses.size(), 1u);
     const Diagnosis& d = rec.region_diagnoses[0].diagnosis;
     const RoofComparison* dram = nullptr;

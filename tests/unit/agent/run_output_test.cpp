@@ -4,8 +4,8 @@
 
 #include <sstream>
 
-#include "agent/measure/sampler.hpp"
-#include "agent/output/chrome_trace.hpp"
+#include "agent/run/sampler.hpp"
+#include "agent/store/chrome_trace.hpp"
 #include "agent/output/diff.hpp"
 #include "agent/output/html_report.hpp"
 #include "agent/output/roofline_svg.hpp"
@@ -16,7 +16,7 @@ namespace {
 
 TEST(ChromeTrace, RelativeSortedEnclosingFirst) {
     const std::int64_t origin = 1'700'000'000'000'000'000;  // 19 digits: doubles would round
-    ChromeTrace t(origin);
+    store::ChromeTrace t(origin);
     t.process(1, "prog");
     t.thread(1, 1, "main");
     t.complete(1, 1, "inner", "nvtx", origin + 2000, origin + 3000);

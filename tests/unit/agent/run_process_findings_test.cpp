@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/run_summary.hpp"
 #include "diagnosis/process_evidence.hpp"
 #include "tests/unit/diagnosis/diagnosis_fixtures.hpp"
@@ -65,13 +65,13 @@ RunRecord contended_record() {
 
 TEST(RunProcessFindings, ContentionMarksTheRunAndEveryRegionVerdict) {
     RunRecord r = contended_record();
-    measure::judge_record(r);
+    judge::judge_record(r);
     ASSERT_TRUE(r.diagnosis);
     ASSERT_NE(contention_of(*r.diagnosis), nullptr);
     ASSERT_EQ(r.region_diagnoses.size(), 1u);
     EXPECT_NE(contention_of(r.region_diagnoses[0].diagnosis), nullptr);
     // Judged again (ceiling report), each verdict is marked once.
-    measure::judge_record(r);
+    judge::judge_record(r);
     const auto& f = r.region_diagnoses[0].diagnosis.findings;
     EXPECT_EQ(std::count_if(f.begin(), f.end(),
                             [](const Finding& x) { return x.kind == FindingKind::contention; }),
@@ -103,7 +103,7 @@ TEST(RunProcessFindings, AQuietRunIsNotMarked) {
             c.value = 20;  // 1/s per core
         else if (c.name == "host_runnable_thread_s")
             c.value = 18;
-    measure::judge_record(r);
+    judge::judge_record(r);
     ASSERT_TRUE(r.diagnosis);
     EXPECT_EQ(contention_of(*r.diagnosis), nullptr);
     EXPECT_EQ(contention_of(r.region_diagnoses.at(0).diagnosis), nullptr);
@@ -117,8 +117,8 @@ TEST(RunProcessFindings, AnOlderRecordsMaxRssIsNotThePrograms) {
     auto& c = r.executions[0].counters;
     std::erase_if(c, [](const CounterValue& x) { return x.name == "peak_rss_bytes"; });
     c.push_back(count("max_rss_bytes", 104e6));  // wait4's: ceiling's memory before exec
-    measure::judge_record(r);
-    EXPECT_FALSE(measure::peak_memory_bytes(r));
+    judge::judge_record(r);
+    EXPECT_FALSE(judge::peak_memory_bytes(r));
     ASSERT_TRUE(r.diagnosis);
     EXPECT_FALSE(r.diagnosis->capacity);
     std::ostringstream out;

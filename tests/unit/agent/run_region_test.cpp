@@ -10,10 +10,10 @@
 #include <unistd.h>
 
 #include "agent/inject/nvtx_event_format.hpp"
-#include "agent/measure/launch.hpp"
-#include "agent/measure/launch_context.hpp"
-#include "agent/measure/region.hpp"
-#include "agent/measure/region_judging.hpp"
+#include "agent/run/launch.hpp"
+#include "agent/machine/launch_context.hpp"
+#include "agent/run/region.hpp"
+#include "agent/judge/region_judging.hpp"
 #include "tests/unit/agent/nvtx_capture_files.hpp"
 
 namespace ceiling::measure {
@@ -505,11 +505,11 @@ TEST(CutShort, InstancesStillOpenAtTheEndAreLeftOutOfTheTiming) {
     EXPECT_EQ(walk->measurement.duration_s.count, 2u);
     EXPECT_NEAR(walk->measurement.duration_s.median, 0.100, 1e-9);
     EXPECT_NEAR(walk->total_s_per_execution.at(0), 0.230, 1e-9) << "its time is all its time";
-    const auto said = cut_short(*walk);
+    const auto said = judge::cut_short(*walk);
     ASSERT_TRUE(said);
     EXPECT_NE(said->detail.find("1 instance still open"), std::string::npos) << said->detail;
     EXPECT_EQ(main->measurement.duration_s.count, 1u) << "only open instances: timed on them";
-    EXPECT_FALSE(cut_short(*main));
+    EXPECT_FALSE(judge::cut_short(*main));
 }
 
 }  // namespace

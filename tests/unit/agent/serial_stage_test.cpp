@@ -3,10 +3,10 @@
 // records (judged_records.hpp) against the synthetic 4-CPU profile.
 #include <gtest/gtest.h>
 
-#include "agent/measure/region_diagnosis.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "tests/unit/agent/judged_records.hpp"
 
-namespace ceiling::measure {
+namespace ceiling::judge {
 namespace {
 
 using namespace judged;
@@ -132,4 +132,4 @@ TEST(SerialStage, AProcessBusyACoreBesideOthersThatWaitIsNamed) {
 }
 
 }  // namespace
-}  // namespace ceiling::measure
+}  // namespace ceiling::judge

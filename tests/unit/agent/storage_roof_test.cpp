@@ -1,6 +1,6 @@
 // The storage roof of `ceiling machine`: measured where a disk is, refused with a reason
 // where the "storage" is memory or absent, and never a file left behind.
-#include "agent/measure/storage_roof.hpp"
+#include "agent/machine/storage_roof.hpp"
 
 #include <filesystem>
 #include <string>

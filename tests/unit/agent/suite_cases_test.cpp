@@ -1,6 +1,6 @@
 // Which standard cases a suite run takes: quick within default within full, --kernels and
 // --variants filter, unknown names list the valid ones.
-#include "agent/measure/suite.hpp"
+#include "agent/suite/suite.hpp"
 
 #include <set>
 #include <string>

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "agent/measure/repeat.hpp"
+#include "agent/machine/repeat.hpp"
 #include "collectors/clock.hpp"
 #include "kernels/parallel.hpp"
 

@@ -1,14 +1,15 @@
 // `ceiling run --torch` after the program ran: torch range names read back, the record's torch
 // regions labelled, model regions given their ops' work, the instrumentation's cost from
-// instrumented and uninstrumented calls, and the per-op-type summary (agent/measure/torch_run,
+// instrumented and uninstrumented calls, and the per-op-type summary (agent/run/torch_run,
 // agent/output/op_summary). Captures are built by hand, as the Python side names its ranges.
 #include <gtest/gtest.h>
 
 #include <regex>
 #include <sstream>
 
-#include "agent/measure/region.hpp"
-#include "agent/measure/torch_run.hpp"
+#include "agent/run/region.hpp"
+#include "agent/run/torch_run.hpp"
+#include "agent/judge/op_types.hpp"
 #include "agent/output/op_summary.hpp"
 #include "agent/store/profile_store.hpp"
 
@@ -247,7 +248,7 @@ TEST(TorchRecord, NoTorchRegionsIsSaid) {
 TEST(OpSummary, GroupsModelOpsByTypeAndJudgesThem) {
     auto t = three_calls();
     t.record.machine_profile = store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
-    const auto s = output::summarise_ops(t.record);
+    const auto s = judge::summarise_ops(t.record);
     ASSERT_EQ(s.types.size(), 3u);  // pointwise, depthwise, no formula: longest first
     EXPECT_EQ(s.types[0].name, "conv pointwise");
     EXPECT_EQ(s.types[0].calls, 2.0);
@@ -258,7 +259,7 @@ TEST(OpSummary, GroupsModelOpsByTypeAndJudgesThem) {
     const auto& dw = s.types[1];
     ASSERT_TRUE(dw.judged);
     ASSERT_TRUE(s.types[0].judged);
-    auto compute = [](const output::OpTypeRow& r) {
+    auto compute = [](const OpTypeRow& r) {
         for (const auto& c : r.judged->roofs)
             if (c.kind == RoofKind::compute && c.fraction) return *c.fraction;
         return -1.0;
@@ -284,7 +285,7 @@ TEST(OpSummary, OpsWhoseCallsDifferInSizeCountTheirTotalTime) {
             r.measurement.duration_s = summarize({0.001, 0.001, 0.010});
         }
     const auto rate = [&] {
-        const auto s = output::summarise_ops(t.record);
+        const auto s = judge::summarise_ops(t.record);
         for (const auto& c : s.types.at(0).judged.value().roofs)
             if (c.kind == RoofKind::compute && c.achieved_per_s) return *c.achieved_per_s;
         return -1.0;
@@ -299,11 +300,11 @@ TEST(OpSummary, OpsWhoseCallsDifferInSizeCountTheirTotalTime) {
 
 TEST(OpSummary, HidesOnlyOpsAndModulesInsideModels) {
     const auto t = three_calls();
-    EXPECT_TRUE(output::summarised_by_ops(named(t.record, "aten.convolution [conv depthwise]")));
-    EXPECT_TRUE(output::summarised_by_ops(named(t.record, "block (Block)")));
-    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "Net (model)")));
-    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "torchvision.nms [no formula]")));
-    EXPECT_FALSE(output::summarised_by_ops(named(t.record, "decode")));
+    EXPECT_TRUE(summarised_by_ops(named(t.record, "aten.convolution [conv depthwise]")));
+    EXPECT_TRUE(summarised_by_ops(named(t.record, "block (Block)")));
+    EXPECT_FALSE(summarised_by_ops(named(t.record, "Net (model)")));
+    EXPECT_FALSE(summarised_by_ops(named(t.record, "torchvision.nms [no formula]")));
+    EXPECT_FALSE(summarised_by_ops(named(t.record, "decode")));
 }
 
 std::string rendered_cost(double op_time_s) {
@@ -311,6 +312,7 @@ std::string rendered_cost(double op_time_s) {
     for (auto& r : t.record.regions)
         for (auto& c : r.measurement.counters)
             if (c.name == "op_time_per_call_s") c.value = op_time_s;
+    t.record.op_summary = judge::summarise_ops(t.record);  // judge_record's part
     std::ostringstream out;
     output::render_op_summary(t.record, out);
     return out.str();

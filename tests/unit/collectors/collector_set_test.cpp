@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include "collectors/default_collectors.hpp"
-#include "collectors/sampler.hpp"
 #include "collectors/software_events.hpp"
 
 namespace ceiling::collectors {
@@ -43,39 +42,6 @@ TEST(RegionCollectors, MeasureWhatTheyCanAndSayWhyNotForTheRest) {
         if (const Reading* v = r.find(name)) {
             EXPECT_EQ(v->source, ReadingSource::pmu);
         }
-}
-
-TEST(Sampler, ReadsAtItsPeriodWhileTheWorkRuns) {
-    if (!probe_software_events().available) GTEST_SKIP() << "no perf_event software events here";
-    CollectorSet set = make_region_collectors(CountTarget::this_process(), {true, false, false});
-    set.start();
-    Sampler sampler(std::chrono::milliseconds(10), [&] { return set.read(); });
-    sampler.start();
-    spin(0.2);
-    const auto samples = sampler.stop();
-    set.stop();
-    // 200 ms at 10 ms: about 20 samples (fewer when the machine is busy, never bunched).
-    EXPECT_GE(samples.size(), 5u);
-    EXPECT_LE(samples.size(), 21u);
-    double last_t = 0, last_clock = 0;
-    for (const auto& s : samples) {
-        EXPECT_GT(s.t_s, last_t);
-        last_t = s.t_s;
-        const auto clock = s.readings.value("task_clock_s");
-        ASSERT_TRUE(clock);
-        EXPECT_GE(*clock, last_clock) << "cumulative counts never go down";
-        last_clock = *clock;
-    }
-}
-
-TEST(Sampler, StopsAtOnce) {
-    Sampler sampler(std::chrono::seconds(10), [] { return Readings{}; });
-    sampler.start();
-    const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_TRUE(sampler.stop().empty());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
-    EXPECT_THROW(Sampler(std::chrono::nanoseconds(0), [] { return Readings{}; }),
-                 std::invalid_argument);
 }
 
 Reading reading(std::string name, double value, std::string unit) {

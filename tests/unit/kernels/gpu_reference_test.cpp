@@ -198,7 +198,7 @@ TEST(GpuKernels, EveryCaseMatchesTheCpuReference) {
 }
 
 // The roofs run in tests/unit/agent/gpu_roofs_test.cpp, each beside its theoretical value
-// (computed in agent/measure, which this area does not link).
+// (computed in agent/machine, which this area does not link).
 
 TEST(GpuKernels, TimingReturnsOneDurationPerRepeat) {
     if (const auto why = no_gpu_reason()) GTEST_SKIP() << *why;

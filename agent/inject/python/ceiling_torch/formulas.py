@@ -19,7 +19,7 @@ import re
 
 import torch
 
-# dtype -> the precision names of `{precision=...}` (agent/measure/region.cpp). Integer and
+# dtype -> the precision names of `{precision=...}` (agent/run/region.cpp). Integer and
 # bool tensors have no roof of their own in the profile: their work is declared without a
 # precision and judged against the default (fp32) roofs.
 PRECISION = {
@@ -68,6 +68,8 @@ REDUCTION_OPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, 
                  "logsumexp": 4}
 REDUCTION_DIM_ARG = {"norm": 2, "linalg_vector_norm": 2}  # (self, p, dim, ...)
 # Interpolation: taps per output element (each tap a multiply-add, 2 ops); nearest copies.
+# Bilinear's 4 taps give 8 ops per output, the convention ceiling's CPU and GPU suites count a
+# resize by too (bilinear_ops_per_output, kernels/registry.hpp).
 UPSAMPLE_TAPS = {"upsample_nearest1d": 0, "upsample_nearest2d": 0, "upsample_nearest3d": 0,
                  "_upsample_nearest_exact1d": 0, "_upsample_nearest_exact2d": 0,
                  "_upsample_nearest_exact3d": 0, "upsample_linear1d": 2,
@@ -140,7 +142,7 @@ def _as_list(v, n):
 
 # --- families: (ops, bytes, written) of one call, or None when the arguments do not fit ----
 # written: the bytes of the outputs among `bytes` (the stores), which pick the stream kernel
-# whose bandwidth roof judges the op (`{written=...}`, agent/measure/region.cpp).
+# whose bandwidth roof judges the op (`{written=...}`, agent/run/region.cpp).
 
 def _pointwise(c):
     ts = _tensors(c.args, c.kwargs)

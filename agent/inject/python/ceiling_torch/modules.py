@@ -1,6 +1,6 @@
 """nn.Module calls and ATen operators as NVTX ranges, installed when the program imports torch.
 
-Ranges (domain "torch"; names are what ceiling's C++ side reads, agent/measure/torch_run.cpp):
+Ranges (domain "torch"; names are what ceiling's C++ side reads, agent/run/torch_run.cpp):
 
     MobileNetV2 (model)                      an outermost module call: the model
     MobileNetV2 (model, uninstrumented)      the same, run without per-op instrumentation

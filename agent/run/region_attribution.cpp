@@ -1,0 +1,240 @@
+// Which CPU time belongs to each NVTX instance beyond its process's own reads: what the
+// processes below it, the host's other processes and its process's other recording threads
+// used while it was open, the cores its process held at once, and how many threads shared
+// the program's work (region.hpp says what each gives).
+#include <algorithm>
+#include <functional>
+#include <map>
+
+#include "agent/run/region.hpp"
+
+namespace ceiling::measure {
+
+// What other recording threads of its process spent, while each push/pop instance was
+// open, inside their own outermost ranges of another path (side by side instances of the
+// same path are RecordedRegion::concurrency's). A region whose instances lie wholly inside
+// this one's nearly every time it meets them (90 %), while this one's thread mostly waited
+// in them (under half a core), is taken as its work handed to another thread and not
+// counted. A pipeline's stages, each a range on its own thread, each read the whole
+// process's busy cores before: judged at twice the cores their one thread used; a stage
+// slower than the next holds each of the next one's instances (they start as it hands an
+// item on), but works meanwhile. From each thread's own CPU-time reads; instances of a
+// thread without them get none.
+void attribute_beside_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines) {
+    if (thread_timelines.size() < 2) return;
+    // Each thread's outermost push/pop instances, by start (disjoint within a domain).
+    std::map<std::pair<std::string, int>, std::vector<std::size_t>> outermost;
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        const auto& r = cap.instances[i];
+        if (r.push_pop && r.depth == 0) outermost[{*instance_image[i], r.tid}].push_back(i);
+    }
+    for (auto& [key, list] : outermost)
+        std::sort(list.begin(), list.end(), [&](std::size_t a, std::size_t b) {
+            return cap.instances[a].start_ns < cap.instances[b].start_ns;
+        });
+    // Calls visit(other instance, its thread's timeline) for each outermost instance of
+    // another path on another recording thread of its image that overlaps instance i.
+    const auto each_beside = [&](std::size_t i, const auto& visit) {
+        const auto& r = cap.instances[i];
+        for (const auto& [key, list] : outermost) {
+            if (key.first != *instance_image[i] || key.second == r.tid) continue;
+            const auto timeline = thread_timelines.find(key);
+            if (timeline == thread_timelines.end()) continue;
+            // The first that ends after this one starts: ends rise with starts.
+            auto j = std::partition_point(list.begin(), list.end(), [&](std::size_t k) {
+                return cap.instances[k].end_ns <= r.start_ns;
+            });
+            for (; j != list.end() && cap.instances[*j].start_ns < r.end_ns; ++j)
+                if (cap.instances[*j].path != r.path) visit(cap.instances[*j], timeline->second);
+        }
+    };
+    const auto inside = [](const RegionInstance& o, const RegionInstance& r) {
+        return o.start_ns >= r.start_ns && o.end_ns <= r.end_ns;
+    };
+    // (its path, the other's path) -> how often they met, how often the other lay wholly
+    // inside it, the time it lay inside, and this one's thread's CPU time meanwhile.
+    struct Met {
+        int n = 0, in = 0;
+        double inside_s = 0, own_cpu_s = 0;
+        bool handed_on() const {
+            return in >= 0.9 * n && inside_s > 0 && own_cpu_s < 0.5 * inside_s;
+        }
+    };
+    std::map<std::pair<const void*, const void*>, Met> met;
+    const auto pair_of = [](const RegionInstance& r, const RegionInstance& o) {
+        return std::pair<const void*, const void*>(&r.path.str(), &o.path.str());
+    };
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        const auto& r = cap.instances[i];
+        const auto own = thread_timelines.find({*instance_image[i], r.tid});
+        if (!r.push_pop || own == thread_timelines.end()) continue;
+        each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline&) {
+            auto& m = met[pair_of(r, o)];
+            ++m.n;
+            if (!inside(o, r)) return;
+            ++m.in;
+            m.inside_s += static_cast<double>(o.end_ns - o.start_ns) * 1e-9;
+            if (const auto cpu = own->second.between(o.start_ns, o.end_ns))
+                m.own_cpu_s += cpu->value;
+        });
+    }
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        auto& r = cap.instances[i];
+        const auto own = thread_timelines.find({*instance_image[i], r.tid});
+        if (!r.push_pop || own == thread_timelines.end()) continue;
+        if (const auto cpu = own->second.between(r.start_ns, r.end_ns)) r.thread_cpu_s = cpu->value;
+        double beside = 0;
+        each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline& timeline) {
+            if (met[pair_of(r, o)].handed_on()) return;  // its own work on another thread
+            if (const auto cpu = timeline.between(std::max(o.start_ns, r.start_ns),
+                                                  std::min(o.end_ns, r.end_ns)))
+                beside += cpu->value;
+        });
+        r.beside_cpu_s = beside;
+    }
+}
+
+void attribute_unranged_cpu(
+    NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines) {
+    if (thread_timelines.empty()) return;
+    // Each image's recording threads.
+    std::map<std::string, std::vector<const CumulativeTimeline*>> by_image;
+    for (const auto& [key, timeline] : thread_timelines) by_image[key.first].push_back(&timeline);
+    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
+        auto& r = cap.instances[i];
+        const auto threads = by_image.find(*instance_image[i]);
+        if (!r.cpu_s || threads == by_image.end()) continue;
+        double recording = 0;
+        for (const auto* timeline : threads->second)
+            if (const auto cpu = timeline->between(r.start_ns, r.end_ns)) recording += cpu->value;
+        r.unranged_cpu_s = std::max(0.0, *r.cpu_s - recording);
+    }
+}
+
+namespace {
+// Each instance's growth of its process's timeline (the one of that pid whose readings reach
+// into the instance: a pid used again later in the run is another process) into `field`.
+void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>& per_process,
+                           double rate_bound, std::optional<double> RegionInstance::*field) {
+    if (per_process.empty()) return;
+    std::vector<CumulativeTimeline> timelines;
+    for (const auto& b : per_process) timelines.emplace_back(b.points, rate_bound);
+    for (auto& r : cap.instances)
+        for (std::size_t i = 0; i < per_process.size(); ++i) {
+            const auto& points = per_process[i].points;
+            if (per_process[i].pid != r.pid || points.front().t_ns > r.end_ns ||
+                points.back().t_ns < r.start_ns)
+                continue;
+            if (const auto grew = timelines[i].between(r.start_ns, r.end_ns))
+                r.*field = grew->value;
+            break;
+        }
+}
+}  // namespace
+
+void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
+                              double cores) {
+    attribute_per_process(cap, below, cores, &RegionInstance::descendant_cpu_s);
+}
+
+void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,
+                              double threads) {
+    attribute_per_process(cap, queued, threads, &RegionInstance::queued_s);
+}
+
+namespace {
+
+// The growth of a sampled timeline (`points` its readings, oldest first) over an instance:
+// over the part the readings cover, at least 90 % of it, scaled to the whole at that rate (a
+// range opened as the program starts begins before the sampler's first reading), with its
+// error scaled alike. nullopt where they cover less.
+std::optional<Estimate> covered_growth(const CumulativeTimeline& timeline,
+                                       const std::vector<TimelinePoint>& points,
+                                       const RegionInstance& r, std::size_t& hint) {
+    const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
+                       end = std::min(r.end_ns, points.back().t_ns);
+    const auto length = r.end_ns - r.start_ns, covered = end - begin;
+    if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
+        return std::nullopt;
+    auto v = timeline.between(begin, end, &hint);
+    if (!v || covered == 0) return v;
+    const double scale = static_cast<double>(length) / static_cast<double>(covered);
+    return Estimate{v->value * scale, v->error * scale};
+}
+
+}  // namespace
+
+void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores) {
+    if (host.size() < 2) return;
+    const CumulativeTimeline timeline(host, cores);
+    std::size_t hint = 0;
+    for (auto& r : cap.instances) {
+        if (!r.cpu_s) continue;
+        if (const auto host_s = covered_growth(timeline, host, r, hint))
+            r.other_cpu_s =
+                std::max(0.0, host_s->value - *r.cpu_s - r.descendant_cpu_s.value_or(0.0));
+    }
+}
+
+void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
+                       std::optional<double> RegionInstance::*field,
+                       std::optional<double> at_least_rate) {
+    if (points.size() < 2) return;
+    const CumulativeTimeline timeline(points, at_least_rate);
+    std::size_t hint = 0;
+    for (auto& r : cap.instances)
+        if (const auto v = covered_growth(timeline, points, r, hint))
+            r.*field = at_least_rate ? std::max(0.0, v->value - v->error) : v->value;
+}
+
+void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {
+    std::vector<std::pair<double, double>> looks;  // (busy cores, seconds)
+    for (auto& r : cap.instances) {
+        const auto first =
+            std::lower_bound(cpu.begin(), cpu.end(), r.start_ns,
+                             [](const TimelinePoint& p, std::int64_t t) { return p.t_ns < t; });
+        looks.clear();
+        double looked_s = 0;
+        for (auto p = first; p != cpu.end() && std::next(p) != cpu.end(); ++p) {
+            const auto q = std::next(p);
+            if (q->t_ns > r.end_ns) break;
+            const double dt = static_cast<double>(q->t_ns - p->t_ns) * 1e-9;
+            if (!(dt > 0)) continue;
+            looks.emplace_back(std::max(0.0, q->value - p->value) / dt, dt);
+            looked_s += dt;
+        }
+        if (static_cast<int>(looks.size()) < min_looks) continue;
+        // Busiest first: the busy cores at which the looks so far reach 10 % of the time.
+        std::sort(looks.begin(), looks.end(), std::greater<>());
+        double seen_s = 0;
+        for (const auto& [busy, dt] : looks) {
+            seen_s += dt;
+            if (seen_s >= 0.1 * looked_s) {
+                r.peak_busy_cores = busy;
+                break;
+            }
+        }
+    }
+}
+
+void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>& windows) {
+    for (auto& r : cap.instances) {
+        const auto first =
+            std::lower_bound(windows.begin(), windows.end(), r.start_ns,
+                             [](const ThreadWindow& w, std::int64_t t) { return w.end_ns <= t; });
+        double weighted = 0, weight = 0;
+        for (auto w = first; w != windows.end() && w->start_ns < r.end_ns; ++w) {
+            const auto overlap = std::min(w->end_ns, r.end_ns) - std::max(w->start_ns, r.start_ns);
+            // An instant instance (start = end) inside a window takes that window's.
+            const double dt = std::max<double>(1, static_cast<double>(overlap));
+            weighted += w->working_threads * dt;
+            weight += dt;
+        }
+        if (weight > 0) r.working_threads = weighted / weight;
+    }
+}
+
+}  // namespace ceiling::measure

@@ -1,0 +1,55 @@
+#pragma once
+// `ceiling run --torch -- python3 SCRIPT.py`: an unmodified PyTorch program measured op by
+// op. The program's interpreter loads sitecustomize.py from the folder this puts first on
+// PYTHONPATH (agent/inject/python/); once the program imports torch, every ATen operator
+// becomes an NVTX range declaring its work, nested under the nn.Module call that ran it,
+// in NVTX domain "torch" (range names: agent/inject/python/ceiling_torch/modules.py). Here:
+// the environment before the run, then the record's torch regions labelled, each model
+// region given its ops' work, and the instrumentation's cost measured in the same run.
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "agent/run/run_program.hpp"
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling::measure {
+
+// The model regions of a torch run: outermost module calls and backward passes, and what
+// they enclose (a search over name or path, like --model-regions).
+inline constexpr const char* torch_model_regex = R"(^torch::[^/]* \(model(, uninstrumented| step)?\)(/|$))";
+
+// Region labels set by add_torch_to_record (RecordedRegion::labels).
+inline constexpr const char* torch_role_label = "torch";  // model, transform, module, op, call
+inline constexpr const char* torch_op_label = "op";        // "aten.convolution"
+inline constexpr const char* torch_op_class_label = "op_class";  // "conv depthwise"
+
+// What a torch range's name says about it (the naming of ceiling_torch/modules.py).
+struct TorchName {
+    std::string role;           // model, transform, module, op, call; empty: not ours
+    std::string label;          // model: "MobileNetV2"; module: "features.3.conv.1"; op: "aten.add.Tensor"
+    std::string kind;           // op: its class ("conv depthwise", "no formula"); module: its class
+    bool instrumented = true;   // model: false for the calls run without per-op ranges
+    bool alternates = false;    // model: a module call (backward passes and optimizer steps never run bare)
+};
+TorchName parse_torch_name(const std::string& name);
+
+// The instrumentation's folder (sitecustomize.py, ceiling_torch/, libceiling_torch_nvtx.so):
+// $CEILING_TORCH_DIR, else torch/ beside the ceiling binary (build tree), else
+// ../lib/ceiling/torch/ next to it (installed).
+std::optional<std::filesystem::path> find_torch_instrumentation();
+
+// Before the run: PYTHONPATH in ceiling's own environment (the program inherits it) gets the
+// instrumentation's folder first and CEILING_TORCH_NVTX_LIB names its NVTX library; without
+// --model-regions the model is torch_model_regex. Throws std::runtime_error (one line) when
+// the instrumentation is missing.
+void prepare_torch_run(RunPlan& plan, RunRecord& record);
+
+// After add_to_record: labels the torch regions, gives each model region the declared work
+// of the ops inside it (their sum per call, said so in the label "work"), adds the
+// instrumentation's cost (instrumented and uninstrumented calls of the same model, and the
+// sum of op times inside instrumented ones) as counters of the model's region, and notes.
+void add_torch_to_record(const ProgramRun& run, RunRecord& record);
+
+}  // namespace ceiling::measure

@@ -1,0 +1,79 @@
+#include "diagnosis/op_summary.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "diagnosis/json_support.hpp"
+#include "diagnosis/run_record.hpp"
+
+namespace ceiling {
+
+namespace {
+std::string label(const RecordedRegion& r, const std::string& key) {
+    const auto it = r.labels.find(key);
+    return it == r.labels.end() ? std::string() : it->second;
+}
+}  // namespace
+
+bool summarised_by_ops(const RecordedRegion& region) {
+    const std::string role = label(region, "torch");
+    return region.model && (role == "op" || role == "module");
+}
+
+bool diagnosis_summarised_by_ops(const RecordedRegion& region) {
+    if (summarised_by_ops(region)) return true;
+    const auto& w = region.measurement.work;
+    return label(region, "torch") == "op" && (!w || (w->ops == 0 && w->compulsory_bytes == 0));
+}
+
+void to_json(nlohmann::json& j, const OpTypeRow& r) {
+    j = {{"name", r.name},         {"calls_per_run", r.calls}, {"time_s_per_run", r.time_s},
+         {"ops_per_run", r.ops},   {"bytes_per_run", r.bytes}, {"busy_cores", r.busy_cores},
+         {"diagnosis", r.judged}};
+}
+void from_json(const nlohmann::json& j, OpTypeRow& r) {
+    j.at("name").get_to(r.name);
+    j.at("calls_per_run").get_to(r.calls);
+    j.at("time_s_per_run").get_to(r.time_s);
+    get_optional(j, "ops_per_run", r.ops);
+    get_optional(j, "bytes_per_run", r.bytes);
+    get_optional(j, "busy_cores", r.busy_cores);
+    get_optional(j, "diagnosis", r.judged);
+}
+
+void to_json(nlohmann::json& j, const InstrumentationCost& c) {
+    j = {{"model", c.model},
+         {"calls_instrumented", c.calls_instrumented},
+         {"calls_uninstrumented", c.calls_uninstrumented},
+         {"instrumented_call_s", c.instrumented_s},
+         {"uninstrumented_call_s", c.uninstrumented_s},
+         {"op_time_per_call_s", c.op_time_s},
+         {"op_ranges_per_call", c.op_ranges},
+         {"first_call_s", c.first_call_s},
+         {"first_call_op_time_s", c.first_call_op_time_s}};
+}
+void from_json(const nlohmann::json& j, InstrumentationCost& c) {
+    j.at("model").get_to(c.model);
+    j.at("calls_instrumented").get_to(c.calls_instrumented);
+    j.at("calls_uninstrumented").get_to(c.calls_uninstrumented);
+    get_optional(j, "instrumented_call_s", c.instrumented_s);
+    get_optional(j, "uninstrumented_call_s", c.uninstrumented_s);
+    get_optional(j, "op_time_per_call_s", c.op_time_s);
+    get_optional(j, "op_ranges_per_call", c.op_ranges);
+    get_optional(j, "first_call_s", c.first_call_s);
+    get_optional(j, "first_call_op_time_s", c.first_call_op_time_s);
+}
+
+void to_json(nlohmann::json& j, const OpSummary& s) {
+    j = {{"types", s.types},
+         {"models", s.models},
+         {"unformulated", s.unformulated},
+         {"instrumentation", s.costs}};
+}
+void from_json(const nlohmann::json& j, OpSummary& s) {
+    j.at("types").get_to(s.types);
+    j.at("models").get_to(s.models);
+    j.at("unformulated").get_to(s.unformulated);
+    j.at("instrumentation").get_to(s.costs);
+}
+
+}  // namespace ceiling

@@ -141,6 +141,19 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
                                                                      : nlohmann::json(nullptr)},
                                         {"checks", r.budget_checks}};
     j["roof_checks"] = r.roof_checks;
+    // A torch run's op types with their verdicts: what the text's op table shows.
+    if (!r.op_summary.types.empty() || !r.op_summary.models.empty()) {
+        nlohmann::json types = nlohmann::json::array();
+        for (const auto& t : r.op_summary.types)
+            types.push_back({{"name", t.name},
+                             {"calls_per_run", t.calls},
+                             {"time_s_per_run", t.time_s},
+                             {"ops_per_run", optional_json(t.ops)},
+                             {"bytes_per_run", optional_json(t.bytes)},
+                             {"busy_cores", optional_json(t.busy_cores)},
+                             {"diagnosis", t.judged ? compact(*t.judged) : nlohmann::json(nullptr)}});
+        j["op_types"] = std::move(types);
+    }
     j["notes"] = r.notes;
     return j;
 }

@@ -7,10 +7,14 @@
 #include <regex>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "agent/run/region.hpp"
 #include "agent/run/torch_run.hpp"
+#include "agent/judge/judge_record.hpp"
 #include "agent/judge/op_types.hpp"
 #include "agent/output/op_summary.hpp"
+#include "agent/output/summary_json.hpp"
 #include "agent/store/profile_store.hpp"
 
 namespace ceiling {
@@ -305,6 +309,26 @@ TEST(OpSummary, HidesOnlyOpsAndModulesInsideModels) {
     EXPECT_FALSE(summarised_by_ops(named(t.record, "Net (model)")));
     EXPECT_FALSE(summarised_by_ops(named(t.record, "torchvision.nms [no formula]")));
     EXPECT_FALSE(summarised_by_ops(named(t.record, "decode")));
+}
+
+// The op types' verdicts are the record's, not only the text table's: judged with the rest,
+// kept through a save and load, and in the JSON summary.
+TEST(OpSummary, TheVerdictsPerOpTypeAreInTheRecordAndTheJsonSummary) {
+    auto t = three_calls();
+    t.record.machine_profile = store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
+    judge::judge_record(t.record);
+    ASSERT_EQ(t.record.op_summary.types.size(), 3u);
+    ASSERT_TRUE(t.record.op_summary.types[0].judged);
+    const RunRecord loaded = parse_run_record(nlohmann::json(t.record).dump());
+    ASSERT_EQ(loaded.op_summary.types.size(), 3u);
+    EXPECT_EQ(loaded.op_summary.types[0].name, "conv pointwise");
+    EXPECT_EQ(loaded.op_summary.types[0].judged->bound, t.record.op_summary.types[0].judged->bound);
+    EXPECT_FALSE(loaded.op_summary.types[2].ops);  // no formula: unknown, never 0
+    const auto j = output::summary_json(t.record, "r.json");
+    ASSERT_TRUE(j.contains("op_types"));
+    EXPECT_EQ(j["op_types"][0]["name"], "conv pointwise");
+    EXPECT_FALSE(j["op_types"][0]["diagnosis"].is_null());
+    EXPECT_TRUE(j["op_types"][2]["ops_per_run"].is_null());
 }
 
 std::string rendered_cost(double op_time_s) {

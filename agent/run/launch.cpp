@@ -223,6 +223,83 @@ void release_child(int fd) {
     ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
+// What the forked child says before it runs: the peak of fork's copy of ceiling's memory,
+// its group's limits, its CPU mask.
+void read_launch_state(ChildResult& result, pid_t pid) {
+    // The child holds fork's copy of ceiling's memory until exec; exec puts that copy's peak
+    // into the maxrss wait4 reports, so it is read now to tell it from the program's.
+    if (const auto usage =
+            collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
+        result.launch_rss_bytes = usage->max_rss_bytes;
+    // The group the child was forked into, before it runs: its limits, and the quota's
+    // periods so far.
+    result.limits =
+        collectors::read_cgroup_limits(collectors::FsRoot::system(), std::to_string(pid));
+    // Only a mask narrower than this host's online CPUs: judged against another host's
+    // profile, a smaller host is not a mask.
+    if (cpu_set_t mask; ::sched_getaffinity(pid, sizeof mask, &mask) == 0 &&
+                        CPU_COUNT(&mask) < ::sysconf(_SC_NPROCESSORS_ONLN))
+        result.affinity_cpus = CPU_COUNT(&mask);
+}
+
+// Reads the exec-errors pipe to its end (EOF: exec succeeded) and closes it. A child that
+// reported exec's errno is reaped and the failure thrown (126, or 127 when not found).
+void throw_if_exec_failed(int exec_errors_read, pid_t pid, const LaunchSpec& spec) {
+    int exec_errno = 0;
+    ssize_t n = 0;
+    while ((n = ::read(exec_errors_read, &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
+    }
+    ::close(exec_errors_read);
+    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
+        int status = 0;
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        forward_to = 0;
+        const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
+        throw LaunchFailure(not_found ? 127 : 126,
+                            spec.argv.at(0) + ": cannot execute: " + errno_text(exec_errno));
+    }
+}
+
+// Reaps the exited child: its final I/O read first, then its end and its rusage.
+void reap_child(ChildResult& result, pid_t pid) {
+    result.io = final_io(pid);
+    int status = 0;
+    rusage ru{};
+    while (::wait4(pid, &status, 0, &ru) < 0) {
+        if (errno != EINTR) throw std::runtime_error("wait4: " + errno_text(errno));
+    }
+    result.end = process_end_from_status(status);
+    result.usage = ru;
+}
+
+// Descendants the program left behind were re-parented to us (subreaper): those already
+// finished are reaped and counted; those still running are not waited for (a daemon
+// would block ceiling forever) but counted as such.
+void account_orphans(ChildResult& result) {
+    for (;;) {
+        siginfo_t exited{};
+        if (::waitid(P_ALL, 0, &exited, WEXITED | WNOHANG | WNOWAIT) != 0 || exited.si_pid == 0)
+            break;
+        const pid_t p = exited.si_pid;
+        const auto io = final_io(p);
+        result.io =
+            result.io && io ? std::optional(collectors::add(*result.io, *io)) : std::nullopt;
+        rusage orphan{};
+        int s = 0;
+        if (::wait4(p, &s, WNOHANG, &orphan) <= 0) break;
+        add_usage(result.usage, orphan);
+        ++result.orphans_reaped;
+    }
+    // A child left is a running orphan (ceiling starts no other children while running):
+    // waitid succeeds with nothing to report instead of failing with ECHILD.
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
+        result.orphans_named = running_children();
+        result.orphans_running = std::max<int>(1, static_cast<int>(result.orphans_named.size()));
+    }
+}
+
 }  // namespace
 
 SignalForwarding::SignalForwarding() {
@@ -309,20 +386,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     if (spec.before_exec) spec.before_exec(pid);
     ChildResult result;
     result.pid = pid;
-    // The child holds fork's copy of ceiling's memory until exec; exec puts that copy's peak
-    // into the maxrss wait4 reports, so it is read now to tell it from the program's.
-    if (const auto usage =
-            collectors::read_proc_usage(collectors::FsRoot::system(), std::to_string(pid)))
-        result.launch_rss_bytes = usage->max_rss_bytes;
-    // The group the child was forked into, before it runs: its limits, and the quota's
-    // periods so far.
-    result.limits =
-        collectors::read_cgroup_limits(collectors::FsRoot::system(), std::to_string(pid));
-    // Only a mask narrower than this host's online CPUs: judged against another host's
-    // profile, a smaller host is not a mask.
-    if (cpu_set_t mask; ::sched_getaffinity(pid, sizeof mask, &mask) == 0 &&
-                        CPU_COUNT(&mask) < ::sysconf(_SC_NPROCESSORS_ONLN))
-        result.affinity_cpus = CPU_COUNT(&mask);
+    read_launch_state(result, pid);
     const auto throttled_before =
         result.limits.cpu
             ? collectors::read_cpu_throttling(collectors::FsRoot::system(), *result.limits.cpu)
@@ -333,20 +397,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     release_child(go[1]);
     ::close(go[1]);
 
-    int exec_errno = 0;
-    ssize_t n = 0;
-    while ((n = ::read(exec_errors[0], &exec_errno, sizeof exec_errno)) < 0 && errno == EINTR) {
-    }
-    ::close(exec_errors[0]);
-    if (n == static_cast<ssize_t>(sizeof exec_errno)) {
-        int status = 0;
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        forward_to = 0;
-        const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
-        throw LaunchFailure(not_found ? 127 : 126,
-                            spec.argv.at(0) + ": cannot execute: " + errno_text(exec_errno));
-    }
+    throw_if_exec_failed(exec_errors[0], pid, spec);
 
     if (on_started) on_started(pid);
     // Waited for without reaping first: an exited, unreaped process still has its final
@@ -361,39 +412,8 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
             result.throttling = collectors::throttling_delta(*throttled_before, *after);
     forward_to = 0;
     if (on_ended) on_ended();
-    result.io = final_io(pid);
-    int status = 0;
-    rusage ru{};
-    while (::wait4(pid, &status, 0, &ru) < 0) {
-        if (errno != EINTR) throw std::runtime_error("wait4: " + errno_text(errno));
-    }
-    result.end = process_end_from_status(status);
-    result.usage = ru;
-
-    // Descendants the program left behind were re-parented to us (subreaper): those already
-    // finished are reaped and counted; those still running are not waited for (a daemon
-    // would block ceiling forever) but counted as such.
-    for (;;) {
-        siginfo_t exited{};
-        if (::waitid(P_ALL, 0, &exited, WEXITED | WNOHANG | WNOWAIT) != 0 || exited.si_pid == 0)
-            break;
-        const pid_t p = exited.si_pid;
-        const auto io = final_io(p);
-        result.io =
-            result.io && io ? std::optional(collectors::add(*result.io, *io)) : std::nullopt;
-        rusage orphan{};
-        int s = 0;
-        if (::wait4(p, &s, WNOHANG, &orphan) <= 0) break;
-        add_usage(result.usage, orphan);
-        ++result.orphans_reaped;
-    }
-    // A child left is a running orphan (ceiling starts no other children while running):
-    // waitid succeeds with nothing to report instead of failing with ECHILD.
-    siginfo_t info{};
-    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0) {
-        result.orphans_named = running_children();
-        result.orphans_running = std::max<int>(1, static_cast<int>(result.orphans_named.size()));
-    }
+    reap_child(result, pid);
+    account_orphans(result);
     return result;
 }
 

@@ -131,31 +131,44 @@ Measurement whole_run(const std::vector<const ExecutionData*>& timed, const std:
     return m;
 }
 
-// One execution: launch, count, sample, read the capture.
-// gpu_count: the GPU counting execution (kernel replay, per-kernel counters; not timed).
-ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index,
-                       const std::optional<fs::path>& inject, bool cuda,
-                       const fs::path& capture_base, ProgramRun& run,
-                       std::optional<std::string>& gpu_absent, const RegionCounting& counting,
-                       bool gpu_count = false) {
-    ExecutionData x;
-    x.execution.index = index;
-    x.execution.warmup = index < plan.warmup;
-    x.execution.counting = gpu_count;
+// What every execution of one run shares.
+struct RunContext {
+    const RunPlan& plan;
+    LaunchSpec& spec;
+    const std::optional<fs::path>& inject;
+    const fs::path& capture_base;
+    const RegionCounting& counting;
+    ProgramRun& run;
+    std::optional<std::string>& gpu_absent;  // why no GPU activity, asked once per run
+};
+
+// One execution's capture directories (empty where that capture is off).
+struct CaptureDirs {
     fs::path capture_dir, cuda_dir;
-    spec.set_env.clear();
-    if (inject) {
-        capture_dir = capture_base / ("exec-" + std::to_string(index));
-        fs::create_directories(capture_dir);
-        spec.set_env = {{"NVTX_INJECTION64_PATH", inject->string()},
-                        {inject::nvtx_dir_env, capture_dir.string()}};
+};
+
+// Makes execution `index`'s capture directories and points the injected libraries at them.
+CaptureDirs point_captures(const RunContext& c, int index, bool cuda, bool gpu_count) {
+    CaptureDirs dirs;
+    c.spec.set_env.clear();
+    if (c.inject) {
+        dirs.capture_dir = c.capture_base / ("exec-" + std::to_string(index));
+        fs::create_directories(dirs.capture_dir);
+        c.spec.set_env = {{"NVTX_INJECTION64_PATH", c.inject->string()},
+                          {inject::nvtx_dir_env, dirs.capture_dir.string()}};
     }
     if (cuda) {
-        cuda_dir = capture_base / ("cuda-" + std::to_string(index));
-        fs::create_directories(cuda_dir);
-        for (const auto& kv : cuda_injection_environment(cuda_dir, gpu_count).variables)
-            spec.set_env.push_back(kv);
+        dirs.cuda_dir = c.capture_base / ("cuda-" + std::to_string(index));
+        fs::create_directories(dirs.cuda_dir);
+        for (const auto& kv : cuda_injection_environment(dirs.cuda_dir, gpu_count).variables)
+            c.spec.set_env.push_back(kv);
     }
+    return dirs;
+}
+
+// What watches one execution. It stays where it was made: the launch's callbacks and the
+// sampler's CPU reader refer to its members.
+struct Observers {
     std::unique_ptr<Sampler> sampler;
     std::vector<TreeSample> samples;
     // perf_event software events on the child from its exec, inherited by every thread and
@@ -163,136 +176,172 @@ ExecutionData run_once(const RunPlan& plan, measure::LaunchSpec& spec, int index
     std::optional<collectors::PerfEventSet> counters;
     std::optional<RegionCounterSampler>
         region_counts;  // PMU counts for regions (region_counters.hpp)
+};
+
+// Launches the program with its observers: the counters opened on the child before its exec,
+// the samplers started once it runs and the /proc sampler stopped when it ends.
+ChildResult launch_observed(Observers& o, const RunPlan& plan, LaunchSpec& spec,
+                            const RegionCounting& counting) {
     spec.before_exec = [&](pid_t pid) {
-        counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
-                                                        collectors::software_counter_specs()));
+        o.counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
+                                                          collectors::software_counter_specs()));
         if (counting.any())
-            region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
+            o.region_counts.emplace(pid, plan.interval_s > 0 ? plan.interval_s : 0.01);
     };
     auto cpu_seconds = [&]() -> std::optional<double> {
-        return counters ? counters->read_value("task_clock_s") : std::nullopt;
+        return o.counters ? o.counters->read_value("task_clock_s") : std::nullopt;
     };
-    const ChildResult res = run_child(
+    return run_child(
         spec,
         [&](pid_t pid) {
-            if (region_counts) region_counts->start();
+            if (o.region_counts) o.region_counts->start();
             if (plan.interval_s > 0)
-                sampler = std::make_unique<Sampler>(pid, plan.interval_s, cpu_seconds);
+                o.sampler = std::make_unique<Sampler>(pid, plan.interval_s, cpu_seconds);
         },
         [&] {
-            if (sampler) samples = sampler->stop();
+            if (o.sampler) o.samples = o.sampler->stop();
         });
-    if (sampler) x.processes = sampler->processes();
-    // Which of its processes did the work, where it ran more than one.
-    if (x.processes.size() > 1) {
-        for (const auto& p : x.processes)
-            x.execution.processes.push_back(
-                {p.pid, p.name, p.cpu_s, static_cast<double>(p.last_ns - p.first_ns) * 1e-9});
-        std::stable_sort(
-            x.execution.processes.begin(), x.execution.processes.end(),
-            [](const ProcessUse& a, const ProcessUse& b) { return a.cpu_s > b.cpu_s; });
-        if (x.execution.processes.size() > max_process_uses)
-            x.execution.processes.resize(max_process_uses);
+}
+
+// Which of its processes did the work, where it ran more than one.
+void add_process_uses(ExecutionData& x) {
+    if (x.processes.size() <= 1) return;
+    for (const auto& p : x.processes)
+        x.execution.processes.push_back(
+            {p.pid, p.name, p.cpu_s, static_cast<double>(p.last_ns - p.first_ns) * 1e-9});
+    std::stable_sort(x.execution.processes.begin(), x.execution.processes.end(),
+                     [](const ProcessUse& a, const ProcessUse& b) { return a.cpu_s > b.cpu_s; });
+    if (x.execution.processes.size() > max_process_uses)
+        x.execution.processes.resize(max_process_uses);
+}
+
+void add_software_counters(ExecutionData& x, collectors::PerfEventSet& counters,
+                           std::vector<std::string>& notes) {
+    const collectors::Readings readings = counters.read();
+    const auto more = to_counter_values(readings);
+    x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
+    for (const auto& w : readings.warnings) add_note_once(notes, w);
+}
+
+// A launcher that starts the work in the background and returns (`cmd &` in a
+// script, a daemon) ends before it: name what still runs, and the way to measure it.
+std::string orphans_note(const ChildResult& res) {
+    std::string named;
+    for (std::size_t i = 0; i < res.orphans_named.size() && i < 3; ++i)
+        named += (i ? ", " : ": ") + res.orphans_named[i];
+    if (res.orphans_named.size() > 3)
+        named += " and " + std::to_string(res.orphans_named.size() - 3) + " more";
+    return "the program left processes running" + named +
+           "; their work after it ended is not counted: have it wait for them "
+           "(`wait` in a script, exec the worker) or run ceiling on the worker";
+}
+
+// ceiling's own share of the program's time, said beside it (run_summary.cpp).
+void add_nvtx_cost_counters(ExecutionData& x) {
+    if (x.capture.recorded_events == 0) return;
+    x.execution.counters.push_back({"nvtx_events", static_cast<double>(x.capture.recorded_events),
+                                    "count", Source::software, std::nullopt, false});
+    if (x.capture.recording_s)
+        x.execution.counters.push_back(
+            {"nvtx_recording_s", *x.capture.recording_s, "s", Source::timing, std::nullopt, false});
+    if (x.capture.peak_rss_bytes)
+        x.execution.counters.push_back({"peak_rss_at_exit_bytes", *x.capture.peak_rss_bytes,
+                                        "bytes", Source::software, std::nullopt, false});
+    if (x.capture.timing_cost_s)
+        x.execution.counters.push_back({"nvtx_timing_cost_s", *x.capture.timing_cost_s, "s",
+                                        Source::timing, std::nullopt, false});
+    if (x.capture.range_cost_s)
+        x.execution.counters.push_back({"nvtx_range_cost_s", *x.capture.range_cost_s, "s",
+                                        Source::timing, std::nullopt, false});
+}
+
+// What the /proc sampler saw, given to the range instances open when it saw it.
+void attribute_samples(NvtxCapture& capture, const Sampler& sampler,
+                       const std::vector<TreeSample>& samples) {
+    const double cpus = std::max(1u, std::thread::hardware_concurrency());
+    attribute_descendant_cpu(capture, sampler.descendant_cpu(), cpus);
+    // Its threads' queue time grows at most as fast as they are many.
+    attribute_process_queued(capture, sampler.process_queued(),
+                             std::max(cpus, sampler.peaks().threads.value_or(cpus)));
+    attribute_other_cpu(capture, sampler.host_cpu(), cpus);
+    attribute_working_threads(capture, sampler.peaks().thread_windows);
+    std::vector<TimelinePoint> read, written, system, storage_wait;
+    for (const auto& s : samples) {
+        storage_wait.push_back({s.t_ns, storage_waited_s(s)});
+        if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
+        if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
+        system.push_back({s.t_ns, s.system_s});
     }
+    attribute_sampled(capture, read, &RegionInstance::storage_read_bytes);
+    attribute_sampled(capture, written, &RegionInstance::storage_write_bytes);
+    attribute_sampled(capture, system, &RegionInstance::system_cpu_s, cpus);
+    attribute_sampled(capture, storage_wait, &RegionInstance::storage_wait_s);
+}
+
+// The NVTX side of one execution: its capture, ceiling's cost of recording it, and what the
+// samples add to its ranges. `exact_cpu`: the samples' CPU time is perf's task-clock.
+void read_nvtx_side(ExecutionData& x, const Observers& o, const fs::path& capture_dir,
+                    bool exact_cpu, std::vector<std::string>& notes) {
+    x.capture = read_nvtx_capture(capture_dir, x.end_ns);
+    add_nvtx_cost_counters(x);
+    // Work a region's process handed to processes it started: their CPU time beside it.
+    if (o.sampler) attribute_samples(x.capture, *o.sampler, o.samples);
+    // The sampler's exact CPU time is the process's own only when the program is one
+    // process: then it also tells how many cores each region held at once.
+    if (exact_cpu && x.processes.size() == 1) {
+        std::vector<TimelinePoint> cpu;
+        cpu.reserve(o.samples.size());
+        for (const auto& s : o.samples) cpu.push_back({s.t_ns, s.cpu_s});
+        attribute_peak_busy(x.capture, cpu);
+    }
+    fs::remove_all(capture_dir);
+    for (const auto& w : x.capture.warnings) add_note_once(notes, w);
+}
+
+// The counting execution's per-kernel counts, attached to its operations.
+void attach_counts(ExecutionData& x, std::vector<std::string>& notes) {
+    for (auto& n : attach_kernel_counts(x.gpu, x.gpu_ops)) add_note_once(notes, n);
+    const bool none = std::none_of(x.gpu_ops.begin(), x.gpu_ops.end(),
+                                   [](const GpuOperation& op) { return op.counted; });
+    if (none && !x.gpu_ops.empty())
+        add_note_once(notes, "--gpu-counters: no kernel was counted (the GPU notes above say why)");
+}
+
+// One execution: launch, count, sample, read the capture.
+// gpu_count: the GPU counting execution (kernel replay, per-kernel counters; not timed).
+ExecutionData run_once(const RunContext& c, int index, bool cuda, bool gpu_count = false) {
+    ExecutionData x;
+    x.execution.index = index;
+    x.execution.warmup = index < c.plan.warmup;
+    x.execution.counting = gpu_count;
+    const CaptureDirs dirs = point_captures(c, index, cuda, gpu_count);
+    Observers o;
+    const ChildResult res = launch_observed(o, c.plan, c.spec, c.counting);
+    if (o.sampler) x.processes = o.sampler->processes();
+    add_process_uses(x);
     x.start_ns = res.start_ns;
     x.end_ns = res.end_ns;
     x.execution.pid = res.pid;
     x.execution.wall_s = static_cast<double>(res.end_ns - res.start_ns) * 1e-9;
     x.execution.end = res.end;
     // rusage, final I/O, the program's own peak memory (never ceiling's) and the host's load.
-    x.execution.counters = process_counters(res, sampler ? &sampler->peaks() : nullptr, run.notes);
-    if (counters) {
-        const collectors::Readings readings = counters->read();
-        const auto more = to_counter_values(readings);
-        x.execution.counters.insert(x.execution.counters.end(), more.begin(), more.end());
-        for (const auto& w : readings.warnings) add_note_once(run.notes, w);
-    }
-    if (res.orphans_running) {
-        // A launcher that starts the work in the background and returns (`cmd &` in a
-        // script, a daemon) ends before it: name what still runs, and the way to measure it.
-        std::string named;
-        for (std::size_t i = 0; i < res.orphans_named.size() && i < 3; ++i)
-            named += (i ? ", " : ": ") + res.orphans_named[i];
-        if (res.orphans_named.size() > 3)
-            named += " and " + std::to_string(res.orphans_named.size() - 3) + " more";
-        add_note_once(run.notes,
-                      "the program left processes running" + named +
-                          "; their work after it ended is not counted: have it wait for them "
-                          "(`wait` in a script, exec the worker) or run ceiling on the worker");
-    }
+    x.execution.counters =
+        process_counters(res, o.sampler ? &o.sampler->peaks() : nullptr, c.run.notes);
+    if (o.counters) add_software_counters(x, *o.counters, c.run.notes);
+    if (res.orphans_running) add_note_once(c.run.notes, orphans_note(res));
     // perf's task-clock is exact; /proc's CPU ticks need a wider window to read as a rate.
-    const bool exact_cpu = counters && counters->read().value("task_clock_s").has_value();
-    x.execution.time_series = series_from_samples(samples, res.start_ns, exact_cpu ? 0.0 : 0.05);
-    decimate(x.execution.time_series, plan.series_points_kept);
-    if (inject) {
-        x.capture = read_nvtx_capture(capture_dir, res.end_ns);
-        // ceiling's own share of the program's time, said beside it (run_summary.cpp).
-        if (x.capture.recorded_events > 0) {
-            x.execution.counters.push_back({"nvtx_events",
-                                            static_cast<double>(x.capture.recorded_events), "count",
-                                            Source::software, std::nullopt, false});
-            if (x.capture.recording_s)
-                x.execution.counters.push_back({"nvtx_recording_s", *x.capture.recording_s, "s",
-                                                Source::timing, std::nullopt, false});
-            if (x.capture.peak_rss_bytes)
-                x.execution.counters.push_back({"peak_rss_at_exit_bytes", *x.capture.peak_rss_bytes,
-                                                "bytes", Source::software, std::nullopt, false});
-            if (x.capture.timing_cost_s)
-                x.execution.counters.push_back({"nvtx_timing_cost_s", *x.capture.timing_cost_s, "s",
-                                                Source::timing, std::nullopt, false});
-            if (x.capture.range_cost_s)
-                x.execution.counters.push_back({"nvtx_range_cost_s", *x.capture.range_cost_s, "s",
-                                                Source::timing, std::nullopt, false});
-        }
-        // Work a region's process handed to processes it started: their CPU time beside it.
-        if (sampler) {
-            const double cpus = std::max(1u, std::thread::hardware_concurrency());
-            attribute_descendant_cpu(x.capture, sampler->descendant_cpu(), cpus);
-            // Its threads' queue time grows at most as fast as they are many.
-            attribute_process_queued(x.capture, sampler->process_queued(),
-                                     std::max(cpus, sampler->peaks().threads.value_or(cpus)));
-            attribute_other_cpu(x.capture, sampler->host_cpu(), cpus);
-            attribute_working_threads(x.capture, sampler->peaks().thread_windows);
-            std::vector<TimelinePoint> read, written, system, storage_wait;
-            for (const auto& s : samples) {
-                storage_wait.push_back({s.t_ns, storage_waited_s(s)});
-                if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
-                if (s.io.storage_write_bytes)
-                    written.push_back({s.t_ns, *s.io.storage_write_bytes});
-                system.push_back({s.t_ns, s.system_s});
-            }
-            attribute_sampled(x.capture, read, &RegionInstance::storage_read_bytes);
-            attribute_sampled(x.capture, written, &RegionInstance::storage_write_bytes);
-            attribute_sampled(x.capture, system, &RegionInstance::system_cpu_s, cpus);
-            attribute_sampled(x.capture, storage_wait, &RegionInstance::storage_wait_s);
-        }
-        // The sampler's exact CPU time is the process's own only when the program is one
-        // process: then it also tells how many cores each region held at once.
-        if (exact_cpu && x.processes.size() == 1) {
-            std::vector<TimelinePoint> cpu;
-            cpu.reserve(samples.size());
-            for (const auto& s : samples) cpu.push_back({s.t_ns, s.cpu_s});
-            attribute_peak_busy(x.capture, cpu);
-        }
-        fs::remove_all(capture_dir);
-        for (const auto& w : x.capture.warnings) add_note_once(run.notes, w);
-    }
-    if (region_counts) {
-        finish_region_counting(*region_counts, counting, x.capture, x.execution.counters,
-                               run.notes);
+    const bool exact_cpu = o.counters && o.counters->read().value("task_clock_s").has_value();
+    x.execution.time_series = series_from_samples(o.samples, res.start_ns, exact_cpu ? 0.0 : 0.05);
+    decimate(x.execution.time_series, c.plan.series_points_kept);
+    if (c.inject) read_nvtx_side(x, o, dirs.capture_dir, exact_cpu, c.run.notes);
+    if (o.region_counts) {
+        finish_region_counting(*o.region_counts, c.counting, x.capture, x.execution.counters,
+                               c.run.notes);
     }
     if (cuda) {
-        read_gpu_side(x, cuda_dir, run, gpu_absent);
-        fs::remove_all(cuda_dir);
-        if (gpu_count) {
-            for (auto& n : attach_kernel_counts(x.gpu, x.gpu_ops)) add_note_once(run.notes, n);
-            const bool none = std::none_of(x.gpu_ops.begin(), x.gpu_ops.end(),
-                                           [](const GpuOperation& op) { return op.counted; });
-            if (none && !x.gpu_ops.empty())
-                add_note_once(
-                    run.notes,
-                    "--gpu-counters: no kernel was counted (the GPU notes above say why)");
-        }
+        read_gpu_side(x, dirs.cuda_dir, c.run, c.gpu_absent);
+        fs::remove_all(dirs.cuda_dir);
+        if (gpu_count) attach_counts(x, c.run.notes);
     }
     return x;
 }
@@ -338,11 +387,11 @@ ProgramRun run_program(const RunPlan& plan) {
     validation.cache = store::pmu_validation_cache_path();
     const RegionCounting counting = plan_region_counting({}, validation);
     if (!counting.why_not.empty()) run.notes.push_back(counting.why_not);
+    const RunContext context{plan, spec, inject, capture_base.dir, counting, run, gpu_absent};
     {
         SignalForwarding forwarding;
         for (int i = 0; i < total && !forwarding.received(); ++i) {
-            run.executions.push_back(run_once(plan, spec, i, inject, cuda.unavailable.empty(),
-                                              capture_base.dir, run, gpu_absent, counting));
+            run.executions.push_back(run_once(context, i, cuda.unavailable.empty()));
             if (plan.on_execution) plan.on_execution(i + 1);
             // A failing program is not run again: its record says how it ended.
             if (!run.executions.back().execution.end.succeeded()) break;
@@ -363,8 +412,7 @@ ProgramRun run_program(const RunPlan& plan) {
                           "--gpu-counters: no GPU kernel ran in the timed executions: "
                           "nothing to count, the program was not run again");
         } else if (plan.gpu_counters && all_ran && !forwarding.received()) {
-            run.executions.push_back(run_once(plan, spec, total, inject, true, capture_base.dir,
-                                              run, gpu_absent, counting, true));
+            run.executions.push_back(run_once(context, total, true, true));
             if (plan.on_execution) plan.on_execution(total + 1);
         } else if (plan.gpu_counters && !all_ran) {
             add_note_once(run.notes,

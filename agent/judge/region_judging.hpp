@@ -1,5 +1,5 @@
 #pragma once
-// Inside judge_record: how one region is judged (region_diagnosis.cpp), shared with judging it
+// Inside judge_record: how one region is judged (judge_region.cpp), shared with judging it
 // again against roofs measured right after the run or beside a suite case
 // (roof_rejudge.cpp). Not an interface for other parts of ceiling.
 
@@ -62,6 +62,9 @@ std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, cons
 // cores its limits allow. nullopt for a region with nothing to judge.
 std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
                                       const Thresholds& t, bool counted, const CpuLimits& limits);
+// A range on the host (a kernel region, or work declared for the GPU, runs on the device)
+// (judge_region.cpp).
+bool on_host(const RecordedRegion& reg);
 
 // A suite case's profile with the roofs measured beside it in place of the profile's, and
 // findings saying which (none: the record's profile).

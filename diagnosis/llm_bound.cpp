@@ -20,9 +20,7 @@ double attention_flops(const KvCacheShape& kv, int heads, double context) {
     return 4.0 * kv.layers * heads * kv.head_dim * context;
 }
 
-}  // namespace
-
-LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thresholds& t) {
+void check_query(const LlmQuery& q) {
     require_positive(q.params, "params");
     require_positive(q.weight_bits, "weight bits");
     require_positive(q.batch, "batch");
@@ -41,9 +39,14 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         }
         require_positive(*q.heads, "heads");
     }
+}
 
-    LlmBound b;
-    b.query = q;
+// Tokens each sequence attends to; 0 without the KV shape.
+double context_of(const LlmQuery& q) { return q.kv ? q.kv->context_tokens : 0; }
+
+// Sets b.precision and b.compute.
+void choose_compute_roof(const MachineProfile& profile, LlmBound& b) {
+    const LlmQuery& q = b.query;
     // bf16 is what CPU matrix units and GPUs run LLMs in; fp32 is the fallback every CPU has.
     b.precision = q.precision.value_or(Precision::bf16);
     auto ceiling_for = [&](Precision p) -> std::optional<ComputeCeiling> {
@@ -67,9 +70,13 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
             " engines measured: " + available_engines(profile, b.precision) + ")");
     }
     b.compute = *compute;
+}
 
+// Bytes of weights and KV cache, FLOP per token of decode and prefill.
+void count_work(LlmBound& b) {
+    const LlmQuery& q = b.query;
     b.weight_bytes = q.params * q.weight_bits / 8;
-    const double context = q.kv ? q.kv->context_tokens : 0;
+    const double context = context_of(q);
     if (q.kv) {
         b.kv_bytes_per_token = q.kv->bytes_per_token();
         b.kv_cache_bytes = q.batch * context * *b.kv_bytes_per_token;
@@ -91,7 +98,10 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
              "attention FLOP not counted (give --heads with the KV shape): the compute "
              "ceilings are upper bounds"});
     }
+}
 
+void bound_decode(const MachineProfile& profile, LlmBound& b) {
+    const LlmQuery& q = b.query;
     // Decode: weights once per step, plus every sequence's whole KV cache.
     b.decode_bytes_per_step = b.weight_bytes + b.kv_cache_bytes;
     const Roofline roofline = make_roofline(profile, b.precision, b.compute.engine, q.threads);
@@ -107,11 +117,16 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
                          : Bound::bandwidth;
     b.decode_tokens_per_s = std::min(b.decode_memory_tokens_per_s, b.decode_compute_tokens_per_s);
     b.decode_tokens_per_s_per_sequence = b.decode_tokens_per_s / q.batch;
+}
 
+// At decode's bandwidth (its level).
+void bound_prefill(LlmBound& b) {
+    const LlmQuery& q = b.query;
     // Prefill: the whole prompt (context tokens per sequence) shares one read of the weights.
     b.prefill_compute_tokens_per_s = b.compute.ops_per_s / b.prefill_flops_per_token;
     if (q.kv) {
-        const double bytes_per_token = b.weight_bytes / (q.batch * context) + *b.kv_bytes_per_token;
+        const double bytes_per_token =
+            b.weight_bytes / (q.batch * context_of(q)) + *b.kv_bytes_per_token;
         b.prefill_memory_tokens_per_s = b.decode_bandwidth_bytes_per_s / bytes_per_token;
     }
     b.prefill_tokens_per_s =
@@ -119,7 +134,11 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
                  b.prefill_memory_tokens_per_s.value_or(b.prefill_compute_tokens_per_s));
     b.prefill_bound =
         b.prefill_tokens_per_s < b.prefill_compute_tokens_per_s ? Bound::bandwidth : Bound::compute;
+}
 
+// Weights and KV cache against the host's memory, and the largest batch that fits.
+void judge_footprint(const MachineProfile& profile, const Thresholds& t, LlmBound& b) {
+    const LlmQuery& q = b.query;
     b.footprint_bytes = b.weight_bytes + b.kv_cache_bytes;
     if (profile.host.memory_bytes > 0) {
         const double capacity = static_cast<double>(profile.host.memory_bytes);
@@ -129,7 +148,7 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         b.capacity_bound = *b.capacity_fraction >= t.capacity;
         if (q.kv && capacity > b.weight_bytes) {
             b.max_batch_in_memory =
-                std::floor((capacity - b.weight_bytes) / (context * *b.kv_bytes_per_token));
+                std::floor((capacity - b.weight_bytes) / (context_of(q) * *b.kv_bytes_per_token));
         } else if (q.kv) {
             b.max_batch_in_memory = 0;
         }
@@ -137,17 +156,31 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
         b.findings.push_back(
             {FindingKind::unknown_counter, "memory capacity unknown: footprint not judged"});
     }
+}
 
+void find_compute_bound_batch(LlmBound& b) {
     // Step time at batch n: memory (W + n C kv) / BW, compute n F / roof. Compute bound from
     // n (F / roof - C kv / BW) >= W / BW on, if the bracket is positive.
     const double per_token_margin_s =
         b.decode_flops_per_token / b.compute.ops_per_s -
-        context * b.kv_bytes_per_token.value_or(0) / b.decode_bandwidth_bytes_per_s;
+        context_of(b.query) * b.kv_bytes_per_token.value_or(0) / b.decode_bandwidth_bytes_per_s;
     if (per_token_margin_s > 0) {
         b.compute_bound_batch = std::max(
             1.0, std::ceil(b.weight_bytes / b.decode_bandwidth_bytes_per_s / per_token_margin_s));
     }
+}
+}  // namespace
 
+LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thresholds& t) {
+    check_query(q);
+    LlmBound b;
+    b.query = q;
+    choose_compute_roof(profile, b);
+    count_work(b);
+    bound_decode(profile, b);
+    bound_prefill(b);
+    judge_footprint(profile, t, b);
+    find_compute_bound_batch(b);
     b.first_move =
         std::string(decision_row(b.capacity_bound ? Bound::capacity : b.decode_bound).first_move);
     return b;

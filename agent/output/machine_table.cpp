@@ -74,165 +74,190 @@ void scaling_notes(const MachineProfile& p, std::ostream& out) {
 // clock chain and the roof run in alternation, and a shared host moves either by a few %.
 constexpr double above_theory = 1.05;
 
-void render_machine_profile(const MachineProfile& p, std::ostream& out) {
-    host_lines(p, out);
+namespace {
 
-    if (!p.clocks.empty()) {
-        out << "\nEffective clock under load (dependent-add chain beside fp32 FMAs of the width, "
-               "at half "
-               "a 2-port core's FMA density)\n";
-        TextTable t;
-        t.column("width")
-            .column("threads", A::right)
-            .column("median", A::right)
-            .column("min-max GHz", A::right);
-        for (const auto& c : p.clocks)
-            t.row(
-                {c.width, std::to_string(c.threads), si(c.hz.median, "Hz"), range(c.hz, 1e-9, 2)});
-        t.render(out);
+void render_clocks(const MachineProfile& p, std::ostream& out) {
+    if (p.clocks.empty()) return;
+    out << "\nEffective clock under load (dependent-add chain beside fp32 FMAs of the width, "
+           "at half "
+           "a 2-port core's FMA density)\n";
+    TextTable t;
+    t.column("width")
+        .column("threads", A::right)
+        .column("median", A::right)
+        .column("min-max GHz", A::right);
+    for (const auto& c : p.clocks)
+        t.row(
+            {c.width, std::to_string(c.threads), si(c.hz.median, "Hz"), range(c.hz, 1e-9, 2)});
+    t.render(out);
+}
+
+// The compute roofs' table; true when one measured more than `above_theory` of its
+// theoretical value (the note under the table says what that means).
+bool compute_roof_table(const MachineProfile& p, std::ostream& out) {
+    TextTable t;
+    t.column("roof")
+        .column("instruction")
+        .column("threads", A::right)
+        .column("measured", A::right)
+        .column("min-max", A::right)
+        .column("clock", A::right)
+        .column("per cycle", A::right)
+        .column("theoretical", A::right)
+        .column("meas/theo", A::right)
+        .column("");
+    bool above = false;
+    for (const auto& r : p.compute_roofs) {
+        std::string versus = "-";
+        if (r.theoretical_ops_per_s) {
+            const double f = r.ops_per_s.median / *r.theoretical_ops_per_s;
+            versus = percent(f) + (f > above_theory ? " !" : "");
+            above = above || f > above_theory;
+        }
+        // per cycle: what the theoretical value used (what the measurement gave).
+        std::string ipc = r.instructions_per_cycle ? fixed(*r.instructions_per_cycle, 2) : "-";
+        if (r.measured_instructions_per_cycle)
+            ipc += " (" + fixed(*r.measured_instructions_per_cycle, 2) + ")";
+        t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
+               range(r.ops_per_s, 1e-9, 1) + " G", r.clock_hz ? si(*r.clock_hz, "Hz") : "-",
+               ipc, r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
+               versus, r.noisy ? "noisy" : ""});
     }
+    t.render(out);
+    return above;
+}
 
-    if (!p.compute_roofs.empty()) {
-        out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is "
-               "2)\n";
-        TextTable t;
-        t.column("roof")
-            .column("instruction")
-            .column("threads", A::right)
-            .column("measured", A::right)
-            .column("min-max", A::right)
-            .column("clock", A::right)
-            .column("per cycle", A::right)
-            .column("theoretical", A::right)
-            .column("meas/theo", A::right)
-            .column("");
-        bool above = false;
-        for (const auto& r : p.compute_roofs) {
-            std::string versus = "-";
-            if (r.theoretical_ops_per_s) {
-                const double f = r.ops_per_s.median / *r.theoretical_ops_per_s;
-                versus = percent(f) + (f > above_theory ? " !" : "");
-                above = above || f > above_theory;
+void render_compute_roofs(const MachineProfile& p, std::ostream& out) {
+    if (p.compute_roofs.empty()) return;
+    out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is "
+           "2)\n";
+    const bool above = compute_roof_table(p, out);
+    out << "clock: the roof's own, from a chain of dependent adds woven into its loop at the "
+           "shortest\n  length that sets the time; per cycle: instructions per cycle per core "
+           "the theoretical\n  value used (measured: roof rate / clock / cores); theoretical = "
+           "clock x per cycle x\n  ops/instruction x physical cores in use.\n";
+    if (above)
+        out << "! measured more than 5% above theoretical: the instructions-per-cycle table or "
+               "the clock\n  measurement is wrong for this CPU; the roof itself is what ran "
+               "(up to 5% above is the\n  clock measurement's own noise).\n";
+    std::set<std::string> seen;
+    for (const auto& r : p.compute_roofs)
+        if (!r.theoretical_source.empty() && seen.insert(r.name).second) {
+            if (seen.size() == 1) out << "Where each per-cycle count comes from:\n";
+            out << "  " << r.name << ": " << r.theoretical_source << "\n";
+        }
+    scaling_notes(p, out);
+}
+
+void render_bandwidth_roofs(const MachineProfile& p, std::ostream& out) {
+    if (p.bandwidth_roofs.empty()) return;
+    out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
+           "counted)\n";
+    // One row per level and thread count, one column per kernel, in the order the
+    // profile lists them (the sweep's).
+    std::vector<std::string> kernels;
+    std::vector<std::pair<std::string, int>> keys;
+    std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
+    for (const auto& r : p.bandwidth_roofs) {
+        const auto key = std::make_pair(r.level, r.threads);
+        if (!cells.count(key)) keys.push_back(key);
+        cells[key][r.kernel] = &r;
+        if (std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end())
+            kernels.push_back(r.kernel);
+    }
+    TextTable t;
+    t.column("level").column("threads", A::right);
+    for (const auto& k : kernels) t.column(k, A::right);
+    t.column("working sets");
+    for (const auto& key : keys) {
+        std::vector<std::string> row = {key.first, std::to_string(key.second)};
+        std::uint64_t lo = 0, hi = 0;
+        for (const auto& k : kernels) {
+            const auto it = cells[key].find(k);
+            if (it == cells[key].end()) {
+                row.push_back("-");
+                continue;
             }
-            // per cycle: what the theoretical value used (what the measurement gave).
-            std::string ipc = r.instructions_per_cycle ? fixed(*r.instructions_per_cycle, 2) : "-";
-            if (r.measured_instructions_per_cycle)
-                ipc += " (" + fixed(*r.measured_instructions_per_cycle, 2) + ")";
-            t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
-                   range(r.ops_per_s, 1e-9, 1) + " G", r.clock_hz ? si(*r.clock_hz, "Hz") : "-",
-                   ipc, r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
-                   versus, r.noisy ? "noisy" : ""});
+            const BandwidthRoof& r = *it->second;
+            row.push_back(si(r.bytes_per_s.median, "B/s") + (r.noisy ? "*" : ""));
+            lo = lo ? std::min(lo, r.min_working_set_bytes) : r.min_working_set_bytes;
+            hi = std::max(hi, r.max_working_set_bytes);
         }
-        t.render(out);
-        out << "clock: the roof's own, from a chain of dependent adds woven into its loop at the "
-               "shortest\n  length that sets the time; per cycle: instructions per cycle per core "
-               "the theoretical\n  value used (measured: roof rate / clock / cores); theoretical = "
-               "clock x per cycle x\n  ops/instruction x physical cores in use.\n";
-        if (above)
-            out << "! measured more than 5% above theoretical: the instructions-per-cycle table or "
-                   "the clock\n  measurement is wrong for this CPU; the roof itself is what ran "
-                   "(up to 5% above is the\n  clock measurement's own noise).\n";
-        std::set<std::string> seen;
-        for (const auto& r : p.compute_roofs)
-            if (!r.theoretical_source.empty() && seen.insert(r.name).second) {
-                if (seen.size() == 1) out << "Where each per-cycle count comes from:\n";
-                out << "  " << r.name << ": " << r.theoretical_source << "\n";
-            }
-        scaling_notes(p, out);
+        row.push_back(bytes(static_cast<double>(lo)) + " - " + bytes(static_cast<double>(hi)));
+        t.row(row);
     }
+    t.render(out);
+    out << "(* = noisy: relative spread above 10%)\n";
+}
 
-    if (!p.bandwidth_roofs.empty()) {
-        out << "\nBandwidth roofs (plateaus of the working-set sweep; explicit bytes, RFO not "
-               "counted)\n";
-        // One row per level and thread count, one column per kernel, in the order the
-        // profile lists them (the sweep's).
-        std::vector<std::string> kernels;
-        std::vector<std::pair<std::string, int>> keys;
-        std::map<std::pair<std::string, int>, std::map<std::string, const BandwidthRoof*>> cells;
-        for (const auto& r : p.bandwidth_roofs) {
-            const auto key = std::make_pair(r.level, r.threads);
-            if (!cells.count(key)) keys.push_back(key);
-            cells[key][r.kernel] = &r;
-            if (std::find(kernels.begin(), kernels.end(), r.kernel) == kernels.end())
-                kernels.push_back(r.kernel);
-        }
-        TextTable t;
-        t.column("level").column("threads", A::right);
-        for (const auto& k : kernels) t.column(k, A::right);
-        t.column("working sets");
-        for (const auto& key : keys) {
-            std::vector<std::string> row = {key.first, std::to_string(key.second)};
-            std::uint64_t lo = 0, hi = 0;
-            for (const auto& k : kernels) {
-                const auto it = cells[key].find(k);
-                if (it == cells[key].end()) {
-                    row.push_back("-");
-                    continue;
-                }
-                const BandwidthRoof& r = *it->second;
-                row.push_back(si(r.bytes_per_s.median, "B/s") + (r.noisy ? "*" : ""));
-                lo = lo ? std::min(lo, r.min_working_set_bytes) : r.min_working_set_bytes;
-                hi = std::max(hi, r.max_working_set_bytes);
-            }
-            row.push_back(bytes(static_cast<double>(lo)) + " - " + bytes(static_cast<double>(hi)));
-            t.row(row);
-        }
-        t.render(out);
-        out << "(* = noisy: relative spread above 10%)\n";
+void render_latencies(const MachineProfile& p, std::ostream& out) {
+    if (p.latencies.empty()) return;
+    out << "\nLatency (dependent loads, random order)\n";
+    TextTable t;
+    t.column("level")
+        .column("working set", A::right)
+        .column("latency", A::right)
+        .column("cycles", A::right);
+    // A cache level whose latency is DRAM-like did not keep its working set (a sliced or
+    // shared cache in a VM, or a random chase over 4 KiB pages paying TLB misses): the
+    // number is right, the level's name is not what it measured, so it is flagged.
+    double dram_s = 0;
+    for (const auto& l : p.latencies)
+        if (l.level == "DRAM") dram_s = l.seconds.median;
+    bool flagged = false;
+    for (const auto& l : p.latencies) {
+        const bool dram_like = l.level != "DRAM" && dram_s > 0 && l.seconds.median >= 0.7 * dram_s;
+        flagged = flagged || dram_like;
+        t.row({l.level + (dram_like ? " (DRAM-like)" : ""), bytes(static_cast<double>(l.working_set_bytes)),
+               duration(l.seconds.median), l.cycles ? fixed(*l.cycles, 1) : "-"});
     }
+    t.render(out);
+    if (flagged)
+        out << "(DRAM-like: at least 70% of DRAM's latency, so this working set did not stay in that\n"
+               " cache here: a sliced or shared cache in a VM, or TLB misses of a random chase)\n";
+}
 
-    if (!p.latencies.empty()) {
-        out << "\nLatency (dependent loads, random order)\n";
-        TextTable t;
-        t.column("level")
-            .column("working set", A::right)
-            .column("latency", A::right)
-            .column("cycles", A::right);
-        // A cache level whose latency is DRAM-like did not keep its working set (a sliced or
-        // shared cache in a VM, or a random chase over 4 KiB pages paying TLB misses): the
-        // number is right, the level's name is not what it measured, so it is flagged.
-        double dram_s = 0;
-        for (const auto& l : p.latencies)
-            if (l.level == "DRAM") dram_s = l.seconds.median;
-        bool flagged = false;
-        for (const auto& l : p.latencies) {
-            const bool dram_like = l.level != "DRAM" && dram_s > 0 && l.seconds.median >= 0.7 * dram_s;
-            flagged = flagged || dram_like;
-            t.row({l.level + (dram_like ? " (DRAM-like)" : ""), bytes(static_cast<double>(l.working_set_bytes)),
-                   duration(l.seconds.median), l.cycles ? fixed(*l.cycles, 1) : "-"});
-        }
-        t.render(out);
-        if (flagged)
-            out << "(DRAM-like: at least 70% of DRAM's latency, so this working set did not stay in that\n"
-                   " cache here: a sliced or shared cache in a VM, or TLB misses of a random chase)\n";
-    }
-
+void render_overheads(const MachineProfile& p, std::ostream& out) {
     out << "\nDispatch overheads\n";
     if (p.overheads.fork_join_s)
         out << "  fork/join of " << p.overheads.threads
             << " threads: " << duration(p.overheads.fork_join_s->median) << "\n";
     if (p.overheads.empty_call_s)
         out << "  empty function call:     " << duration(p.overheads.empty_call_s->median) << "\n";
+}
 
-    if (p.storage) {
-        const StorageRoof& st = *p.storage;
-        out << "\nStorage under " << st.directory
-            << (st.device.empty() ? "" : " (" + st.device + ")")
-            << ", sequential, 8 requests of 1 MiB in flight\n"
-            << "  read  (O_DIRECT):          " << si(st.read_roof_bytes_per_s(), "B/s")
-            << "  (best of " << st.read_bytes_per_s.count << " passes; median "
-            << si(st.read_bytes_per_s.median, "B/s") << ")\n"
-            << "  write (then fdatasync):    " << si(st.write_roof_bytes_per_s(), "B/s")
-            << "  (best of " << st.write_bytes_per_s.count << " passes; median "
-            << si(st.write_bytes_per_s.median, "B/s") << ")\n";
-    }
+void render_storage(const MachineProfile& p, std::ostream& out) {
+    if (!p.storage) return;
+    const StorageRoof& st = *p.storage;
+    out << "\nStorage under " << st.directory
+        << (st.device.empty() ? "" : " (" + st.device + ")")
+        << ", sequential, 8 requests of 1 MiB in flight\n"
+        << "  read  (O_DIRECT):          " << si(st.read_roof_bytes_per_s(), "B/s")
+        << "  (best of " << st.read_bytes_per_s.count << " passes; median "
+        << si(st.read_bytes_per_s.median, "B/s") << ")\n"
+        << "  write (then fdatasync):    " << si(st.write_roof_bytes_per_s(), "B/s")
+        << "  (best of " << st.write_bytes_per_s.count << " passes; median "
+        << si(st.write_bytes_per_s.median, "B/s") << ")\n";
+}
 
+void render_absent(const MachineProfile& p, std::ostream& out) {
+    if (p.absent.empty()) return;
+    out << "\nNot measured here\n";
+    for (const auto& a : p.absent) out << "  " << a.what << ": " << a.reason << "\n";
+}
+
+}  // namespace
+
+void render_machine_profile(const MachineProfile& p, std::ostream& out) {
+    host_lines(p, out);
+    render_clocks(p, out);
+    render_compute_roofs(p, out);
+    render_bandwidth_roofs(p, out);
+    render_latencies(p, out);
+    render_overheads(p, out);
+    render_storage(p, out);
     render_gpu_profiles(p, out);  // GPU section (issue 7)
-
-    if (!p.absent.empty()) {
-        out << "\nNot measured here\n";
-        for (const auto& a : p.absent) out << "  " << a.what << ": " << a.reason << "\n";
-    }
+    render_absent(p, out);
 }
 
 }  // namespace ceiling::output

@@ -105,48 +105,98 @@ std::vector<RooflinePoint> roofline_points(const RunRecord& r) {
     return pts;
 }
 
-std::string render_roofline_svg(const MachineProfile& profile, const std::vector<RooflinePoint>& points,
-                                const RooflineSvgOptions& o) {
+namespace {
+
+// The roofs the chart draws: compute roofs by name, bandwidth roofs by level.
+struct ChartRoofs {
+    std::map<std::string, const ComputeRoof*> compute;
+    std::map<std::string, const BandwidthRoof*> bandwidth;
+};
+
+// The thread count asked for, else the highest the profile measured.
+int chart_threads(const MachineProfile& profile, const RooflineSvgOptions& o) {
     int threads = o.threads;
     if (threads == 0) {
         for (const auto& r : profile.compute_roofs) threads = std::max(threads, r.threads);
         for (const auto& r : profile.bandwidth_roofs) threads = std::max(threads, r.threads);
     }
-    // One line per compute roof (by the name the verdicts use) and per level, at that thread
-    // count; the best kernel of each.
-    std::map<std::string, const ComputeRoof*> compute;
+    return threads;
+}
+
+// One line per compute roof (by the name the verdicts use) and per level, at that thread
+// count; the best kernel of each.
+ChartRoofs roofs_at(const MachineProfile& profile, int threads) {
+    ChartRoofs roofs;
+    auto& compute = roofs.compute;
     for (const auto& r : profile.compute_roofs) {
         if (r.threads != threads) continue;
-        if (!compute[r.name] || r.ops_per_s.median > compute[r.name]->ops_per_s.median) compute[r.name] = &r;
+        if (!compute[r.name] || r.ops_per_s.median > compute[r.name]->ops_per_s.median)
+            compute[r.name] = &r;
     }
-    std::map<std::string, const BandwidthRoof*> bandwidth;
+    auto& bandwidth = roofs.bandwidth;
     for (const auto& r : profile.bandwidth_roofs) {
         if (r.threads != threads) continue;
         if (!bandwidth[r.level] || r.bytes_per_s.median > bandwidth[r.level]->bytes_per_s.median)
             bandwidth[r.level] = &r;
     }
+    return roofs;
+}
+
+std::vector<RooflinePoint> plottable(const std::vector<RooflinePoint>& points) {
     std::vector<RooflinePoint> pts;
     for (const auto& p : points)
-        if (std::isfinite(p.intensity) && std::isfinite(p.ops_per_s) && p.intensity > 0 && p.ops_per_s > 0)
+        if (std::isfinite(p.intensity) && std::isfinite(p.ops_per_s) && p.intensity > 0 &&
+            p.ops_per_s > 0)
             pts.push_back(p);
-    // A profile has a dozen compute roofs: the chart keeps those the points were judged
-    // against, and the highest for scale.
+    return pts;
+}
+
+// A profile has a dozen compute roofs: the chart keeps those the points were judged
+// against, and the highest for scale.
+void keep_judged_compute_roofs(std::map<std::string, const ComputeRoof*>& compute,
+                               const std::vector<RooflinePoint>& pts) {
     std::set<std::string> judged;
     for (const auto& p : pts) judged.insert(p.compute_roofs.begin(), p.compute_roofs.end());
     if (!judged.empty()) {
         const ComputeRoof* highest = nullptr;
         for (const auto& [name, r] : compute)
             if (!highest || r->ops_per_s.median > highest->ops_per_s.median) highest = r;
-        std::erase_if(compute, [&](const auto& kv) { return kv.second != highest && !judged.count(kv.first); });
+        std::erase_if(compute, [&](const auto& kv) {
+            return kv.second != highest && !judged.count(kv.first);
+        });
     }
+}
+
+std::map<std::string, std::string> family_colours(const std::vector<RooflinePoint>& pts) {
     std::map<std::string, std::string> family_colour;
     for (const auto& p : pts)
         if (!family_colour.count(p.family))
-            family_colour[p.family] = family_palette[family_colour.size() % std::size(family_palette)];
+            family_colour[p.family] =
+                family_palette[family_colour.size() % std::size(family_palette)];
+    return family_colour;
+}
 
+// The point list's line height.
+constexpr double row = 14;
+
+// Where things go: the roofs' extremes, the log-log axes (decades lx0..lx1, ly0..ly1) and the
+// plot's place in the picture.
+struct Frame {
+    double peak = 0, bw_max = 0;  // the highest compute roof, the fastest bandwidth roof
+    double x_hi = 0;              // the intensity axis' right end, where bandwidth roofs stop
+    double lx0 = 0, lx1 = 0, ly0 = 0, ly1 = 0;
+    double left = 96, right = 300, top = 40, bottom = 50;
+    double height = 0, pw = 0, ph = 0, width = 0;
+
+    double X(double x) const { return left + (std::log10(x) - lx0) / (lx1 - lx0) * pw; }
+    double Y(double y) const { return top + ph - (std::log10(y) - ly0) / (ly1 - ly0) * ph; }
+};
+
+Frame chart_frame(const ChartRoofs& roofs, const std::vector<RooflinePoint>& pts,
+                  const RooflineSvgOptions& o) {
     double peak = 0, bw_min = INFINITY, bw_max = 0;
-    for (const auto& [k, r] : compute) peak = std::max(peak, r->ops_per_s.median);
-    for (const auto& [k, r] : bandwidth) {
+    for (const auto& [k, r] : roofs.compute) peak = std::max(peak, r->ops_per_s.median);
+    for (const auto& [k, r] : roofs.bandwidth) {
         bw_min = std::min(bw_min, r->bytes_per_s.median);
         bw_max = std::max(bw_max, r->bytes_per_s.median);
     }
@@ -166,113 +216,163 @@ std::string render_roofline_svg(const MachineProfile& profile, const std::vector
     if (bw_min < INFINITY) y_lo = std::min(y_lo, bw_min * x_lo);
     if (!(y_hi > 0)) y_hi = 1e12;
     if (!(y_lo < y_hi)) y_lo = y_hi / 1e6;
-    const double lx0 = std::floor(std::log10(x_lo)), lx1 = std::ceil(std::log10(x_hi));
-    const double ly0 = std::floor(std::log10(y_lo)), ly1 = std::ceil(std::log10(y_hi));
+    Frame f;
+    f.peak = peak, f.bw_max = bw_max, f.x_hi = x_hi;
+    f.lx0 = std::floor(std::log10(x_lo)), f.lx1 = std::ceil(std::log10(x_hi));
+    f.ly0 = std::floor(std::log10(y_lo)), f.ly1 = std::ceil(std::log10(y_hi));
 
     // The point list beside the plot sets the height when it is longer than the plot.
-    constexpr double row = 14;
-    const double left = 96, right = 300, top = 40, bottom = 50;
-    const double height = std::max<double>(o.height, top + row * static_cast<double>(pts.size() + 2) + bottom);
-    const double pw = o.width - left - 20, ph = height - top - bottom;
-    const double width = o.width + right;
-    auto X = [&](double x) { return left + (std::log10(x) - lx0) / (lx1 - lx0) * pw; };
-    auto Y = [&](double y) { return top + ph - (std::log10(y) - ly0) / (ly1 - ly0) * ph; };
+    f.height =
+        std::max<double>(o.height, f.top + row * static_cast<double>(pts.size() + 2) + f.bottom);
+    f.pw = o.width - f.left - 20, f.ph = f.height - f.top - f.bottom;
+    f.width = o.width + f.right;
+    return f;
+}
 
-    std::ostringstream s;
-    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\"" << num(height)
-      << "\" viewBox=\"0 0 " << num(width) << " " << num(height) << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
-    const std::string title =
-        o.title + (threads ? " (roofs at " + std::to_string(threads) + (threads == 1 ? " thread)" : " threads)") : "");
+// The picture's head and title, the grid with its decade labels, and the axes' names.
+void draw_frame(std::ostream& s, const Frame& f, const std::string& title) {
+    const double left = f.left, top = f.top, pw = f.pw, ph = f.ph, width = f.width,
+                 height = f.height;
+    s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << num(width) << "\" height=\""
+      << num(height) << "\" viewBox=\"0 0 " << num(width) << " " << num(height)
+      << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
     s << "<title>" << xml_escape(title) << "</title>\n";
     s << "<rect width=\"100%\" height=\"100%\" fill=\"#ffffff\"/>\n";
-    s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">" << xml_escape(title) << "</text>\n";
+    s << "<text x=\"" << left << "\" y=\"22\" font-size=\"14\" font-weight=\"bold\">"
+      << xml_escape(title) << "</text>\n";
     // Grid and decade labels, with units.
-    for (double e = lx0; e <= lx1; e += 1) {
-        const double x = X(std::pow(10, e));
-        s << "<line x1=\"" << num(x) << "\" y1=\"" << top << "\" x2=\"" << num(x) << "\" y2=\"" << num(top + ph)
-          << "\" stroke=\"#e9ecef\"/>\n";
-        s << "<text x=\"" << num(x) << "\" y=\"" << num(top + ph + 16) << "\" text-anchor=\"middle\">"
-          << xml_escape(si(std::pow(10, e), "", 3)) << "</text>\n";
+    for (double e = f.lx0; e <= f.lx1; e += 1) {
+        const double x = f.X(std::pow(10, e));
+        s << "<line x1=\"" << num(x) << "\" y1=\"" << top << "\" x2=\"" << num(x) << "\" y2=\""
+          << num(top + ph) << "\" stroke=\"#e9ecef\"/>\n";
+        s << "<text x=\"" << num(x) << "\" y=\"" << num(top + ph + 16)
+          << "\" text-anchor=\"middle\">" << xml_escape(si(std::pow(10, e), "", 3)) << "</text>\n";
     }
-    for (double e = ly0; e <= ly1; e += 1) {
-        const double y = Y(std::pow(10, e));
-        s << "<line x1=\"" << left << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + pw) << "\" y2=\"" << num(y)
-          << "\" stroke=\"#e9ecef\"/>\n";
+    for (double e = f.ly0; e <= f.ly1; e += 1) {
+        const double y = f.Y(std::pow(10, e));
+        s << "<line x1=\"" << left << "\" y1=\"" << num(y) << "\" x2=\"" << num(left + pw)
+          << "\" y2=\"" << num(y) << "\" stroke=\"#e9ecef\"/>\n";
         s << "<text x=\"" << left - 6 << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">"
           << xml_escape(si(std::pow(10, e), "op/s", 3)) << "</text>\n";
     }
-    s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << num(pw) << "\" height=\"" << num(ph)
-      << "\" fill=\"none\" stroke=\"#495057\"/>\n";
+    s << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << num(pw) << "\" height=\""
+      << num(ph) << "\" fill=\"none\" stroke=\"#495057\"/>\n";
     s << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(height - 12)
       << "\" text-anchor=\"middle\">arithmetic intensity (op/B)</text>\n";
     s << "<text transform=\"translate(14," << num(top + ph / 2)
       << ") rotate(-90)\" text-anchor=\"middle\">achieved rate (op/s)</text>\n";
+}
 
-    // Bandwidth roofs: rate = intensity x bandwidth, up to the highest compute roof; the
-    // label lies on the line, turned to its slope.
-    const double slope_deg = -std::atan2(ph / (ly1 - ly0), pw / (lx1 - lx0)) * 180 / M_PI;
+// Bandwidth roofs: rate = intensity x bandwidth, up to the highest compute roof; the
+// label lies on the line, turned to its slope.
+void draw_bandwidth_roofs(std::ostream& s, const Frame& f,
+                          const std::map<std::string, const BandwidthRoof*>& bandwidth) {
+    const double slope_deg =
+        -std::atan2(f.ph / (f.ly1 - f.ly0), f.pw / (f.lx1 - f.lx0)) * 180 / M_PI;
     for (const auto& [level, r] : bandwidth) {
         const double bw = r->bytes_per_s.median;
-        const double x_end = peak > 0 ? std::min(x_hi, peak / bw) : x_hi;
-        const double x_start = std::max(std::pow(10, lx0), std::pow(10, ly0) / bw);
+        const double x_end = f.peak > 0 ? std::min(f.x_hi, f.peak / bw) : f.x_hi;
+        const double x_start = std::max(std::pow(10, f.lx0), std::pow(10, f.ly0) / bw);
         if (x_start >= x_end) continue;
         const auto it = level_colours().find(level);
         const std::string colour = it != level_colours().end() ? it->second : "#868e96";
-        s << "<line class=\"roof bandwidth\" x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(x_start * bw))
-          << "\" x2=\"" << num(X(x_end)) << "\" y2=\"" << num(Y(x_end * bw)) << "\" stroke=\"" << colour
-          << "\" stroke-width=\"2\"/>\n";
-        const double lx = std::pow(10, std::log10(x_start) + 0.15 * (std::log10(x_end) - std::log10(x_start)));
-        s << "<text class=\"roof-label\" fill=\"" << colour << "\" transform=\"translate(" << num(X(lx)) << ","
-          << num(Y(lx * bw) - 4) << ") rotate(" << num(slope_deg) << ")\">" << xml_escape(level + " " + si(bw, "B/s"))
-          << "</text>\n";
+        s << "<line class=\"roof bandwidth\" x1=\"" << num(f.X(x_start)) << "\" y1=\""
+          << num(f.Y(x_start * bw)) << "\" x2=\"" << num(f.X(x_end)) << "\" y2=\""
+          << num(f.Y(x_end * bw)) << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n";
+        const double lx =
+            std::pow(10, std::log10(x_start) + 0.15 * (std::log10(x_end) - std::log10(x_start)));
+        s << "<text class=\"roof-label\" fill=\"" << colour << "\" transform=\"translate("
+          << num(f.X(lx)) << "," << num(f.Y(lx * bw) - 4) << ") rotate(" << num(slope_deg) << ")\">"
+          << xml_escape(level + " " + si(bw, "B/s")) << "</text>\n";
     }
-    // Compute roofs: flat from the fastest bandwidth roof's ridge point on, labelled at their
-    // right end with name and value, stacked where they would overprint.
+}
+
+// Compute roofs: flat from the fastest bandwidth roof's ridge point on, labelled at their
+// right end with name and value, stacked where they would overprint.
+void draw_compute_roofs(std::ostream& s, const Frame& f,
+                        const std::map<std::string, const ComputeRoof*>& compute) {
     std::vector<std::pair<double, const ComputeRoof*>> flat;
-    for (const auto& [name, r] : compute) flat.push_back({Y(r->ops_per_s.median), r});
-    std::sort(flat.begin(), flat.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [name, r] : compute) flat.push_back({f.Y(r->ops_per_s.median), r});
+    std::sort(flat.begin(), flat.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<double> label_y;
     for (const auto& [y, r] : flat) label_y.push_back(y - 3);
     spread(label_y, 11);
     for (std::size_t i = 0; i < flat.size(); ++i) {
         const ComputeRoof* r = flat[i].second;
         const double rate = r->ops_per_s.median;
-        const double x_start = bw_max > 0 ? std::max(std::pow(10, lx0), rate / bw_max) : std::pow(10, lx0);
-        s << "<line class=\"roof compute\" x1=\"" << num(X(x_start)) << "\" y1=\"" << num(Y(rate)) << "\" x2=\""
-          << num(left + pw) << "\" y2=\"" << num(Y(rate)) << "\" stroke=\"#343a40\" stroke-width=\"1.5\" stroke-dasharray=\""
-          << (r->engine == Engine::matrix ? "6 3" : r->engine == Engine::scalar ? "2 3" : "none") << "\"/>\n";
-        s << "<text class=\"roof-label\" x=\"" << num(left + pw - 4) << "\" y=\"" << num(label_y[i])
-          << "\" text-anchor=\"end\" fill=\"#343a40\">" << xml_escape(r->name + " " + si(rate, "op/s")) << "</text>\n";
+        const double x_start =
+            f.bw_max > 0 ? std::max(std::pow(10, f.lx0), rate / f.bw_max) : std::pow(10, f.lx0);
+        s << "<line class=\"roof compute\" x1=\"" << num(f.X(x_start)) << "\" y1=\""
+          << num(f.Y(rate)) << "\" x2=\"" << num(f.left + f.pw) << "\" y2=\"" << num(f.Y(rate))
+          << "\" stroke=\"#343a40\" stroke-width=\"1.5\" stroke-dasharray=\""
+          << (r->engine == Engine::matrix   ? "6 3"
+              : r->engine == Engine::scalar ? "2 3"
+                                            : "none")
+          << "\"/>\n";
+        s << "<text class=\"roof-label\" x=\"" << num(f.left + f.pw - 4) << "\" y=\""
+          << num(label_y[i]) << "\" text-anchor=\"end\" fill=\"#343a40\">"
+          << xml_escape(r->name + " " + si(rate, "op/s")) << "</text>\n";
     }
-    if (compute.empty() && bandwidth.empty())
-        s << "<text x=\"" << num(left + pw / 2) << "\" y=\"" << num(top + ph / 2)
-          << "\" text-anchor=\"middle\" fill=\"#868e96\">no roofs measured at this thread count</text>\n";
+}
 
-    // Points, numbered; the list beside the plot names them.
-    const double list_x = left + pw + 24;
-    s << "<text x=\"" << num(list_x) << "\" y=\"" << num(top - 10) << "\" font-weight=\"bold\">"
-      << (pts.empty() ? "no points" : "points (naive \u25a0, optimized \u25cf, library \u25b2)") << "</text>\n";
+// Points, numbered; the list beside the plot names them.
+void draw_points(std::ostream& s, const Frame& f, const std::vector<RooflinePoint>& pts,
+                 std::map<std::string, std::string>& family_colour) {
+    const double list_x = f.left + f.pw + 24;
+    s << "<text x=\"" << num(list_x) << "\" y=\"" << num(f.top - 10) << "\" font-weight=\"bold\">"
+      << (pts.empty() ? "no points" : "points (naive \u25a0, optimized \u25cf, library \u25b2)")
+      << "</text>\n";
     for (std::size_t i = 0; i < pts.size(); ++i) {
         const auto& p = pts[i];
         const std::string n = std::to_string(i + 1);
         const std::string colour = family_colour[p.family];
-        const double x = X(p.intensity), y = Y(p.ops_per_s);
-        std::string tip = n + ". " + p.label + ": " + si(p.ops_per_s, "op/s") + " at " + fixed(p.intensity, 3) + " op/B";
+        const double x = f.X(p.intensity), y = f.Y(p.ops_per_s);
+        std::string tip = n + ". " + p.label + ": " + si(p.ops_per_s, "op/s") + " at " +
+                          fixed(p.intensity, 3) + " op/B";
         if (!p.judged_against.empty()) tip += "; judged against " + p.judged_against;
         if (p.judged_per_s && *p.judged_per_s > p.ops_per_s)
-            s << "<line class=\"judged\" x1=\"" << num(x) << "\" y1=\"" << num(y) << "\" x2=\"" << num(x) << "\" y2=\""
-              << num(Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\" stroke-dasharray=\"2 2\"/>\n"
-              << "<line class=\"judged\" x1=\"" << num(x - 5) << "\" y1=\"" << num(Y(*p.judged_per_s)) << "\" x2=\""
-              << num(x + 5) << "\" y2=\"" << num(Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\"/>\n";
-        s << "<g class=\"point\" data-n=\"" << n << "\">" << marker(p.variant, x, y, colour) << "/><title>"
-          << xml_escape(tip) << "</title></g>\n";
-        s << "<text class=\"point-number\" x=\"" << num(x + 7) << "\" y=\"" << num(y - 5) << "\" font-size=\"9\">" << n
-          << "</text>\n";
-        const double ly = top + 4 + row * static_cast<double>(i + 1);
+            s << "<line class=\"judged\" x1=\"" << num(x) << "\" y1=\"" << num(y) << "\" x2=\""
+              << num(x) << "\" y2=\"" << num(f.Y(*p.judged_per_s)) << "\" stroke=\"" << colour
+              << "\" stroke-dasharray=\"2 2\"/>\n"
+              << "<line class=\"judged\" x1=\"" << num(x - 5) << "\" y1=\""
+              << num(f.Y(*p.judged_per_s)) << "\" x2=\"" << num(x + 5) << "\" y2=\""
+              << num(f.Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\"/>\n";
+        s << "<g class=\"point\" data-n=\"" << n << "\">" << marker(p.variant, x, y, colour)
+          << "/><title>" << xml_escape(tip) << "</title></g>\n";
+        s << "<text class=\"point-number\" x=\"" << num(x + 7) << "\" y=\"" << num(y - 5)
+          << "\" font-size=\"9\">" << n << "</text>\n";
+        const double ly = f.top + 4 + row * static_cast<double>(i + 1);
         s << marker(p.variant, list_x + 5, ly - 4, colour) << "/>\n";
         s << "<text class=\"point-label\" x=\"" << num(list_x + 14) << "\" y=\"" << num(ly) << "\">"
           << xml_escape(n + ". " + p.label) << "</text>\n";
     }
+}
+
+}  // namespace
+
+std::string render_roofline_svg(const MachineProfile& profile,
+                                const std::vector<RooflinePoint>& points,
+                                const RooflineSvgOptions& o) {
+    const int threads = chart_threads(profile, o);
+    ChartRoofs roofs = roofs_at(profile, threads);
+    const std::vector<RooflinePoint> pts = plottable(points);
+    keep_judged_compute_roofs(roofs.compute, pts);
+    std::map<std::string, std::string> family_colour = family_colours(pts);
+    const Frame f = chart_frame(roofs, pts, o);
+
+    std::ostringstream s;
+    const std::string title = o.title + (threads ? " (roofs at " + std::to_string(threads) +
+                                                       (threads == 1 ? " thread)" : " threads)")
+                                                 : "");
+    draw_frame(s, f, title);
+    draw_bandwidth_roofs(s, f, roofs.bandwidth);
+    draw_compute_roofs(s, f, roofs.compute);
+    if (roofs.compute.empty() && roofs.bandwidth.empty())
+        s << "<text x=\"" << num(f.left + f.pw / 2) << "\" y=\"" << num(f.top + f.ph / 2)
+          << "\" text-anchor=\"middle\" fill=\"#868e96\">no roofs measured at this thread "
+             "count</text>\n";
+    draw_points(s, f, pts, family_colour);
     s << "</svg>\n";
     return s.str();
 }

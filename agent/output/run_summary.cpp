@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "agent/record_names.hpp"
 #include "diagnosis/format.hpp"
@@ -321,7 +322,19 @@ std::vector<RegionRow> region_tree(const RunRecord& record) {
     return rows;
 }
 
-void render_run_summary(const RunRecord& r, std::ostream& out) {
+namespace {
+
+// What the summary's sections share: the record, its wall time, its timed executions and how
+// many there were (1 when none, to divide by).
+struct SummaryContext {
+    const RunRecord& r;
+    const Summary& wall;
+    std::vector<const Execution*> timed;
+    double n;
+};
+
+// The command, how it ended, and its wall time over the timed runs.
+void render_heading(const RunRecord& r, std::ostream& out) {
     const std::string what = r.kind == RecordKind::suite ? "ceiling suite" : "ceiling run";
     out << what << ": " << command_line(r.command);
     if (r.rank) out << "  (rank " << *r.rank << (r.world_size ? " of " + std::to_string(*r.world_size) : "") << ")";
@@ -330,80 +343,93 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
     if (r.partial) out << "  PARTIAL: " << r.partial_reason << "\n";
 
     const auto& wall = r.whole.duration_s;
-    const auto timed = r.timed_executions();
     if (wall.count > 0) {
         out << "  wall time: p50 " << duration(wall.median) << ", p99 " << duration(wall.p99);
         if (wall.count > 1) out << ", spread " << percent(wall.rel_spread);
         out << "  (" << runs_phrase(r) << ")\n";
     }
-    // System facts: per timed execution, from OS accounting.
-    const double n = timed.empty() ? 1.0 : static_cast<double>(timed.size());
+}
+
+void render_cpu(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
+    const double n = c.n;
     const auto user = counter_total(r, "user_s"), sys = counter_total(r, "system_s");
-    if (user && sys && wall.count > 0) {
-        const double busy = (*user + *sys) / n;
-        out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
-            << " per run; " << fixed(busy / wall.mean, 2) << " cores busy on average";
-        // Of how many: one busy core reads differently on a host of two and of sixty-four.
-        // And what it was allowed of them: its affinity mask's CPUs, its control group's quota.
-        const auto quota = counter_total(r, "cpu_quota_cpus");
-        const auto allowed = counter_total(r, "affinity_cpus");
-        if (const int cpus = r.machine_profile ? r.machine_profile->host.logical_cpus : 0; cpus > 0)
-            out << " (of " << cpus << " CPUs"
-                << (allowed && *allowed / n < cpus
-                        ? ", " + fixed(*allowed / n, 0) + " allowed by its affinity mask"
-                        : std::string())
-                << (quota ? ", a CPU quota of " + fixed(*quota / n, 2) : std::string()) << ")";
-        // Beside the busy cores, how many threads shared the work: 4 sharing 1 busy core took
-        // turns (the thread_concurrency rule).
-        if (const auto working = counter_total(r, "working_threads"))
-            out << "; its CPU time shared by " << fixed(*working / n, 1) << " threads (per "
-                << fixed(thread_window_s, 2) << " s)";
-        out << "\n";
+    if (!(user && sys && c.wall.count > 0)) return;
+    const double busy = (*user + *sys) / n;
+    out << "  CPU: user " << duration(*user / n) << ", system " << duration(*sys / n)
+        << " per run; " << fixed(busy / c.wall.mean, 2) << " cores busy on average";
+    // Of how many: one busy core reads differently on a host of two and of sixty-four.
+    // And what it was allowed of them: its affinity mask's CPUs, its control group's quota.
+    const auto quota = counter_total(r, "cpu_quota_cpus");
+    const auto allowed = counter_total(r, "affinity_cpus");
+    if (const int cpus = r.machine_profile ? r.machine_profile->host.logical_cpus : 0; cpus > 0)
+        out << " (of " << cpus << " CPUs"
+            << (allowed && *allowed / n < cpus
+                    ? ", " + fixed(*allowed / n, 0) + " allowed by its affinity mask"
+                    : std::string())
+            << (quota ? ", a CPU quota of " + fixed(*quota / n, 2) : std::string()) << ")";
+    // Beside the busy cores, how many threads shared the work: 4 sharing 1 busy core took
+    // turns (the thread_concurrency rule).
+    if (const auto working = counter_total(r, "working_threads"))
+        out << "; its CPU time shared by " << fixed(*working / n, 1) << " threads (per "
+            << fixed(thread_window_s, 2) << " s)";
+    out << "\n";
+}
+
+// Which of its processes did the work (a pipeline's busy stage, while the others waited on
+// it): those of the first timed run with a twentieth of its CPU time or more, at most four.
+void render_busy_processes(const SummaryContext& c, std::ostream& out) {
+    const auto& timed = c.timed;
+    if (timed.empty() || timed.front()->processes.size() <= 1) return;
+    const auto& ps = timed.front()->processes;
+    double total = 0;
+    for (const auto& p : ps) total += p.cpu_s;
+    std::string listed;
+    int shown = 0;
+    for (const auto& p : ps) {
+        if (shown == 4 || !(total > 0) || p.cpu_s < 0.05 * total) break;
+        listed += (shown++ ? ", " : "") + p.name + " (pid " + std::to_string(p.pid) + ") " +
+                  duration(p.cpu_s) +
+                  (p.seen_s > 0 ? " (" + fixed(p.cpu_s / p.seen_s, 2) + " cores over the " +
+                                      duration(p.seen_s) + " it was seen)"
+                                : std::string());
     }
-    // Which of its processes did the work (a pipeline's busy stage, while the others waited on
-    // it): those of the first timed run with a twentieth of its CPU time or more, at most four.
-    if (!timed.empty() && timed.front()->processes.size() > 1) {
-        const auto& ps = timed.front()->processes;
-        double total = 0;
-        for (const auto& p : ps) total += p.cpu_s;
-        std::string listed;
-        int shown = 0;
-        for (const auto& p : ps) {
-            if (shown == 4 || !(total > 0) || p.cpu_s < 0.05 * total) break;
-            listed += (shown++ ? ", " : "") + p.name + " (pid " + std::to_string(p.pid) + ") " +
-                      duration(p.cpu_s) +
-                      (p.seen_s > 0 ? " (" + fixed(p.cpu_s / p.seen_s, 2) + " cores over the " +
-                                          duration(p.seen_s) + " it was seen)"
-                                    : std::string());
-        }
-        if (!listed.empty())
-            out << "  processes (CPU time at the last look"
-                << (timed.size() > 1 ? ", first run" : "") << "; " << ps.size()
-                << " seen): " << listed << "\n";
-    }
-    // The program's own peak memory, never ceiling's (max_rss_bytes of older records is
-    // wait4's, which includes it): largest process, then the whole tree when it differs.
+    if (!listed.empty())
+        out << "  processes (CPU time at the last look"
+            << (timed.size() > 1 ? ", first run" : "") << "; " << ps.size()
+            << " seen): " << listed << "\n";
+}
+
+// The program's own peak memory, never ceiling's (max_rss_bytes of older records is
+// wait4's, which includes it): largest process, then the whole tree when it differs.
+void render_memory(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
     const auto own = counter_total(r, "peak_rss_bytes"), tree = counter_total(r, "peak_tree_rss_bytes");
-    if (own || tree) {
-        auto lower_bound = [&](const char* name) {
-            for (const Execution* e : timed)
-                for (const auto& c : e->counters)
-                    if (c.name == name && c.low_confidence) return std::string("at least ");
-            return std::string();
-        };
-        out << "  memory: peak resident ";
-        if (own) out << lower_bound("peak_rss_bytes") << bytes(*own) << " (largest process)";
-        if (tree && (!own || std::abs(*tree - *own) > 0.01 * *own))
-            out << (own ? ", " : "") << lower_bound("peak_tree_rss_bytes") << bytes(*tree) << " (process tree, sampled)";
-        // Where the sampler's is a lower bound, what its processes that record ranges read of
-        // their own peak as they exited, where higher (the kernel's counts of resident pages
-        // are approximate by a few hundred KiB, so two reads of one peak may differ that much).
-        if (const auto at_exit = counter_total(r, "peak_rss_at_exit_bytes");
-            at_exit && own && *at_exit > *own && !lower_bound("peak_rss_bytes").empty())
-            out << "; " << bytes(*at_exit) << " (its processes that record ranges, as they exited)";
-        out << "\n";
-    }
-    // Whole-run I/O per run: what storage saw, and what the read/write calls moved.
+    if (!(own || tree)) return;
+    auto lower_bound = [&](const char* name) {
+        for (const Execution* e : c.timed)
+            for (const auto& v : e->counters)
+                if (v.name == name && v.low_confidence) return std::string("at least ");
+        return std::string();
+    };
+    out << "  memory: peak resident ";
+    if (own) out << lower_bound("peak_rss_bytes") << bytes(*own) << " (largest process)";
+    if (tree && (!own || std::abs(*tree - *own) > 0.01 * *own))
+        out << (own ? ", " : "") << lower_bound("peak_tree_rss_bytes") << bytes(*tree) << " (process tree, sampled)";
+    // Where the sampler's is a lower bound, what its processes that record ranges read of
+    // their own peak as they exited, where higher (the kernel's counts of resident pages
+    // are approximate by a few hundred KiB, so two reads of one peak may differ that much).
+    if (const auto at_exit = counter_total(r, "peak_rss_at_exit_bytes");
+        at_exit && own && *at_exit > *own && !lower_bound("peak_rss_bytes").empty())
+        out << "; " << bytes(*at_exit) << " (its processes that record ranges, as they exited)";
+    out << "\n";
+}
+
+// Whole-run I/O per run: what storage saw, and what the read/write calls moved.
+void render_io(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
+    const auto& wall = c.wall;
+    const double n = c.n;
     const auto storage_read = counter_total(r, "storage_read_bytes"), storage_write = counter_total(r, "storage_write_bytes");
     const auto call_read = counter_total(r, "read_call_bytes"), call_write = counter_total(r, "write_call_bytes");
     // Each direction's rate beside the storage roof `machine` measured, when it moved at
@@ -439,117 +465,154 @@ void render_run_summary(const RunRecord& r, std::ostream& out) {
             << against_roof(*storage_read, true) << "; read/write calls " << bytes(*call_write / n)
             << " written" << in_calls("write_calls") << ", " << bytes(*call_read / n) << " read"
             << in_calls("read_calls") << " (per run)\n";
+}
+
+void render_switches_and_faults(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
+    const double n = c.n;
     const auto vcs = counter_total(r, "voluntary_context_switches");
     const auto ics = counter_total(r, "involuntary_context_switches");
     const auto minf = counter_total(r, "minor_faults"), majf = counter_total(r, "major_faults");
-    if (vcs && ics && minf && majf && wall.count > 0) {
-        const double secs = wall.mean * n;
-        out << "  context switches: " << si((*vcs + *ics) / secs, "/s") << " ("
-            << si(*vcs / secs, "/s") << " voluntary";
-        // ceiling's sampler wakes on the program's CPUs: its share of the preemptions is said.
-        if (const auto ours = counter_total(r, "observer_wakeups"); ours && *ours > 0)
-            out << "; ceiling's own wakeups " << si(*ours / secs, "/s")
-                << ", each may have preempted it once";
-        out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
-            << " major per run)";
-        // Threads and processes started, where as many as the rule judges (a thread per task).
-        if (const auto started = counter_total(r, "host_tasks_started");
-            started && *started / n >= r.thresholds.tasks_started_min)
-            out << "; threads and processes started: " << si(*started / secs, "/s")
-                << " (host-wide)";
-        out << "\n";
-    }
-    // Where its threads waited off a CPU (the scheduler's blocked time, by the system call each
-    // was seen waiting in): the kinds of a twentieth of the wall time or more, largest first.
-    if (wall.count > 0 && wall.mean > 0) {
-        std::vector<std::pair<double, std::size_t>> kinds;
-        for (std::size_t k = 0; k < collectors::wait_kind_count; ++k)
-            if (const auto s = counter_total(
-                    r, waiting_counter(static_cast<collectors::WaitKind>(k)));
-                s && *s / n >= 0.05 * wall.mean)
-                kinds.emplace_back(*s / n, k);
-        std::sort(kinds.rbegin(), kinds.rend());
-        if (!kinds.empty()) {
-            out << "  blocked (thread time per run, by what it waited in): ";
-            for (std::size_t i = 0; i < kinds.size(); ++i) {
-                // Threads waiting side by side (a pool parked on a condition variable) read as
-                // how many at once, not as thousands of per cent.
-                const double at_once = kinds[i].first / wall.mean;
-                out << (i ? ", " : "") << collectors::wait_kind_labels[kinds[i].second] << " "
-                    << duration(kinds[i].first) << " ("
-                    << (at_once > 1.5 ? fixed(at_once, 1) + " threads at once on average"
-                                      : percent(at_once) + " of wall")
-                    << ")";
-            }
-            out << "\n";
-        }
-    }
-    // What recording the program's NVTX ranges cost it: in its wall time (and, for the half
-    // of each range's cost between its clock reads, in its regions' times).
-    if (const auto events = counter_total(r, "nvtx_events"); events && *events > 0) {
-        out << "  ceiling's own time in the program: ";
-        if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && wall.count > 0) {
-            out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / wall.mean, 1)
-                << " of wall time) recording " << count_text(*events / n)
-                << " events (two per NVTX range), at the cost the program timed at its first "
-                   "NVTX call (a floor: the caches it disturbs are not counted)";
-            // Where timing that cost is a good part of it (few ranges, several processes).
-            if (const auto timing = counter_total(r, "nvtx_timing_cost_s");
-                timing && *timing >= 0.25 * *rec)
-                out << "; " << duration(*timing / n)
-                    << " of it timing that cost, once in each process that records";
-            out << "\n";
-        } else
-            out << "recording " << count_text(*events / n)
-                << " NVTX events per run, at a cost not timed\n";
-    }
+    if (!(vcs && ics && minf && majf && c.wall.count > 0)) return;
+    const double secs = c.wall.mean * n;
+    out << "  context switches: " << si((*vcs + *ics) / secs, "/s") << " ("
+        << si(*vcs / secs, "/s") << " voluntary";
+    // ceiling's sampler wakes on the program's CPUs: its share of the preemptions is said.
+    if (const auto ours = counter_total(r, "observer_wakeups"); ours && *ours > 0)
+        out << "; ceiling's own wakeups " << si(*ours / secs, "/s")
+            << ", each may have preempted it once";
+    out << "); page faults: " << si((*minf + *majf) / secs, "/s") << " (" << fixed(*majf / n, 0)
+        << " major per run)";
+    // Threads and processes started, where as many as the rule judges (a thread per task).
+    if (const auto started = counter_total(r, "host_tasks_started");
+        started && *started / n >= r.thresholds.tasks_started_min)
+        out << "; threads and processes started: " << si(*started / secs, "/s")
+            << " (host-wide)";
+    out << "\n";
+}
 
-    if (!r.regions.empty()) {
-        out << "\nWhere the time went (" << (r.kind == RecordKind::suite ? "kernels" : "NVTX regions")
-            << ", per run)\n";
-        TextTable t;
-        t.column("region")
-            .column("count", TextTable::Align::right)
-            .column("total", TextTable::Align::right)
-            .column("of wall", TextTable::Align::right)
-            .column("self", TextTable::Align::right)
-            .column("busy cores", TextTable::Align::right)
-            .column("p50", TextTable::Align::right)
-            .column("p99", TextTable::Align::right)
-            .column("declared rate", TextTable::Align::right);
-        for (const auto& [region, depth] : region_tree(r)) {
-            const RecordedRegion& reg = *region;
-            if (summarised_by_ops(reg)) continue;  // in the op summary (op_summary.hpp)
-            const double total = mean(reg.total_s_per_execution);
-            const auto& d = reg.measurement.duration_s;
-            std::string label(static_cast<std::size_t>(2 * depth), ' ');
-            label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
-            std::string rate = "-";
-            if (reg.measurement.work && d.count > 0 && total > 0) {
-                // Per second open: instances side by side did their work at once.
-                const double per_run_instances = static_cast<double>(reg.instances) / n;
-                const double open = reg.open_s_per_execution();
-                const Work& w = *reg.measurement.work;
-                if (w.ops > 0)
-                    rate = si(w.ops * per_run_instances / open, "op/s");
-                else if (w.compulsory_bytes > 0)
-                    rate = si(w.compulsory_bytes * per_run_instances / open, "B/s");
-            }
-            const double per_run = static_cast<double>(reg.instances) / n;
-            t.row({label, count_text(per_run), duration(total),
-                   wall.count ? percent(reg.open_s_per_execution() / wall.mean) : "-",
-                   reg.self_s ? duration(*reg.self_s) : "-", busy_cores_text(r, reg),
-                   d.count ? duration(d.median) : "-", d.count ? duration(d.p99) : "-", rate});
-        }
-        t.render(out);
-        if (!r.model_time_s_per_execution.empty() && wall.count > 0) {
-            out << "  model regions (" << r.options.model_regions.value_or("") << "): "
-                << percent(mean(r.model_time_s_per_execution) / wall.mean) << " of wall time; "
-                << "any region: " << percent(mean(r.region_time_s_per_execution) / wall.mean) << "\n";
-        }
-    } else if (r.kind == RecordKind::run) {
-        out << "\nNo NVTX regions recorded (annotate with NVTX ranges to see where the time goes).\n";
+// Where its threads waited off a CPU (the scheduler's blocked time, by the system call each
+// was seen waiting in): the kinds of a twentieth of the wall time or more, largest first.
+void render_blocked(const SummaryContext& c, std::ostream& out) {
+    const auto& wall = c.wall;
+    const double n = c.n;
+    if (!(wall.count > 0 && wall.mean > 0)) return;
+    std::vector<std::pair<double, std::size_t>> kinds;
+    for (std::size_t k = 0; k < collectors::wait_kind_count; ++k)
+        if (const auto s = counter_total(
+                c.r, waiting_counter(static_cast<collectors::WaitKind>(k)));
+            s && *s / n >= 0.05 * wall.mean)
+            kinds.emplace_back(*s / n, k);
+    std::sort(kinds.rbegin(), kinds.rend());
+    if (kinds.empty()) return;
+    out << "  blocked (thread time per run, by what it waited in): ";
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+        // Threads waiting side by side (a pool parked on a condition variable) read as
+        // how many at once, not as thousands of per cent.
+        const double at_once = kinds[i].first / wall.mean;
+        out << (i ? ", " : "") << collectors::wait_kind_labels[kinds[i].second] << " "
+            << duration(kinds[i].first) << " ("
+            << (at_once > 1.5 ? fixed(at_once, 1) + " threads at once on average"
+                              : percent(at_once) + " of wall")
+            << ")";
     }
+    out << "\n";
+}
+
+// What recording the program's NVTX ranges cost it: in its wall time (and, for the half
+// of each range's cost between its clock reads, in its regions' times).
+void render_recording_cost(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
+    const double n = c.n;
+    const auto events = counter_total(r, "nvtx_events");
+    if (!(events && *events > 0)) return;
+    out << "  ceiling's own time in the program: ";
+    if (const auto rec = counter_total(r, "nvtx_recording_s"); rec && c.wall.count > 0) {
+        out << "~" << duration(*rec / n) << " per run (" << percent(*rec / n / c.wall.mean, 1)
+            << " of wall time) recording " << count_text(*events / n)
+            << " events (two per NVTX range), at the cost the program timed at its first "
+               "NVTX call (a floor: the caches it disturbs are not counted)";
+        // Where timing that cost is a good part of it (few ranges, several processes).
+        if (const auto timing = counter_total(r, "nvtx_timing_cost_s");
+            timing && *timing >= 0.25 * *rec)
+            out << "; " << duration(*timing / n)
+                << " of it timing that cost, once in each process that records";
+        out << "\n";
+    } else
+        out << "recording " << count_text(*events / n)
+            << " NVTX events per run, at a cost not timed\n";
+}
+
+// "Where the time went": a row per region, nested under its parent.
+void render_region_table(const SummaryContext& c, std::ostream& out) {
+    const RunRecord& r = c.r;
+    const auto& wall = c.wall;
+    const double n = c.n;
+    if (r.regions.empty()) {
+        if (r.kind == RecordKind::run)
+            out << "\nNo NVTX regions recorded (annotate with NVTX ranges to see where the time goes).\n";
+        return;
+    }
+    out << "\nWhere the time went (" << (r.kind == RecordKind::suite ? "kernels" : "NVTX regions")
+        << ", per run)\n";
+    TextTable t;
+    t.column("region")
+        .column("count", TextTable::Align::right)
+        .column("total", TextTable::Align::right)
+        .column("of wall", TextTable::Align::right)
+        .column("self", TextTable::Align::right)
+        .column("busy cores", TextTable::Align::right)
+        .column("p50", TextTable::Align::right)
+        .column("p99", TextTable::Align::right)
+        .column("declared rate", TextTable::Align::right);
+    for (const auto& [region, depth] : region_tree(r)) {
+        const RecordedRegion& reg = *region;
+        if (summarised_by_ops(reg)) continue;  // in the op summary (op_summary.hpp)
+        const double total = mean(reg.total_s_per_execution);
+        const auto& d = reg.measurement.duration_s;
+        std::string label(static_cast<std::size_t>(2 * depth), ' ');
+        label += reg.name + (reg.model ? " [model]" : "") + (reg.unclosed ? " [unclosed]" : "");
+        std::string rate = "-";
+        if (reg.measurement.work && d.count > 0 && total > 0) {
+            // Per second open: instances side by side did their work at once.
+            const double per_run_instances = static_cast<double>(reg.instances) / n;
+            const double open = reg.open_s_per_execution();
+            const Work& w = *reg.measurement.work;
+            if (w.ops > 0)
+                rate = si(w.ops * per_run_instances / open, "op/s");
+            else if (w.compulsory_bytes > 0)
+                rate = si(w.compulsory_bytes * per_run_instances / open, "B/s");
+        }
+        const double per_run = static_cast<double>(reg.instances) / n;
+        t.row({label, count_text(per_run), duration(total),
+               wall.count ? percent(reg.open_s_per_execution() / wall.mean) : "-",
+               reg.self_s ? duration(*reg.self_s) : "-", busy_cores_text(r, reg),
+               d.count ? duration(d.median) : "-", d.count ? duration(d.p99) : "-", rate});
+    }
+    t.render(out);
+    if (!r.model_time_s_per_execution.empty() && wall.count > 0) {
+        out << "  model regions (" << r.options.model_regions.value_or("") << "): "
+            << percent(mean(r.model_time_s_per_execution) / wall.mean) << " of wall time; "
+            << "any region: " << percent(mean(r.region_time_s_per_execution) / wall.mean) << "\n";
+    }
+}
+
+}  // namespace
+
+void render_run_summary(const RunRecord& r, std::ostream& out) {
+    render_heading(r, out);
+    // System facts: per timed execution, from OS accounting.
+    auto timed = r.timed_executions();
+    const double n = timed.empty() ? 1.0 : static_cast<double>(timed.size());
+    const SummaryContext c{r, r.whole.duration_s, std::move(timed), n};
+    render_cpu(c, out);
+    render_busy_processes(c, out);
+    render_memory(c, out);
+    render_io(c, out);
+    render_switches_and_faults(c, out);
+    render_blocked(c, out);
+    render_recording_cost(c, out);
+    render_region_table(c, out);
 
     render_op_summary(r, out);
     render_diagnosis(r, out);

@@ -30,7 +30,7 @@ std::optional<double> counter_total(const RunRecord& record, const std::string& 
 int region_depth(const RunRecord& record, const RecordedRegion& region);
 
 // A region's busy cores for its table's cell: the mean, and beside it the cores it held at
-// once where it was judged at them ("1.34 (1.98 held)", region_diagnosis.cpp); "-" unknown.
+// once where it was judged at them ("1.34 (1.98 held)", agent/judge/judge_region.cpp); "-" unknown.
 std::string busy_cores_text(const RunRecord& record, const RecordedRegion& region);
 
 // The record's regions depth first: each region right after its parent, siblings in the

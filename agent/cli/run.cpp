@@ -101,56 +101,82 @@ std::optional<Budgets> parse_run_budgets(const RunArgs& a) {
     return b;
 }
 
-int run_command(const RunArgs& a, const GlobalOptions& global) {
-    if (a.command.empty()) throw UsageError("run: no program given (ceiling run [options] -- PROGRAM [ARGS...])");
-    // The kernel's perf hooks are switched on beside ceiling's own start-up (options, the
-    // profile, the program's path), not while the program waits for its counters
-    // (perf_events.hpp); that start-up is now ~1-2 ms of the hooks' 5-20 ms in a VM.
-    const collectors::PerfHooksWarmup perf_hooks;
+// --model-regions compiled; none when not given.
+std::optional<std::regex> parse_model_regions(const std::string& pattern) {
     std::optional<std::regex> model;
-    if (!a.model_regions.empty()) {
+    if (!pattern.empty()) {
         try {
-            model.emplace(a.model_regions, std::regex::ECMAScript);
+            model.emplace(pattern, std::regex::ECMAScript);
         } catch (const std::regex_error& e) {
-            throw UsageError("--model-regions '" + a.model_regions + "': " + e.what());
+            throw UsageError("--model-regions '" + pattern + "': " + e.what());
         }
     }
+    return model;
+}
+
+// --interval in seconds (0: no sampling).
+double parse_interval_s(const std::string& text) {
     double interval_s = 0;
     try {
-        interval_s = parse_duration_s(a.interval);
+        interval_s = parse_duration_s(text);
     } catch (const std::exception& e) {
         throw UsageError(std::string("--interval: ") + e.what());
     }
-    if (interval_s > 0 && interval_s < 0.001) throw UsageError("--interval below 1ms would measure the sampler");
-    const std::optional<Budgets> budgets = parse_run_budgets(a);
+    if (interval_s > 0 && interval_s < 0.001)
+        throw UsageError("--interval below 1ms would measure the sampler");
+    return interval_s;
+}
 
+// The record's header: what runs, the thresholds it is judged by, and where (rank, host).
+RunRecord new_run_record(const RunArgs& a) {
     RunRecord record;
     record.kind = RecordKind::run;
     record.thresholds = thresholds_of(a.thresholds);
     record.command = a.command;
     measure::fill_record_context(record);
+    return record;
+}
+
+// Where the run's record and trace go ("" for no trace).
+struct RunPaths {
+    std::string record;
+    std::string trace;
+};
+
+RunPaths run_paths(const RunArgs& a, std::optional<int> rank) {
     // A default name is chosen when the record is written, never one that exists.
-    std::string output =
-        a.output.empty() ? measure::default_record_name("ceiling-run", record.rank)
-                         : measure::with_rank(a.output, record.rank);
-    const std::string trace_path = a.trace.empty() ? "" : measure::with_rank(a.trace, record.rank);
+    RunPaths paths;
+    paths.record = a.output.empty() ? measure::default_record_name("ceiling-run", rank)
+                                    : measure::with_rank(a.output, rank);
+    paths.trace = a.trace.empty() ? "" : measure::with_rank(a.trace, rank);
     // An unwritable output fails now, not after the program ran for an hour.
-    check_output_paths({output, trace_path, a.csv});
+    check_output_paths({paths.record, paths.trace, a.csv});
+    return paths;
+}
 
+// The program as sh finds it on PATH; sh's statuses (127, 126) when it cannot run.
+measure::ResolvedProgram resolve_or_fail(const std::string& name) {
     const char* path_env = std::getenv("PATH");
-    const auto program = measure::resolve_program(a.command[0], path_env ? path_env : "/usr/bin:/bin");
+    auto program = measure::resolve_program(name, path_env ? path_env : "/usr/bin:/bin");
     if (program.status != 0) throw Failure(program.status, program.error);
-    record.executable = fs::absolute(program.path).string();
+    return program;
+}
 
-    const fs::path profile_path = a.profile.empty() ? store::default_profile_path() : fs::path(a.profile);
+// The machine profile the run is judged against (`chosen`: --profile, else the saved one),
+// or a note saying why there is none.
+void attach_profile(const std::string& chosen, RunRecord& record) {
+    const fs::path profile_path = chosen.empty() ? store::default_profile_path() : fs::path(chosen);
     // Without the working-set sweep: judging never reads it, and the record's copy is smaller.
-    if (!a.profile.empty()) record.machine_profile = store::load_profile(profile_path, ProfileParts::without_sweep);
-    else record.machine_profile = store::load_profile_if_present(profile_path, ProfileParts::without_sweep);
+    if (!chosen.empty())
+        record.machine_profile = store::load_profile(profile_path, ProfileParts::without_sweep);
+    else
+        record.machine_profile =
+            store::load_profile_if_present(profile_path, ProfileParts::without_sweep);
     // A profile of another CPU: used when the user chose it (said in the record), never the
     // per-host cache file (a VM keeps its hostname when its instance type changes).
     if (record.machine_profile)
         if (const auto other =
-                other_cpu_profile(*record.machine_profile, profile_path, !a.profile.empty())) {
+                other_cpu_profile(*record.machine_profile, profile_path, !chosen.empty())) {
             if (other->chosen) {
                 record.notes.push_back(other->said + ": judged against that machine's roofs");
             } else {
@@ -160,20 +186,19 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
             }
             spdlog::warn("{}", record.notes.back());
         }
-    if (record.machine_profile) record.machine_profile_path = fs::absolute(profile_path).string();
+    if (record.machine_profile)
+        record.machine_profile_path = fs::absolute(profile_path).string();
     else if (!fs::exists(profile_path))
         record.notes.push_back("no machine profile at " + profile_path.string() +
                                ": run `ceiling machine` so runs can be judged against the roofs");
+}
 
-    record.options.repeat = a.repeat;
-    record.options.warmup = a.warmup;
-    if (interval_s > 0) record.options.interval_s = interval_s;
-    if (model) record.options.model_regions = a.model_regions;
-    record.budgets = budgets;
-
+// What measure::run_program is to do; with --torch, the Python environment set for it.
+measure::RunPlan make_run_plan(const RunArgs& a, const fs::path& executable, double interval_s,
+                               const std::optional<std::regex>& model, RunRecord& record) {
     measure::RunPlan plan;
     plan.command = a.command;
-    plan.executable = program.path;
+    plan.executable = executable;
     plan.repeat = a.repeat;
     plan.warmup = a.warmup;
     plan.gpu_counters = a.gpu_counters;
@@ -186,18 +211,27 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
             throw MeasurementError(e.what());
         }
     }
-    // Progress between executions when there are several (the program's own output is its
-    // own business; one line, rewritten in place, on a terminal only).
-    std::optional<output::Progress> progress;
+    return plan;
+}
+
+// Progress between executions when there are several (the program's own output is its
+// own business; one line, rewritten in place, on a terminal only). `progress` outlives the
+// run: the plan's callback steps it.
+void show_progress(const RunArgs& a, const GlobalOptions& global,
+                   std::optional<output::Progress>& progress, measure::RunPlan& plan) {
     const int executions = a.warmup + a.repeat + (a.gpu_counters ? 1 : 0);
     if (executions > 1 && output::progress_wanted(global.quiet)) {
         progress.emplace("ceiling run", executions, true);
-        plan.on_execution = [&](int i) {
-            progress->step(i <= a.warmup              ? "warm-up"
-                           : i <= a.warmup + a.repeat ? "execution " + std::to_string(i - a.warmup)
-                                                      : "GPU counting");
+        plan.on_execution = [&progress, warmup = a.warmup, repeat = a.repeat](int i) {
+            progress->step(i <= warmup            ? "warm-up"
+                           : i <= warmup + repeat ? "execution " + std::to_string(i - warmup)
+                                                  : "GPU counting");
         };
     }
+}
+
+// The program's executions, a failure to launch or measure it as ceiling's exit status.
+measure::ProgramRun run_or_fail(const measure::RunPlan& plan) {
     measure::ProgramRun run;
     try {
         run = measure::run_program(plan);
@@ -206,9 +240,11 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     } catch (const std::runtime_error& e) {
         throw MeasurementError(e.what());
     }
-    progress.reset();
-    measure::add_to_record(run, plan, record);
-    if (a.torch) measure::add_torch_to_record(run, record);
+    return run;
+}
+
+// The verdicts, and with the roofs looked at again, the verdicts judged once more.
+void judge_run(const RunArgs& a, const measure::ProgramRun& run, RunRecord& record) {
     judge::judge_record(record);
     // Not after Ctrl-C: the user asked to stop, not for another measurement.
     if (!a.no_roof_check && !run.interrupted_by) {
@@ -216,48 +252,106 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         // Again with the checks: a verdict the host's share moved across says so.
         if (!record.roof_checks.empty()) judge::judge_record(record);
     }
+}
 
+// The program's exit status as a shell reports it.
+int program_status(const RunRecord& record, const measure::ProgramRun& run) {
     int status = record.end.shell_status();
     // Interrupted: 128+signal, as a shell reports it, even when the execution the signal
     // reached ended well; a failing program's own status is kept.
     if (run.interrupted_by && (status == 0 || record.end.kind == EndKind::not_started))
         status = 128 + *run.interrupted_by;
-    // The measurement is shown even when the record cannot be written.
+    return status;
+}
+
+// The record, the trace and the CSV written; what failed to be written, or empty.
+// `paths.record` becomes the name a default record was written under.
+std::string save_run_files(const RunArgs& a, const measure::ProgramRun& run,
+                           const measure::RunPlan& plan, const RunRecord& record, RunPaths& paths) {
     std::string lost;
     try {
         if (a.output.empty()) {
             // Named when written: the first candidate of this second that names nothing.
             for (int n = 1;; ++n) {
-                output = measure::default_record_name("ceiling-run", record.rank, n);
-                if (store::save_new_run_record(record, output)) break;
+                paths.record = measure::default_record_name("ceiling-run", record.rank, n);
+                if (store::save_new_run_record(record, paths.record)) break;
             }
         } else {
-            store::save_run_record(record, output);
+            store::save_run_record(record, paths.record);
         }
-        if (!trace_path.empty())
+        if (!paths.trace.empty())
             store::write_file_atomically(
-                trace_path, measure::run_trace(run, measure::program_name(plan)).dump());
+                paths.trace, measure::run_trace(run, measure::program_name(plan)).dump());
         if (!a.csv.empty()) store::write_file_atomically(a.csv, output::regions_csv(record));
     } catch (const std::exception& e) {
         lost = e.what();
     }
+    return lost;
+}
+
+// The summary on stderr (JSON or text), and the record's name where the user needs it.
+void print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunRecord& record,
+                       const RunPaths& paths, const std::string& lost) {
     if (a.json) {
         // On stderr, as the text summary: stdout is the program's (perf stat -j does the same).
-        std::cerr << output::summary_json(record, lost.empty() ? output : std::string()).dump(1) << "\n";
+        std::cerr
+            << output::summary_json(record, lost.empty() ? paths.record : std::string()).dump(1)
+            << "\n";
     } else if (!global.quiet) {
         std::cerr << "\n";
         output::render_run_summary(record, std::cerr);
         if (lost.empty())
-            std::cerr << "record: " << output << (trace_path.empty() ? "" : "  trace: " + trace_path) << "\n";
+            std::cerr << "record: " << paths.record
+                      << (paths.trace.empty() ? "" : "  trace: " + paths.trace) << "\n";
     } else if (lost.empty() && a.output.empty()) {
         // Quiet, but a name ceiling chose is the one thing the user cannot know otherwise.
-        std::cerr << "record: " << output << "\n";
+        std::cerr << "record: " << paths.record << "\n";
     }
+}
+
+int run_command(const RunArgs& a, const GlobalOptions& global) {
+    if (a.command.empty())
+        throw UsageError("run: no program given (ceiling run [options] -- PROGRAM [ARGS...])");
+    // The kernel's perf hooks are switched on beside ceiling's own start-up (options, the
+    // profile, the program's path), not while the program waits for its counters
+    // (perf_events.hpp); that start-up is now ~1-2 ms of the hooks' 5-20 ms in a VM.
+    const collectors::PerfHooksWarmup perf_hooks;
+    const std::optional<std::regex> model = parse_model_regions(a.model_regions);
+    const double interval_s = parse_interval_s(a.interval);
+    const std::optional<Budgets> budgets = parse_run_budgets(a);
+
+    RunRecord record = new_run_record(a);
+    RunPaths paths = run_paths(a, record.rank);
+    const auto program = resolve_or_fail(a.command[0]);
+    record.executable = fs::absolute(program.path).string();
+    attach_profile(a.profile, record);
+
+    record.options.repeat = a.repeat;
+    record.options.warmup = a.warmup;
+    if (interval_s > 0) record.options.interval_s = interval_s;
+    if (model) record.options.model_regions = a.model_regions;
+    record.budgets = budgets;
+
+    measure::RunPlan plan = make_run_plan(a, program.path, interval_s, model, record);
+    std::optional<output::Progress> progress;
+    show_progress(a, global, progress, plan);
+    const measure::ProgramRun run = run_or_fail(plan);
+    progress.reset();
+    measure::add_to_record(run, plan, record);
+    if (a.torch) measure::add_torch_to_record(run, record);
+    judge_run(a, run, record);
+
+    const int status = program_status(record, run);
+    // The measurement is shown even when the record cannot be written.
+    const std::string lost = save_run_files(a, run, plan, record, paths);
+    print_run_summary(a, global, record, paths, lost);
     if (!lost.empty()) {
-        spdlog::error("{}{}", lost, global.quiet ? "" : " (the summary above is all that is kept of this run)");
+        spdlog::error("{}{}", lost,
+                      global.quiet ? "" : " (the summary above is all that is kept of this run)");
         return status != 0 ? status : exit_failed;
     }
-    if (status == 0 && a.fail_on_budget && judge::budgets_met(record) == false) return exit_budget_missed;
+    if (status == 0 && a.fail_on_budget && judge::budgets_met(record) == false)
+        return exit_budget_missed;
     return status;
 }
 

@@ -46,6 +46,132 @@ std::string sibling(const std::string& record, const std::string& suffix) {
     std::filesystem::path p(record);
     return (p.parent_path() / (p.stem().string() + suffix)).string();
 }
+
+// The CPU cases --kernels, --variants and --quick / --full name (none with --device gpu).
+std::vector<kernels::KernelCase> select_suite_cases(const SuiteArgs& a) {
+    std::vector<kernels::KernelCase> cases;
+    try {
+        cases = measure::select_cases(a.kernels, a.variants,
+                                      a.quick  ? measure::CaseSet::quick
+                                      : a.full ? measure::CaseSet::full
+                                               : measure::CaseSet::standard);
+        if (a.device == "gpu") cases.clear();
+    } catch (const std::invalid_argument& e) {
+        throw UsageError(e.what());
+    }
+    return cases;
+}
+
+void check_threads(int threads) {
+    if (threads > kernels::available_cpus())
+        throw UsageError("--threads " + std::to_string(threads) + " exceeds the " +
+                         std::to_string(kernels::available_cpus()) + " CPUs this process may use");
+}
+
+// Where the suite's record, roofline and trace go.
+struct SuitePaths {
+    std::string record;
+    std::string svg;
+    std::string trace;
+};
+
+SuitePaths suite_paths(const SuiteArgs& a) {
+    SuitePaths paths;
+    paths.record =
+        a.output.empty() ? measure::unused_record_name("ceiling-suite", std::nullopt) : a.output;
+    paths.svg = a.svg.empty() ? sibling(paths.record, ".svg") : a.svg;
+    paths.trace = a.trace.empty() ? sibling(paths.record, ".trace.json") : a.trace;
+    // Fail before minutes of measuring, not after.
+    check_output_paths({paths.record, paths.svg, paths.trace, a.csv});
+    return paths;
+}
+
+// How measure::run_suite is to run the cases (the progress callbacks aside).
+measure::SuiteOptions suite_options(const SuiteArgs& a, const Thresholds& thresholds) {
+    measure::SuiteOptions opts;
+    opts.quick = a.quick;
+    opts.threads = a.threads;
+    opts.devices = a.device == "gpu"   ? measure::SuiteDevices::gpu
+                   : a.device == "cpu" ? measure::SuiteDevices::cpu
+                                       : measure::SuiteDevices::all;
+    opts.kernel_names = a.kernels;
+    opts.variant_names = a.variants;
+    opts.roof_checks = !a.no_roof_check;
+    opts.roof_check_from = thresholds.far;
+    if (a.quick) {
+        opts.min_time_s = 0.1;
+        opts.min_repeats = 3;
+    }
+    return opts;
+}
+
+// measure::run_suite with a progress line, a failure to measure as ceiling's exit status.
+measure::SuiteResult run_with_progress(const std::vector<kernels::KernelCase>& cases,
+                                       const MachineProfile& profile, measure::SuiteOptions opts,
+                                       const GlobalOptions& global) {
+    std::optional<output::Progress> progress;
+    progress.emplace("ceiling suite", static_cast<int>(cases.size()),
+                     output::progress_wanted(global.quiet));
+    opts.on_step = [&](const std::string& what) { progress->step(what); };
+    opts.add_steps = [&](int n) { progress->add_total(n); };
+    measure::SuiteResult result;
+    try {
+        result = measure::run_suite(cases, profile, opts);
+    } catch (const std::runtime_error& e) {
+        throw MeasurementError(e.what());
+    }
+    progress.reset();
+    return result;
+}
+
+// The roofline SVG, the trace and the CSV beside the record.
+void write_suite_files(const SuiteArgs& a, const RunRecord& record,
+                       const measure::SuiteResult& result, const SuitePaths& paths) {
+    const int threads = a.threads > 0 ? a.threads : kernels::available_cpus();
+    try {
+        store::write_file_atomically(paths.svg, output::suite_roofline_svg(record, threads));
+        store::write_file_atomically(paths.trace, measure::suite_trace(result));
+        if (!a.csv.empty()) store::write_file_atomically(a.csv, output::regions_csv(record));
+    } catch (const std::exception& e) {
+        throw MeasurementError(e.what());
+    }
+}
+
+// Failed when a case failed or computed the wrong thing.
+int suite_status(const measure::SuiteResult& result) {
+    int status = exit_ok;
+    for (const auto& c : result.cases)
+        if (c.status == measure::CaseStatus::check_failed ||
+            c.status == measure::CaseStatus::failed)
+            status = exit_failed;
+    return status;
+}
+
+int run_suite_command(const SuiteArgs& a, const GlobalOptions& global) {
+    const std::vector<kernels::KernelCase> cases = select_suite_cases(a);
+    check_threads(a.threads);
+    const Thresholds thresholds = thresholds_of(a.thresholds);
+    const SuitePaths paths = suite_paths(a);
+    const LoadedProfile loaded = obtain_profile(a.profile, global, "ceiling suite");
+    const measure::SuiteResult result =
+        run_with_progress(cases, loaded.profile, suite_options(a, thresholds), global);
+
+    // Judged and saved before anything is printed: the terminal shows the record
+    // exactly as `ceiling report` will re-render it.
+    RunRecord record =
+        measure::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
+    judge::judge_record(record);
+    store::save_run_record(record, paths.record);
+    if (a.json)
+        std::cout << output::summary_json(record, paths.record).dump(1) << "\n";
+    else
+        output::render_suite(record, std::cout);
+    write_suite_files(a, record, result, paths);
+    if (!a.json)
+        std::cout << "\nRun record " << paths.record << ", roofline " << paths.svg << ", trace "
+                  << paths.trace << (a.csv.empty() ? "" : ", CSV " + a.csv) << "\n";
+    return suite_status(result);
+}
 }  // namespace
 
 Command add_suite(CLI::App& root, const GlobalOptions& global) {
@@ -96,94 +222,7 @@ Command add_suite(CLI::App& root, const GlobalOptions& global) {
                   "null for what was not measured)");
     app->add_option("--csv", args->csv, "Also write the kernel table as CSV to this file");
 
-    return {app, [args, &global]() -> int {
-                std::vector<kernels::KernelCase> cases;
-                try {
-                    cases = measure::select_cases(args->kernels, args->variants,
-                                                  args->quick  ? measure::CaseSet::quick
-                                                  : args->full ? measure::CaseSet::full
-                                                               : measure::CaseSet::standard);
-                    if (args->device == "gpu") cases.clear();
-                } catch (const std::invalid_argument& e) {
-                    throw UsageError(e.what());
-                }
-                if (args->threads > kernels::available_cpus())
-                    throw UsageError("--threads " + std::to_string(args->threads) +
-                                     " exceeds the " + std::to_string(kernels::available_cpus()) +
-                                     " CPUs this process may use");
-                const Thresholds thresholds = thresholds_of(args->thresholds);
-                const std::string record_path =
-                    args->output.empty()
-                        ? measure::unused_record_name("ceiling-suite", std::nullopt)
-                        : args->output;
-                const std::string svg_path =
-                    args->svg.empty() ? sibling(record_path, ".svg") : args->svg;
-                const std::string trace_path =
-                    args->trace.empty() ? sibling(record_path, ".trace.json") : args->trace;
-                // Fail before minutes of measuring, not after.
-                check_output_paths({record_path, svg_path, trace_path, args->csv});
-                const LoadedProfile loaded = obtain_profile(args->profile, global, "ceiling suite");
-
-                measure::SuiteOptions opts;
-                opts.quick = args->quick;
-                opts.threads = args->threads;
-                opts.devices = args->device == "gpu"   ? measure::SuiteDevices::gpu
-                               : args->device == "cpu" ? measure::SuiteDevices::cpu
-                                                       : measure::SuiteDevices::all;
-                opts.kernel_names = args->kernels;
-                opts.variant_names = args->variants;
-                opts.roof_checks = !args->no_roof_check;
-                opts.roof_check_from = thresholds.far;
-                if (args->quick) {
-                    opts.min_time_s = 0.1;
-                    opts.min_repeats = 3;
-                }
-                std::optional<output::Progress> progress;
-                progress.emplace("ceiling suite", static_cast<int>(cases.size()),
-                                 output::progress_wanted(global.quiet));
-                opts.on_step = [&](const std::string& what) { progress->step(what); };
-                opts.add_steps = [&](int n) { progress->add_total(n); };
-                measure::SuiteResult result;
-                try {
-                    result = measure::run_suite(cases, loaded.profile, opts);
-                } catch (const std::runtime_error& e) {
-                    throw MeasurementError(e.what());
-                }
-                progress.reset();
-
-                // Judged and saved before anything is printed: the terminal shows the record
-                // exactly as `ceiling report` will re-render it.
-                RunRecord record =
-                    measure::suite_record(result, loaded.profile, loaded.path.string(), thresholds);
-                judge::judge_record(record);
-                store::save_run_record(record, record_path);
-                if (args->json)
-                    std::cout << output::summary_json(record, record_path).dump(1) << "\n";
-                else
-                    output::render_suite(record, std::cout);
-                const int threads = args->threads > 0 ? args->threads : kernels::available_cpus();
-                try {
-                    store::write_file_atomically(svg_path,
-                                                  output::suite_roofline_svg(record, threads));
-                    store::write_file_atomically(
-                        trace_path, measure::suite_trace(result));
-                    if (!args->csv.empty())
-                        store::write_file_atomically(args->csv, output::regions_csv(record));
-                } catch (const std::exception& e) {
-                    throw MeasurementError(e.what());
-                }
-                if (!args->json)
-                    std::cout << "\nRun record " << record_path << ", roofline " << svg_path
-                              << ", trace " << trace_path
-                              << (args->csv.empty() ? "" : ", CSV " + args->csv) << "\n";
-
-                int status = exit_ok;
-                for (const auto& c : result.cases)
-                    if (c.status == measure::CaseStatus::check_failed ||
-                        c.status == measure::CaseStatus::failed)
-                        status = exit_failed;
-                return status;
-            }};
+    return {app, [args, &global]() -> int { return run_suite_command(*args, global); }};
 }
 
 }  // namespace ceiling::cli

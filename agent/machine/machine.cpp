@@ -135,11 +135,58 @@ void add_theory(ComputeRoof& r, const kernels::ComputeKernel& k, const Microarch
         *r.clock_hz * *b.instructions_per_cycle * k.ops_per_instruction * r.cores;
 }
 
-void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
-                           const MachineOptions& o) {
-    const RepeatPlan plan = compute_plan(o.quick);
-    const auto& f = kernels::cpu_features();
-    const auto* uarch = find_microarchitecture(f.vendor, f.family, f.model);
+namespace {
+
+// A job for kernel `k` at `threads`: its operands, its iterations per timed run, and the
+// roof's description; its binding chain is searched for separately (find_roof_chain).
+std::unique_ptr<RoofJob> start_roof_job(const MachineProfile& p, const kernels::ComputeKernel& k,
+                                        const InstructionClass* cls, int threads,
+                                        const RepeatPlan& plan) {
+    auto j = std::make_unique<RoofJob>();
+    j->kernel = &k;
+    j->threads = threads;
+    j->ops = operands_for(threads, &k);
+    j->n = calibrate([&](std::int64_t m) { k.run(m, j->ops[0].get()); }, plan.target_s);
+    j->roof.name = std::string(k.roof);
+    j->roof.precision = cls ? cls->precision : Precision::fp32;
+    j->roof.engine = cls ? cls->engine : Engine::vector;
+    j->roof.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
+    j->roof.threads = threads;
+    j->roof.cores = cores_for(p, threads);
+    return j;
+}
+
+// The binding chain of job `j` (`jobs`: those planned before it); an absence when none is
+// found.
+void find_roof_chain(MachineProfile& p, RoofJob& j,
+                     const std::vector<std::unique_ptr<RoofJob>>& jobs, const MachineOptions& o) {
+    const auto& k = *j.kernel;
+    const int threads = j.threads;
+    // Short runs: the sweep needs each point's fastest time, not a distribution.
+    // A team on as many cores as threads starts where one thread's chain bound.
+    int shortest = 0;
+    if (j.roof.cores == threads)
+        for (const auto& prev : jobs)
+            if (prev->kernel == &k && prev->threads == 1 && prev->chain)
+                shortest = prev->chain->run->chain;
+    // A second search when the first finds none: a neighbour's burst long enough to
+    // spoil both looks of every length (on a Xeon VM the tile unit ran at half rate
+    // for seconds at a time, a busy SMT sibling's share) rarely lasts into the next.
+    std::string why;
+    for (int attempt = 0; attempt < 2 && !j.chain; ++attempt)
+        j.chain = find_binding_chain(k, threads, j.ops, std::max<std::int64_t>(1, j.n / 8),
+                                     o.quick ? 3 : 5, why, shortest);
+    if (!j.chain)
+        p.absent.push_back(
+            {"clock of " + std::string(k.roof) + " at " + threads_label(threads), why});
+}
+
+// One job per compute kernel this CPU runs and that passes its check, per thread count, in
+// that order; a kernel that cannot be measured is an absence in the profile.
+std::vector<std::unique_ptr<RoofJob>> plan_roof_jobs(MachineProfile& p,
+                                                     const std::vector<int>& thread_counts,
+                                                     const MachineOptions& o,
+                                                     const RepeatPlan& plan) {
     std::vector<std::unique_ptr<RoofJob>> jobs;
     for (const auto& k : kernels::compute_kernels()) {
         if (const auto why = unavailable_reason(k.supported, k.needs_amx_permission);
@@ -156,68 +203,43 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
         const auto* cls = find_instruction_class(k.roof);
         for (int threads : thread_counts) {
             step(o, std::string(k.roof) + ", " + threads_label(threads));
-            auto j = std::make_unique<RoofJob>();
-            j->kernel = &k;
-            j->threads = threads;
-            j->ops = operands_for(threads, &k);
-            j->n = calibrate([&](std::int64_t m) { k.run(m, j->ops[0].get()); }, plan.target_s);
-            j->roof.name = std::string(k.roof);
-            j->roof.precision = cls ? cls->precision : Precision::fp32;
-            j->roof.engine = cls ? cls->engine : Engine::vector;
-            j->roof.instruction = cls ? std::string(cls->instruction) : std::string(k.mnemonic);
-            j->roof.threads = threads;
-            j->roof.cores = cores_for(p, threads);
-            // Short runs: the sweep needs each point's fastest time, not a distribution.
-            // A team on as many cores as threads starts where one thread's chain bound.
-            int shortest = 0;
-            if (j->roof.cores == threads)
-                for (const auto& prev : jobs)
-                    if (prev->kernel == &k && prev->threads == 1 && prev->chain)
-                        shortest = prev->chain->run->chain;
-            // A second search when the first finds none: a neighbour's burst long enough to
-            // spoil both looks of every length (on a Xeon VM the tile unit ran at half rate
-            // for seconds at a time, a busy SMT sibling's share) rarely lasts into the next.
-            std::string why;
-            for (int attempt = 0; attempt < 2 && !j->chain; ++attempt)
-                j->chain =
-                    find_binding_chain(k, threads, j->ops, std::max<std::int64_t>(1, j->n / 8),
-                                       o.quick ? 3 : 5, why, shortest);
-            if (!j->chain)
-                p.absent.push_back(
-                    {"clock of " + std::string(k.roof) + " at " + threads_label(threads), why});
+            auto j = start_roof_job(p, k, cls, threads, plan);
+            find_roof_chain(p, *j, jobs, o);
             jobs.push_back(std::move(j));
         }
     }
-    // Blocks go round the roofs rather than one roof at a time: on a shared host a
-    // neighbour's burst (a busy SMT sibling) then costs each roof one block, not all of its
-    // blocks, and the best block, the roof, survives it.
-    auto block = [&](RoofJob& j, bool first_block) {
-        const auto& k = *j.kernel;
-        const double work = static_cast<double>(j.threads) * static_cast<double>(j.n) *
-                            k.instructions_per_iteration * k.ops_per_instruction;
-        auto on_team = [&](void (*run)(std::int64_t, kernels::RoofOperands*), std::int64_t n) {
-            return team_cpu_seconds(
-                j.threads, [&](int t) { run(n, j.ops[static_cast<std::size_t>(t)].get()); });
-        };
-        // The roof's binding chain, timed beside each repeat: the theoretical value then
-        // uses the clock this roof ran at, in the same moments.
-        const std::int64_t nc = std::max<std::int64_t>(1, j.n / 4);
-        std::function<double()> clock_run;
-        if (j.chain) clock_run = [&] { return on_team(j.chain->run->run, nc); };
-        const double clock_cycles = j.chain ? static_cast<double>(nc) * j.chain->run->chain : 0;
-        const PairedRates r =
-            timed_block([&] { return on_team(k.run, j.n); }, work, clock_run, clock_cycles,
-                        first_block ? plan.warmup : 0, plan.repeats);
-        if (!j.best || r.main.median > j.best->main.median) j.best = r;
+    return jobs;
+}
+
+// One block of job `j`'s repeats; the job keeps its best block.
+void time_roof_block(RoofJob& j, const RepeatPlan& plan, bool first_block) {
+    const auto& k = *j.kernel;
+    const double work = static_cast<double>(j.threads) * static_cast<double>(j.n) *
+                        k.instructions_per_iteration * k.ops_per_instruction;
+    auto on_team = [&](void (*run)(std::int64_t, kernels::RoofOperands*), std::int64_t n) {
+        return team_cpu_seconds(j.threads,
+                                [&](int t) { run(n, j.ops[static_cast<std::size_t>(t)].get()); });
     };
-    for (int b = 0; b < plan.blocks; ++b)
-        for (auto& j : jobs) block(*j, b == 0);
-    // A team far below its cores x one thread's roof was given less than its cores (seen: a
-    // quick profile's two-thread FMA roof at 1.1x one thread's, and a program then ran at
-    // 1.7-1.9x "the roof"); a single thread far above its share of the team, less than its
-    // core. Either is measured again; what stays off is kept (it was measured), flagged and said.
-    // Two roofs that stay off through every retry mean a host that holds them so (vCPUs on
-    // one core's SMT siblings): the rest are flagged without retries.
+    // The roof's binding chain, timed beside each repeat: the theoretical value then
+    // uses the clock this roof ran at, in the same moments.
+    const std::int64_t nc = std::max<std::int64_t>(1, j.n / 4);
+    std::function<double()> clock_run;
+    if (j.chain) clock_run = [&] { return on_team(j.chain->run->run, nc); };
+    const double clock_cycles = j.chain ? static_cast<double>(nc) * j.chain->run->chain : 0;
+    const PairedRates r = timed_block([&] { return on_team(k.run, j.n); }, work, clock_run,
+                                      clock_cycles, first_block ? plan.warmup : 0, plan.repeats);
+    if (!j.best || r.main.median > j.best->main.median) j.best = r;
+}
+
+// A team far below its cores x one thread's roof was given less than its cores (seen: a
+// quick profile's two-thread FMA roof at 1.1x one thread's, and a program then ran at
+// 1.7-1.9x "the roof"); a single thread far above its share of the team, less than its
+// core. Either is measured again; what stays off is kept (it was measured), flagged and said.
+// Two roofs that stay off through every retry mean a host that holds them so (vCPUs on
+// one core's SMT siblings): the rest are flagged without retries.
+// Returns the jobs that stay off.
+std::vector<const RoofJob*> remeasure_unscaled(const std::vector<std::unique_ptr<RoofJob>>& jobs,
+                                               const RepeatPlan& plan) {
     std::vector<const RoofJob*> unscaled;
     std::string said;
     int cores = 0;
@@ -236,7 +258,7 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
         };
         for (int extra = 0; unscaled.size() < 2 && extra < scaling_retries && !scales(); ++extra) {
             std::this_thread::sleep_for(std::chrono::milliseconds(200));
-            block(team_low() ? *j : *single, false);
+            time_roof_block(team_low() ? *j : *single, plan, false);
         }
         if (scales()) continue;
         unscaled.push_back(team_low() ? j.get() : single);
@@ -251,7 +273,12 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
             "its core (busy SMT siblings of the vCPUs, or CPU stolen); flagged noisy: "
             "measure again at a quieter moment",
             cores, said, scaling_floor * cores, cores / scaling_floor);
-    const std::size_t first = p.compute_roofs.size();
+    return unscaled;
+}
+
+// Each job's best block into the profile as its roof, with the clock it ran at.
+void record_compute_roofs(MachineProfile& p, const std::vector<std::unique_ptr<RoofJob>>& jobs,
+                          const std::vector<const RoofJob*>& unscaled) {
     for (auto& j : jobs) {
         ComputeRoof& r = j->roof;
         r.ops_per_s = j->best->main;
@@ -267,6 +294,11 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
                   std::find(unscaled.begin(), unscaled.end(), j.get()) != unscaled.end();
         p.compute_roofs.push_back(r);
     }
+}
+
+// The theoretical values of the profile's compute roofs from index `first` on, each beside
+// its own 1-thread row (add_theory).
+void add_theories(MachineProfile& p, std::size_t first, const Microarchitecture* uarch) {
     for (std::size_t i = first; i < p.compute_roofs.size(); ++i) {
         ComputeRoof& r = p.compute_roofs[i];
         const ComputeRoof* single = nullptr;
@@ -276,6 +308,25 @@ void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_cou
         add_theory(r, *kernels::find_compute_kernel(r.name), uarch,
                    single == &r ? nullptr : single);
     }
+}
+
+}  // namespace
+
+void measure_compute_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
+                           const MachineOptions& o) {
+    const RepeatPlan plan = compute_plan(o.quick);
+    const auto& f = kernels::cpu_features();
+    const auto* uarch = find_microarchitecture(f.vendor, f.family, f.model);
+    const auto jobs = plan_roof_jobs(p, thread_counts, o, plan);
+    // Blocks go round the roofs rather than one roof at a time: on a shared host a
+    // neighbour's burst (a busy SMT sibling) then costs each roof one block, not all of its
+    // blocks, and the best block, the roof, survives it.
+    for (int b = 0; b < plan.blocks; ++b)
+        for (auto& j : jobs) time_roof_block(*j, plan, b == 0);
+    const auto unscaled = remeasure_unscaled(jobs, plan);
+    const std::size_t first = p.compute_roofs.size();
+    record_compute_roofs(p, jobs, unscaled);
+    add_theories(p, first, uarch);
 }
 
 void measure_storage_roof(MachineProfile& p, const MachineOptions& o) {

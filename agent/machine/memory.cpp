@@ -1,6 +1,7 @@
 // Bandwidth roofs from a working-set sweep, and latency per level by pointer chase.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "agent/machine/machine.hpp"
 #include "agent/machine/repeat.hpp"
@@ -89,6 +90,144 @@ int memory_steps(const MachineProfile& p, std::size_t thread_counts, bool quick)
     return static_cast<int>(thread_counts * sweep_kernels_for(quick).size()) + caches + 1;
 }
 
+namespace {
+
+// What every point of the sweep shares: the kernels' implementation, the working sets, the
+// repeat plan, and the arena the threads' arrays are cut from.
+struct Sweep {
+    const kernels::BandwidthImpl& impl;
+    const std::vector<std::uint64_t>& sizes;
+    const RepeatPlan& plan;
+    const kernels::Buffer& arena;
+};
+
+// The arena every point of the sweep runs in.
+kernels::Buffer sweep_arena(std::uint64_t limit, int max_threads) {
+    // Room for the sweep's largest working set plus the inter-array padding of every thread.
+    const std::size_t arena_floats =
+        limit / sizeof(float) +
+        8 * kernels::bandwidth_array_pad_floats * static_cast<std::size_t>(max_threads);
+    kernels::Buffer arena(arena_floats * sizeof(float));
+    // First touch by the threads that will use it (page placement), and no zero pages.
+    kernels::run_on_threads(max_threads, [&](int t) {
+        const std::size_t n = arena_floats;
+        const std::size_t lo =
+            n * static_cast<std::size_t>(t) / static_cast<std::size_t>(max_threads);
+        const std::size_t hi =
+            n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(max_threads);
+        std::fill(arena.floats() + lo, arena.floats() + hi, 1.0f);
+    });
+    return arena;
+}
+
+// One visit to the point of working set `ws`; none when it leaves a thread no whole block.
+std::optional<Point> measure_point(const Sweep& s, const kernels::BandwidthKernelInfo& kernel,
+                                   int threads, std::uint64_t ws) {
+    // Each thread gets `arrays` arrays of n floats, n a multiple of the block.
+    const std::uint64_t per_thread = ws / static_cast<std::uint64_t>(threads);
+    const std::size_t n = per_thread / static_cast<std::uint64_t>(kernel.arrays) / sizeof(float) /
+                          kernels::bandwidth_block_floats * kernels::bandwidth_block_floats;
+    if (n == 0) return std::nullopt;
+    const double bytes_per_pass =
+        static_cast<double>(n) * sizeof(float) * kernel.accesses * threads;
+    auto run = [&](int passes) {
+        return team_wall_seconds(threads, [&](int t) {
+            float* base =
+                s.arena.floats() +
+                static_cast<std::size_t>(t) * kernels::bandwidth_footprint_floats(n, kernel.arrays);
+            kernels::run_bandwidth_kernel(s.impl, kernel.name, base, n, passes);
+        });
+    };
+    const double one = run(1);
+    const int passes = std::max(1, static_cast<int>(s.plan.target_s / std::max(one, 1e-9)));
+    const int repeats = one > 0.05 ? std::max(1, s.plan.repeats - 1) : s.plan.repeats;
+    const auto t = time_runs([&] { return run(passes); }, s.plan.warmup, repeats);
+    return Point{static_cast<std::uint64_t>(bytes_per_pass),
+                 summarize_reciprocal(t, bytes_per_pass * passes)};
+}
+
+// The sweep of one kernel at `threads`, `blocks` times over; each point keeps its best block.
+std::vector<Point> sweep_points(const Sweep& s, const kernels::BandwidthKernelInfo& kernel,
+                                int threads) {
+    std::vector<Point> points;
+    for (int block = 0; block < s.plan.blocks; ++block) {
+        std::size_t index = 0;
+        for (std::uint64_t ws : s.sizes) {
+            const auto pt = measure_point(s, kernel, threads, ws);
+            if (!pt) continue;
+            if (index == points.size())
+                points.push_back(*pt);
+            else if (pt->bytes_per_s.median > points[index].bytes_per_s.median)
+                points[index] = *pt;
+            ++index;
+        }
+    }
+    return points;
+}
+
+// A bandwidth roof per plateau of the sweep's points that a level of `levels` names.
+void add_plateau_roofs(MachineProfile& p, const kernels::BandwidthKernelInfo& kernel, int threads,
+                       const std::vector<Point>& points, const std::vector<LevelCapacity>& levels) {
+    std::vector<SweepSample> samples;
+    for (const auto& pt : points)
+        samples.push_back({static_cast<double>(pt.working_set_bytes), pt.bytes_per_s.median});
+    const auto plateaus = detect_plateaus(samples);
+    for (const auto& lp : label_plateaus(samples, plateaus, levels)) {
+        std::vector<double> values;
+        for (std::size_t i = lp.plateau.first; i <= lp.plateau.last; ++i)
+            values.push_back(samples[i].value);
+        BandwidthRoof r;
+        r.level = lp.level;
+        r.kernel = std::string(kernel.name);
+        r.threads = threads;
+        r.bytes_per_s = summarize(values);
+        r.min_working_set_bytes = points[lp.plateau.first].working_set_bytes;
+        r.max_working_set_bytes = points[lp.plateau.last].working_set_bytes;
+        // Memory's tail without a plateau (plateau.hpp) has no spread to show its noise.
+        r.noisy = r.bytes_per_s.rel_spread > noisy_spread ||
+                  lp.plateau.points() < PlateauOptions{}.min_points;
+        p.bandwidth_roofs.push_back(r);
+    }
+}
+
+// An absence for each level of `levels` that got no roof of `kernel` at `threads`.
+void say_levels_without_plateau(MachineProfile& p, const kernels::BandwidthKernelInfo& kernel,
+                                int threads, const std::vector<LevelCapacity>& levels) {
+    for (const auto& l : levels)
+        if (std::none_of(
+                p.bandwidth_roofs.begin(), p.bandwidth_roofs.end(), [&](const BandwidthRoof& r) {
+                    return r.level == l.level && r.kernel == kernel.name && r.threads == threads;
+                }))
+            // Said, not dropped in silence: under a busy neighbour the sweep's
+            // points inside a level can scatter past the tolerance (seen for L1 at
+            // one thread on a Zen 3 guest while another process ran).
+            p.absent.push_back(
+                {l.level + " " + std::string(kernel.name) + " bandwidth at " +
+                     threads_label(threads),
+                 "no plateau in the working-set sweep: the points inside the level "
+                 "varied by more than " +
+                     std::to_string(static_cast<int>(PlateauOptions{}.tolerance * 100)) +
+                     " % (a busy or noisy host?)"});
+}
+
+// The roofs of `threads` (those from index `first_roof` on) in level order.
+void order_roofs_by_level(MachineProfile& p, std::size_t first_roof, int threads) {
+    // Inner levels first, DRAM last, each level's kernels in sweep order: a level that
+    // one kernel lacks (L3 read with no plateau) must not put its row after DRAM.
+    const auto levels = capacities(p.host, threads);
+    const auto rank = [&](const BandwidthRoof& r) {
+        for (std::size_t l = 0; l < levels.size(); ++l)
+            if (levels[l].level == r.level) return l;
+        return levels.size();
+    };
+    std::stable_sort(p.bandwidth_roofs.begin() + static_cast<std::ptrdiff_t>(first_roof),
+                     p.bandwidth_roofs.end(), [&](const BandwidthRoof& a, const BandwidthRoof& b) {
+                         return rank(a) < rank(b);
+                     });
+}
+
+}  // namespace
+
 void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_counts,
                              const MachineOptions& o) {
     const auto& impl = kernels::best_bandwidth_impl();
@@ -105,20 +244,8 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                                   (o.quick ? std::string("2") : std::string("1.41")) + " steps";
 
     const int max_threads = *std::max_element(thread_counts.begin(), thread_counts.end());
-    // Room for the sweep's largest working set plus the inter-array padding of every thread.
-    const std::size_t arena_floats =
-        limit / sizeof(float) +
-        8 * kernels::bandwidth_array_pad_floats * static_cast<std::size_t>(max_threads);
-    kernels::Buffer arena(arena_floats * sizeof(float));
-    // First touch by the threads that will use it (page placement), and no zero pages.
-    kernels::run_on_threads(max_threads, [&](int t) {
-        const std::size_t n = arena_floats;
-        const std::size_t lo =
-            n * static_cast<std::size_t>(t) / static_cast<std::size_t>(max_threads);
-        const std::size_t hi =
-            n * static_cast<std::size_t>(t + 1) / static_cast<std::size_t>(max_threads);
-        std::fill(arena.floats() + lo, arena.floats() + hi, 1.0f);
-    });
+    const kernels::Buffer arena = sweep_arena(limit, max_threads);
+    const Sweep sweep{impl, sizes, plan, arena};
 
     for (int threads : thread_counts) {
         const std::size_t first_roof = p.bandwidth_roofs.size();
@@ -127,94 +254,15 @@ void measure_bandwidth_roofs(MachineProfile& p, const std::vector<int>& thread_c
                 ? o.on_step(std::string("bandwidth sweep ") + std::string(kernel.name) + ", " +
                             std::to_string(threads) + (threads == 1 ? " thread" : " threads"))
                 : void();
-            std::vector<Point> points;
-            for (int block = 0; block < plan.blocks; ++block) {
-                std::size_t index = 0;
-                for (std::uint64_t ws : sizes) {
-                    // Each thread gets `arrays` arrays of n floats, n a multiple of the block.
-                    const std::uint64_t per_thread = ws / static_cast<std::uint64_t>(threads);
-                    const std::size_t n = per_thread / static_cast<std::uint64_t>(kernel.arrays) /
-                                          sizeof(float) / kernels::bandwidth_block_floats *
-                                          kernels::bandwidth_block_floats;
-                    if (n == 0) continue;
-                    const double bytes_per_pass =
-                        static_cast<double>(n) * sizeof(float) * kernel.accesses * threads;
-                    auto run = [&](int passes) {
-                        return team_wall_seconds(threads, [&](int t) {
-                            float* base = arena.floats() +
-                                          static_cast<std::size_t>(t) *
-                                              kernels::bandwidth_footprint_floats(n, kernel.arrays);
-                            kernels::run_bandwidth_kernel(impl, kernel.name, base, n, passes);
-                        });
-                    };
-                    const double one = run(1);
-                    const int passes =
-                        std::max(1, static_cast<int>(plan.target_s / std::max(one, 1e-9)));
-                    const int repeats = one > 0.05 ? std::max(1, plan.repeats - 1) : plan.repeats;
-                    const auto t = time_runs([&] { return run(passes); }, plan.warmup, repeats);
-                    const Point pt{static_cast<std::uint64_t>(bytes_per_pass),
-                                   summarize_reciprocal(t, bytes_per_pass * passes)};
-                    if (index == points.size())
-                        points.push_back(pt);
-                    else if (pt.bytes_per_s.median > points[index].bytes_per_s.median)
-                        points[index] = pt;
-                    ++index;
-                }
-            }
+            const std::vector<Point> points = sweep_points(sweep, kernel, threads);
             for (const auto& pt : points)
                 p.sweep.push_back(
                     {std::string(kernel.name), threads, pt.working_set_bytes, pt.bytes_per_s});
-            std::vector<SweepSample> samples;
-            for (const auto& pt : points)
-                samples.push_back(
-                    {static_cast<double>(pt.working_set_bytes), pt.bytes_per_s.median});
-            const auto plateaus = detect_plateaus(samples);
             const auto levels = capacities(p.host, threads);
-            for (const auto& lp : label_plateaus(samples, plateaus, levels)) {
-                std::vector<double> values;
-                for (std::size_t i = lp.plateau.first; i <= lp.plateau.last; ++i)
-                    values.push_back(samples[i].value);
-                BandwidthRoof r;
-                r.level = lp.level;
-                r.kernel = std::string(kernel.name);
-                r.threads = threads;
-                r.bytes_per_s = summarize(values);
-                r.min_working_set_bytes = points[lp.plateau.first].working_set_bytes;
-                r.max_working_set_bytes = points[lp.plateau.last].working_set_bytes;
-                // Memory's tail without a plateau (plateau.hpp) has no spread to show its noise.
-                r.noisy = r.bytes_per_s.rel_spread > noisy_spread ||
-                          lp.plateau.points() < PlateauOptions{}.min_points;
-                p.bandwidth_roofs.push_back(r);
-            }
-            for (const auto& l : levels)
-                if (std::none_of(p.bandwidth_roofs.begin(), p.bandwidth_roofs.end(),
-                                 [&](const BandwidthRoof& r) {
-                                     return r.level == l.level && r.kernel == kernel.name &&
-                                            r.threads == threads;
-                                 }))
-                    // Said, not dropped in silence: under a busy neighbour the sweep's
-                    // points inside a level can scatter past the tolerance (seen for L1 at
-                    // one thread on a Zen 3 guest while another process ran).
-                    p.absent.push_back(
-                        {l.level + " " + std::string(kernel.name) + " bandwidth at " +
-                             threads_label(threads),
-                         "no plateau in the working-set sweep: the points inside the level "
-                         "varied by more than " +
-                             std::to_string(static_cast<int>(PlateauOptions{}.tolerance * 100)) +
-                             " % (a busy or noisy host?)"});
+            add_plateau_roofs(p, kernel, threads, points, levels);
+            say_levels_without_plateau(p, kernel, threads, levels);
         }
-        // Inner levels first, DRAM last, each level's kernels in sweep order: a level that
-        // one kernel lacks (L3 read with no plateau) must not put its row after DRAM.
-        const auto levels = capacities(p.host, threads);
-        const auto rank = [&](const BandwidthRoof& r) {
-            for (std::size_t l = 0; l < levels.size(); ++l)
-                if (levels[l].level == r.level) return l;
-            return levels.size();
-        };
-        std::stable_sort(
-            p.bandwidth_roofs.begin() + static_cast<std::ptrdiff_t>(first_roof),
-            p.bandwidth_roofs.end(),
-            [&](const BandwidthRoof& a, const BandwidthRoof& b) { return rank(a) < rank(b); });
+        order_roofs_by_level(p, first_roof, threads);
     }
 }
 

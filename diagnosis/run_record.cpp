@@ -258,6 +258,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"notes", r.notes},
          {"roof_checks", r.roof_checks}};
     if (!r.op_summary.empty()) j["op_summary"] = r.op_summary;
+    if (!r.model_region.empty()) j["model_region"] = r.model_region;
 }
 
 // The unit is in the field names: bytes/s for a bandwidth roof, ops/s for a compute roof.
@@ -335,6 +336,7 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
         if (const auto c = j.find("roof_checks"); c != j.end()) c->get_to(r.roof_checks);
         // Only torch runs have an op summary.
         if (const auto o = j.find("op_summary"); o != j.end()) o->get_to(r.op_summary);
+        if (const auto m = j.find("model_region"); m != j.end()) m->get_to(r.model_region);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed run record: ") + e.what());
@@ -385,6 +387,12 @@ std::optional<double> counter_peak(const RunRecord& r, const std::string& name) 
         for (const auto& c : e->counters)
             if (c.name == name) m = std::max(m.value_or(0.0), c.value);
     return m;
+}
+
+std::optional<double> peak_memory_bytes(const RunRecord& r) {
+    if (auto tree = counter_peak(r, "peak_tree_rss_bytes")) return tree;
+    // Never max_rss_bytes (older records): wait4's peak includes ceiling's own memory.
+    return counter_peak(r, "peak_rss_bytes");
 }
 
 CpuLimits cpu_limits(const RunRecord& r) {

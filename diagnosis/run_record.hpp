@@ -330,6 +330,9 @@ struct RunRecord {
     std::vector<std::string> notes;  // what could not be measured, and why
     std::vector<RoofCheck> roof_checks;  // empty: none was needed (or --no-roof-check)
     OpSummary op_summary;  // a torch run's ops by type, judged with the rest (empty otherwise)
+    // The region whose diagnosis stood for the model's work in the run's (its heaviest model
+    // region placed on the roofline); empty when none was.
+    std::string model_region;
 
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;
@@ -383,6 +386,9 @@ struct CpuLimits {
 CpuLimits cpu_limits(const RunRecord& r);
 // The CPUs it could use at once: `cpus` (where known), at most its limits'.
 std::optional<double> within(const CpuLimits& l, std::optional<double> cpus);
+// Peak resident memory of a record (the process tree when sampled, else the largest
+// process), per timed execution; nullopt when not measured.
+std::optional<double> peak_memory_bytes(const RunRecord& record);
 // The CPUs a recorded program could use at once: the machine's (its profile's), at most its
 // control group's CPU quota (a container's limit; fractional). nullopt when neither is known.
 std::optional<double> usable_cpus(const RunRecord& record);

@@ -12,6 +12,7 @@
 #include "agent/judge/judge_record.hpp"
 #include "agent/store/atomic_file.hpp"
 #include "agent/output/html_report.hpp"
+#include "agent/output/run_answer.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
 #include "agent/output/summary_json.hpp"
@@ -24,6 +25,7 @@ namespace {
 struct ReportArgs {
     std::vector<std::string> records;
     bool json = false;
+    bool detail = false;
     std::string csv;
     std::string html;
     std::string profile;
@@ -48,6 +50,9 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                   "Print a JSON summary on stdout instead of the text (an array for several records;\n"
                   "units in the field names, null for what was not measured)");
     app->add_option("--csv", args->csv, "Also write the region (or kernel) table as CSV to this file (one record)");
+    app->add_flag("--detail", args->detail,
+                  "A run record's whole summary: every region, finding and note, the system's\n"
+                  "evidence (the default is the answer in at most 30 lines)");
     app->add_option("--profile", args->profile,
                     "Judge against this machine profile instead of the record's");
     app->add_option("--budget", args->budget_file,
@@ -101,8 +106,10 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     if (records.size() > 1) std::cout << "== " << names[i] << " ==\n";
                     if (records[i].kind == RecordKind::suite)
                         output::render_suite(records[i], std::cout);
-                    else
+                    else if (args->detail)
                         output::render_run_summary(records[i], std::cout);
+                    else
+                        output::render_run_answer(records[i], std::cout);
                     if (i + 1 < records.size()) std::cout << "\n";
                 }
                 if (!args->html.empty()) std::cout << "\nHTML report: " << args->html << "\n";

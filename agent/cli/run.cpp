@@ -25,6 +25,7 @@
 #include "agent/store/atomic_file.hpp"
 #include "agent/output/progress.hpp"
 #include "agent/output/run_summary.hpp"
+#include "agent/output/run_answer.hpp"
 #include "agent/output/summary_json.hpp"
 #include "agent/store/profile_store.hpp"
 #include "agent/store/run_store.hpp"
@@ -58,6 +59,7 @@ struct RunArgs {
     std::string trace;
     std::string csv;
     bool json = false;
+    bool detail = false;
     std::string profile;
     ThresholdArgs thresholds;
     std::vector<std::string> command;
@@ -299,7 +301,10 @@ void print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunR
             << "\n";
     } else if (!global.quiet) {
         std::cerr << "\n";
-        output::render_run_summary(record, std::cerr);
+        if (a.detail)
+            output::render_run_summary(record, std::cerr);
+        else
+            output::render_run_answer(record, std::cerr);
         if (lost.empty())
             std::cerr << "record: " << paths.record
                       << (paths.trace.empty() ? "" : "  trace: " + paths.trace) << "\n";
@@ -405,6 +410,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         "they would change)");
     app->add_flag("--json", args->json,
                   "Print the summary as JSON on stderr instead of the text (stdout is the program's)");
+    app->add_flag("--detail", args->detail,
+                  "Print the whole summary: every region, finding and note, the system's evidence\n"
+                  "(the default is the answer in at most 30 lines; the record keeps everything)");
     app->add_option("--csv", args->csv, "Also write the region table as CSV to this file");
     app->add_option("--output,-o", args->output,
                     "Run record to write (default: ceiling-run-DATE-TIME.json; .rankN added under mpirun/srun)");

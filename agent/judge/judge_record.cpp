@@ -118,12 +118,6 @@ std::optional<Finding> one_side_declared(const RecordedRegion& reg) {
 
 }  // namespace
 
-std::optional<double> peak_memory_bytes(const RunRecord& r) {
-    if (auto tree = counter_peak(r, "peak_tree_rss_bytes")) return tree;
-    // Never max_rss_bytes (older records): wait4's peak includes ceiling's own memory.
-    return counter_peak(r, "peak_rss_bytes");
-}
-
 // The region a region budget names: its path, else its name when one region has it, else for
 // "model" the one outermost model region. Null with why when none (or several) match.
 const RecordedRegion* budget_region(const RunRecord& record, const std::string& key,
@@ -250,7 +244,10 @@ RunInputs run_inputs(const RunRecord& record) {
             heaviest = &v;
         }
     }
-    if (heaviest) in.model = heaviest->diagnosis;
+    if (heaviest) {
+        in.model = heaviest->diagnosis;
+        in.model->subject = heaviest->path;
+    }
     return in;
 }
 
@@ -317,6 +314,7 @@ void judge_record(RunRecord& record) {
     record.region_diagnoses.clear();
     if (record.machine_profile) judge_regions(record);
     const RunInputs in = run_inputs(record);
+    record.model_region = in.model ? in.model->subject : std::string();
     if (record.kind == RecordKind::run) judge_run(record, in);
     record.budget_checks.clear();
     if (record.budgets && !record.budgets->empty()) check_budgets(record, in);

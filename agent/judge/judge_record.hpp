@@ -23,8 +23,5 @@ void judge_record(RunRecord& record);
 // nullopt none judged or some unknown.
 std::optional<bool> budgets_met(const RunRecord& record);
 
-// Peak resident memory of a record (the process tree when sampled, else the largest
-// process), per timed execution; nullopt when not measured.
-std::optional<double> peak_memory_bytes(const RunRecord& record);
 
 }  // namespace ceiling::judge

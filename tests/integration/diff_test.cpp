@@ -132,7 +132,7 @@ TEST(Diff, ABudgetGivenLaterJudgesSavedRecords) {
     ASSERT_EQ(ceiling_run(dir / "fast.json", {"-q"}, {run_target, "sleep", "0.01"}).exit_code, 0);
     ASSERT_EQ(ceiling_run(dir / "slow.json", {"-q"}, {run_target, "sleep", "0.3"}).exit_code, 0);
     std::ofstream(dir / "budget.json") << R"({"latency_s": "150ms", "because": "the frame is 200 ms"})";
-    const auto report = run_ceiling({"report", "--budget", (dir / "budget.json").string(),
+    const auto report = run_ceiling({"report", "--detail", "--budget", (dir / "budget.json").string(),
                                      (dir / "fast.json").string()});
     ASSERT_EQ(report.exit_code, 0) << report.err;
     EXPECT_NE(report.out.find("because the frame is 200 ms"), std::string::npos) << report.out;

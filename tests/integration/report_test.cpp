@@ -64,7 +64,7 @@ RunRecord suite_record(double gemm_s) {
 TEST(Report, RerendersARunRecord) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "r.json", {"-q"}, {run_target, "busy", "0.05"}).exit_code, 0);
-    const auto r = run_ceiling({"report", (dir / "r.json").string()});
+    const auto r = run_ceiling({"report", "--detail", (dir / "r.json").string()});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_NE(r.out.find("ceiling run:"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("wall time"), std::string::npos) << r.out;

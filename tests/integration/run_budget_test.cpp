@@ -136,7 +136,7 @@ TEST(Run, PerFrameModelBudgetPassesAtP50AndFailsAtP99WithACost) {
     const auto loose = dir / "loose.json";
     std::ofstream(loose)
         << R"({"because": "the frame is 33 ms", "regions": {"model": {"latency_s": "30ms"}}})";
-    const auto rep = run_ceiling({"report", (dir / "r.json").string(), "--budget", loose.string()});
+    const auto rep = run_ceiling({"report", "--detail", (dir / "r.json").string(), "--budget", loose.string()});
     EXPECT_EQ(rep.exit_code, 0) << rep.err;
     EXPECT_NE(rep.out.find("model: latency_p99_s: budget 30.0 ms"), std::string::npos) << rep.out;
     EXPECT_EQ(rep.out.find("FAIL"), std::string::npos) << rep.out;

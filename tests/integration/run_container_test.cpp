@@ -74,7 +74,7 @@ TEST(RunInAContainer, AProgramHeldByItsCpuQuotaIsJudgedQuotaBound) {
     // nearly every period.
     // 77: the shell could not move itself into the group (a container may refuse it).
     const std::string command = "echo $$ > " + (group.dir() / "cgroup.procs").string() +
-                                " || exit 77; exec " + CEILING_BINARY + " run --output " +
+                                " || exit 77; exec " + CEILING_BINARY + " run --detail --output " +
                                 (dir / "r.json").string() + " -- " + nvtx_target + " preprocess 20";
     const auto r = run_process({"/bin/sh", "-c", command});
     if (r.exit_code == 77) GTEST_SKIP() << "cannot move a process into the new group: " << r.err;

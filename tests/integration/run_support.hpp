@@ -32,11 +32,12 @@ inline nlohmann::json read_json(const std::filesystem::path& p) { return nlohman
 
 inline RunRecord read_record(const std::filesystem::path& p) { return parse_run_record(slurp(p)); }
 
-// `ceiling run -q --output OUT [extra...] -- argv...`
+// `ceiling run --detail --output OUT [extra...] -- argv...`: the whole summary, whose findings
+// these tests read (the default answer has its own tests, run_answer_test.cpp).
 inline ProcessResult ceiling_run(const std::filesystem::path& out, std::vector<std::string> options,
                                  const std::vector<std::string>& argv,
                                  const std::vector<std::string>& env = {}) {
-    std::vector<std::string> args = {"run", "--output", out.string()};
+    std::vector<std::string> args = {"run", "--detail", "--output", out.string()};
     args.insert(args.end(), options.begin(), options.end());
     args.push_back("--");
     args.insert(args.end(), argv.begin(), argv.end());

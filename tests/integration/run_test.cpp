@@ -506,7 +506,7 @@ TEST(Run, StorageNearItsRoofIsIoBound) {
                               {"write_bytes_per_s", nlohmann::json(summarize({rate / share}))}};
         const auto path = dir / ("profile-" + std::to_string(share) + ".json");
         { std::ofstream(path) << profile.dump(); }
-        return run_ceiling({"report", (dir / "r.json").string(), "--profile", path.string()});
+        return run_ceiling({"report", "--detail", (dir / "r.json").string(), "--profile", path.string()});
     };
     const auto near = judged_at(0.8);
     ASSERT_EQ(near.exit_code, 0) << near.err;

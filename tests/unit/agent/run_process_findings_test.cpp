@@ -118,7 +118,7 @@ TEST(RunProcessFindings, AnOlderRecordsMaxRssIsNotThePrograms) {
     std::erase_if(c, [](const CounterValue& x) { return x.name == "peak_rss_bytes"; });
     c.push_back(count("max_rss_bytes", 104e6));  // wait4's: ceiling's memory before exec
     judge::judge_record(r);
-    EXPECT_FALSE(judge::peak_memory_bytes(r));
+    EXPECT_FALSE(peak_memory_bytes(r));
     ASSERT_TRUE(r.diagnosis);
     EXPECT_FALSE(r.diagnosis->capacity);
     std::ostringstream out;

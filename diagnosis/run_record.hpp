@@ -97,6 +97,10 @@ inline constexpr std::size_t max_process_uses = 16;
 // model whose ops without a work formula took much of its time): its diagnosis says so
 // instead of judging the known part.
 inline constexpr const char* work_unknown_label = "work_unknown";
+// Labels of a `run --torch` region (agent/run/torch_run.cpp sets them).
+inline constexpr const char* torch_role_label = "torch";  // model, transform, module, op, call
+inline constexpr const char* torch_op_label = "op";        // "aten.convolution"
+inline constexpr const char* torch_op_class_label = "op_class";  // "conv depthwise"
 
 // Where a recorded region came from: an NVTX range of a wrapped program, or a kernel the
 // suite ran with analytically known work.

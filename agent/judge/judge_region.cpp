@@ -32,6 +32,20 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds
             "declare its work (an NVTX range `{ops=... bytes=...}` around the call) or count it "
             "where `ceiling doctor` finds a PMU, then judge it";
     }
+    // Under --torch ceiling declared every op it has a formula for: nothing is the user's to
+    // declare. What is unknown is said as what it is (an op without a formula, a module or
+    // model whose ops lack them), and its ops with formulas are judged in the op summary.
+    if (const auto role = reg.labels.find(torch_role_label); role != reg.labels.end()) {
+        const auto op = reg.labels.find(torch_op_label);
+        if (role->second == "op")
+            d.observation = "no work formula for " +
+                            (op != reg.labels.end() ? op->second : std::string("this op")) +
+                            " in ceiling's PyTorch formulas: its time is measured, its work is not";
+        else if (reg.labels.find(work_unknown_label) == reg.labels.end())
+            d.observation = "a PyTorch " + role->second + " with no op of known work inside it";
+        d.first_move = "its time is what is known: the ops with formulas are judged by type in the "
+                       "op summary";
+    }
     if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
     // Its process (and those it started) mostly idle while it was open: whatever its work,
     // the region waited, and what it waited for comes before any roof: a CPU, where its
@@ -52,9 +66,10 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds
                       ? " (the host's other processes kept " + fixed(*reg.other_busy_cores, 2) +
                             " cores busy meanwhile)"
                       : std::string())});
-        d.first_move =
-            "find what it waits for (its process was idle while it was open); then "
-            "declare its work to judge the rest";
+        d.first_move = "find what it waits for (its process was idle while it was open)" +
+                       std::string(reg.labels.count(torch_role_label)
+                                       ? ""
+                                       : "; then declare its work to judge the rest");
     }
     return d;
 }

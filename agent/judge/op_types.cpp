@@ -105,12 +105,12 @@ OpSummary summarise_ops(const RunRecord& record) {
     const std::size_t runs = record.timed_executions().size();
     std::map<std::string, Group> types, unformulated;
     for (const auto& r : record.regions) {
-        const std::string role = label(r, "torch");
+        const std::string role = label(r, torch_role_label);
         if (role == "op") {
-            const std::string cls = label(r, "op_class");
+            const std::string cls = label(r, torch_op_class_label);
             if (cls == "no formula") {
-                Group& g = unformulated[label(r, "op")];
-                g.row.name = label(r, "op");
+                Group& g = unformulated[label(r, torch_op_label)];
+                g.row.name = label(r, torch_op_label);
                 add(g, r, runs);
             }
             if (!r.model) continue;

@@ -171,10 +171,10 @@ std::string outside_model_line(const RunRecord& r) {
     double time_s = 0, calls = 0;
     std::set<std::string> classes;
     for (const auto& reg : r.regions) {
-        if (reg.model || label(reg, "torch") != "op") continue;
+        if (reg.model || label(reg, torch_role_label) != "op") continue;
         time_s += reg.total_s_per_execution.empty() ? 0.0 : mean(reg.total_s_per_execution);
         calls += static_cast<double>(reg.instances) / runs_of(r);
-        if (const auto c = label(reg, "op_class"); !c.empty()) classes.insert(c);
+        if (const auto c = label(reg, torch_op_class_label); !c.empty()) classes.insert(c);
     }
     if (calls == 0) return "";
     std::string kinds;
@@ -188,7 +188,7 @@ std::string outside_model_line(const RunRecord& r) {
 std::vector<std::vector<std::string>> region_rows(const RunRecord& r) {
     std::vector<const RecordedRegion*> shown;
     for (const auto& reg : r.regions) {
-        if (summarised_by_ops(reg) || label(reg, "torch") == "op") continue;
+        if (summarised_by_ops(reg) || label(reg, torch_role_label) == "op") continue;
         shown.push_back(&reg);
     }
     auto time_of = [](const RecordedRegion* g) {

@@ -116,7 +116,7 @@ std::string count_phrase(std::size_t n, const std::string& what) {
 // unknown rather than the sum of the others'.
 constexpr double unformulated_share_max = 0.25;
 
-// A model region's work: the declared work of the op ranges it encloses, per call of it.
+// A model's or a module's work: the declared work of the op ranges it encloses, per call of it.
 void add_model_work(RunRecord& record, RecordedRegion& model, const RecordedRegion* source) {
     const RecordedRegion& from = source ? *source : model;
     const std::string prefix = from.path + "/";
@@ -263,6 +263,12 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record) {
         } else if (n.role == "model" && !n.instrumented) {
             r.labels["instrumented"] = "no: run without per-op ranges, to measure their cost";
         }
+    }
+    // Module regions: the sum of the work their ops declared, as a model's (a module is
+    // never asked for declared work: ceiling declared every op inside it).
+    for (auto& r : record.regions) {
+        const auto role = r.labels.find(torch_role_label);
+        if (role != r.labels.end() && role->second == "module") add_model_work(record, r, nullptr);
     }
     // Model regions: their ops' work, and the cost of instrumenting them.
     const auto calls = model_calls(run);

@@ -20,10 +20,8 @@ namespace ceiling::measure {
 // they enclose (a search over name or path, like --model-regions).
 inline constexpr const char* torch_model_regex = R"(^torch::[^/]* \(model(, uninstrumented| step)?\)(/|$))";
 
-// Region labels set by add_torch_to_record (RecordedRegion::labels).
-inline constexpr const char* torch_role_label = "torch";  // model, transform, module, op, call
-inline constexpr const char* torch_op_label = "op";        // "aten.convolution"
-inline constexpr const char* torch_op_class_label = "op_class";  // "conv depthwise"
+// Region labels set by add_torch_to_record: torch_role_label and the others, with the
+// record (diagnosis/run_record.hpp), where the judges read them.
 
 // What a torch range's name says about it (the naming of ceiling_torch/modules.py).
 struct TorchName {

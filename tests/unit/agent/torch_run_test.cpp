@@ -311,6 +311,33 @@ TEST(OpSummary, HidesOnlyOpsAndModulesInsideModels) {
     EXPECT_FALSE(summarised_by_ops(named(t.record, "decode")));
 }
 
+// A module's work is the sum of its ops', as a model's: under --torch nothing is the user's to
+// declare, and no torch region's verdict asks for it.
+TEST(TorchRecord, AModulesWorkIsItsOpsAndNoTorchRegionIsAskedToDeclareWork) {
+    auto t = three_calls();
+    const auto& block = named(t.record, "block (Block)");
+    ASSERT_TRUE(block.measurement.work);
+    EXPECT_DOUBLE_EQ(block.measurement.work->ops, 21e6);  // 1 M depthwise + 20 M pointwise per call
+    EXPECT_DOUBLE_EQ(block.measurement.work->compulsory_bytes, 2e6);
+    t.record.machine_profile = store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
+    judge::judge_record(t.record);
+    int torch_judged = 0;
+    for (const auto& v : t.record.region_diagnoses) {
+        const RecordedRegion* reg = t.record.region(v.path);
+        if (!reg || !reg->labels.count(torch_role_label)) continue;
+        ++torch_judged;
+        EXPECT_EQ(v.diagnosis.first_move.find("declare"), std::string::npos) << v.path << ": " << v.diagnosis.first_move;
+        EXPECT_EQ(v.diagnosis.observation.find("declare"), std::string::npos) << v.path << ": " << v.diagnosis.observation;
+    }
+    EXPECT_GT(torch_judged, 3);
+    const auto* nonzero = t.record.region(named(t.record, "aten.nonzero [no formula]").path);
+    ASSERT_TRUE(nonzero);
+    for (const auto& v : t.record.region_diagnoses)
+        if (v.path == nonzero->path)
+            EXPECT_NE(v.diagnosis.observation.find("no work formula for aten.nonzero"), std::string::npos)
+                << v.diagnosis.observation;
+}
+
 // The op types' verdicts are the record's, not only the text table's: judged with the rest,
 // kept through a save and load, and in the JSON summary.
 TEST(OpSummary, TheVerdictsPerOpTypeAreInTheRecordAndTheJsonSummary) {

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "diagnosis/format.hpp"
 #include "diagnosis/json_support.hpp"
 
 namespace ceiling {
@@ -115,11 +116,7 @@ std::string latency_note(const Summary& s, std::string_view check, const Thresho
     } else if (check == "latency_p99_s" && s.count < 100) {
         add("p99 of " + std::to_string(s.count) + " samples, interpolated between the largest");
     }
-    if (unstable(s, t.unstable_spread)) {
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "unstable: relative spread %.0f%%", s.rel_spread * 100);
-        add(buf);
-    }
+    if (unstable(s, t.unstable_spread)) add("unstable: relative spread " + percent(s.rel_spread));
     return note;
 }
 

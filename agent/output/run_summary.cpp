@@ -238,13 +238,6 @@ void render_stop_line(const RunRecord& r, std::ostream& out) {
             << "next lever " << lever << left << "\n";
 }
 
-// An amount of money in the budget's own currency: 3 significant digits, no unit prefix.
-std::string money(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
-}
-
 void render_budgets(const RunRecord& r, std::ostream& out) {
     if (r.budget_checks.empty()) return;
     out << "\nBudgets\n";
@@ -254,9 +247,9 @@ void render_budgets(const RunRecord& r, std::ostream& out) {
         out << "  no 'because': a preference, not yet a budget (say why missing it breaks the "
                "product: --because, or \"because\" in the budget file)\n";
     if (r.budgets && r.budgets->price_per_hour)
-        out << "  price " << money(*r.budgets->price_per_hour) << " per hour of this machine\n";
+        out << "  price " << g3(*r.budgets->price_per_hour) << " per hour of this machine\n";
     for (const auto& c : r.budget_checks) {
-        auto value = [&](double v) { return c.name == "cost_per_1000" ? money(v) : quantity(c.name, v); };
+        auto value = [&](double v) { return c.name == "cost_per_1000" ? g3(v) : quantity(c.name, v); };
         out << "  " << (c.region.empty() ? "" : c.region + ": ") << c.name << ": budget "
             << value(c.budget) << ", actual "
             << (c.actual ? value(*c.actual) : std::string("not measured")) << ": "

@@ -44,6 +44,11 @@ enum class Verdict { done, good, far, above_roof, unknown };
 inline constexpr std::array<std::string_view, 5> verdict_names = {"done", "good", "far",
                                                                   "above_roof", "unknown"};
 inline std::string_view to_string(Verdict v) { return enum_name(v, verdict_names); }
+// How a verdict reads to a person: the band a fraction of a roof lies in, near / mid / far,
+// without praise words ("14 % of roof (good)" read as praise). JSON keeps verdict_names.
+inline constexpr std::array<std::string_view, 5> band_names = {"near", "mid", "far", "above roof",
+                                                               "unknown"};
+inline std::string_view band_name(Verdict v) { return enum_name(v, band_names); }
 
 // The measured quantities the table's conditions read. Each is absent when it was not
 // measured; an absent signal never satisfies a condition (unknown is not zero).

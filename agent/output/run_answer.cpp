@@ -42,17 +42,10 @@ std::vector<std::string> wrapped(const std::string& text, const std::string& fir
     return lines;
 }
 
-// A fraction of a roof in bands a performance engineer reads without praise: near (at or
-// above `done`), mid, far (below `far`).
+// A fraction of a roof in its band (band_name); above the roof says what that means.
 std::string band(Verdict v) {
-    switch (v) {
-        case Verdict::done: return "near";
-        case Verdict::good: return "mid";
-        case Verdict::far: return "far";
-        case Verdict::above_roof: return "above the roof: a count or the roof is wrong";
-        case Verdict::unknown: break;
-    }
-    return "";
+    if (v == Verdict::above_roof) return "above the roof: a count or the roof is wrong";
+    return v == Verdict::unknown ? "" : std::string(band_name(v));
 }
 
 // The bound in words; "latency bound" is what the table calls work below both roofs.

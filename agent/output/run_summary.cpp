@@ -70,7 +70,7 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
                         : c.level + " bandwidth" +
                               (c.kernel.empty() ? "" : " (" + c.kernel + " roof)"))
                 << ": " << percent(*c.fraction) << " of roof ("
-                << to_string(c.verdict)
+                << band_name(c.verdict)
                 // Where the count came from, when no declaration gave it.
                 << (c.source && *c.source != Source::analytic
                         ? "; counted by " + std::string(to_string(*c.source))

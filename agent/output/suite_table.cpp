@@ -196,7 +196,7 @@ void first_moves(const std::vector<Case>& cs, std::ostream& out) {
         if (!c.diagnosis) continue;
         auto& g = groups[c.diagnosis->diagnosis];
         g.first_move = c.diagnosis->first_move;
-        g.by_verdict[std::string(to_string(c.diagnosis->verdict))].push_back(c.region->name);
+        g.by_verdict[std::string(band_name(c.diagnosis->verdict))].push_back(c.region->name);
         if (const auto a = label(*c.region, "advice"); !a.empty())
             advice[a].push_back(c.region->name);
         for (const auto& f : c.diagnosis->findings)
@@ -326,7 +326,7 @@ void render_suite_table(const RunRecord& record, std::ostream& out, bool html) {
                pct(fraction_of(d, RoofKind::compute)), pct(fraction_of(d, RoofKind::bandwidth)),
                d ? d->level.value_or("-") : "-",
                d && d->bound ? std::string(to_string(*d->bound)) : (d ? "unknown" : "-"),
-               d ? std::string(to_string(d->verdict)) : "-"});
+               d ? std::string(band_name(d->verdict)) : "-"});
     }
     std::ostringstream note;
     note << "(median/p99 over repeats, spread = (p90-p10)/median, ! = unstable; %compute and "
@@ -340,9 +340,9 @@ void render_suite_table(const RunRecord& record, std::ostream& out, bool html) {
                    " under \"Roofs measured in turns\", else the profile's);\n"
                  : ";")
          << " analytic work: compulsory bytes, each input read once;\n"
-         << " verdict: done at " << percent(record.thresholds.done)
-         << " of a roof or more, good from " << percent(record.thresholds.far)
-         << " up to done, far below " << percent(record.thresholds.far) << ")\n";
+         << " verdict: near at " << percent(record.thresholds.done)
+         << " of a roof or more, mid from " << percent(record.thresholds.far)
+         << " up to near, far below " << percent(record.thresholds.far) << ")\n";
     if (html) {
         t.render_html(out, "suite");
         out << "<p class=\"muted\">" << xml_escape(note.str()) << "</p>\n";

@@ -182,15 +182,29 @@ nlohmann::json diff_json(const RecordDiff& diff, const std::string& before, cons
             {"notes", diff.notes}};
 }
 
+namespace {
+// The achieved rate a verdict compared with a roof of this kind (its best comparison's).
+std::optional<double> achieved(const Diagnosis* d, RoofKind kind) {
+    if (!d) return std::nullopt;
+    std::optional<double> best;
+    for (const auto& c : d->roofs)
+        if (c.kind == kind && c.achieved_per_s) best = std::max(best.value_or(0.0), *c.achieved_per_s);
+    return best;
+}
+}  // namespace
+
 std::string regions_csv(const RunRecord& r) {
     std::string out =
         "path,kind,model,instances,time_s_per_execution,p50_s,p99_s,busy_cores,"
         "descendant_busy_cores,other_busy_cores,bound,verdict,compute_roof,compute_fraction,"
-        "memory_level,memory_fraction\n";
+        "memory_level,memory_fraction,ops_per_instance,bytes_per_instance,ops_per_s,bytes_per_s,"
+        "intensity_ops_per_byte,op_class\n";
     for (const auto& reg : r.regions) {
         const Diagnosis* d = diagnosis_of(r, reg.path);
         const auto& s = reg.measurement.duration_s;
         const Best c = best_fraction(d, RoofKind::compute), m = best_fraction(d, RoofKind::bandwidth);
+        const auto& w = reg.measurement.work;  // per instance: declared, analytic or counted
+        const auto op_class = reg.labels.find(torch_op_class_label);
         const std::vector<std::string> cells = {
             csv_cell(reg.path),
             std::string(to_string(reg.kind)),
@@ -207,7 +221,13 @@ std::string regions_csv(const RunRecord& r) {
             csv_cell(c.roof),
             csv_number(c.fraction),
             csv_cell(m.roof),
-            csv_number(m.fraction)};
+            csv_number(m.fraction),
+            csv_number(w ? std::optional(w->ops) : std::nullopt),
+            csv_number(w ? std::optional(w->compulsory_bytes) : std::nullopt),
+            csv_number(achieved(d, RoofKind::compute)),
+            csv_number(achieved(d, RoofKind::bandwidth)),
+            csv_number(d ? d->intensity_ops_per_byte : std::nullopt),
+            csv_cell(op_class == reg.labels.end() ? std::string() : op_class->second)};
         for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + cells[i];
         out += "\n";
     }

@@ -95,6 +95,42 @@ TEST(MachineReadable, RunJsonOnStderrAndCsvMatchTheRecord) {
     EXPECT_EQ(csv[2].rfind("frame/model,range,true,20,", 0), 0u) << csv[2];
 }
 
+// The CSV carries the work and rates the verdicts came from: ops and bytes per instance, the
+// achieved rates, the intensity (and a torch op's class), beside the verdict.
+TEST(MachineReadable, CsvCarriesWorkRatesAndIntensity) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json",
+                               {"-q", "--profile", std::string(CEILING_TEST_DATA) + "/profile_synthetic.json",
+                                "--csv", (dir / "r.csv").string()},
+                               {nvtx_target, "declared", "2"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto csv = lines_of(slurp(dir / "r.csv"));
+    ASSERT_GE(csv.size(), 2u);
+    EXPECT_NE(csv[0].find(",memory_fraction,ops_per_instance,bytes_per_instance,ops_per_s,bytes_per_s,"
+                          "intensity_ops_per_byte,op_class"),
+              std::string::npos)
+        << csv[0];
+    const RunRecord rec = read_record(dir / "r.json");
+    const RecordedRegion* gemm = rec.region("gemm");
+    ASSERT_TRUE(gemm && gemm->measurement.work);
+    for (const auto& line : csv) {
+        if (line.rfind("gemm,", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::stringstream in(line);
+        for (std::string c; std::getline(in, c, ',');) cells.push_back(c);
+        ASSERT_GE(cells.size(), 21u) << line;
+        EXPECT_DOUBLE_EQ(std::stod(cells[16]), gemm->measurement.work->ops) << line;
+        EXPECT_DOUBLE_EQ(std::stod(cells[17]), gemm->measurement.work->compulsory_bytes) << line;
+        EXPECT_GT(std::stod(cells[18]), 0) << line;  // achieved op/s
+        EXPECT_NEAR(std::stod(cells[20]), gemm->measurement.work->ops / gemm->measurement.work->compulsory_bytes,
+                    1e-6 * std::stod(cells[20]))
+            << line;
+        return;
+    }
+    ADD_FAILURE() << "no gemm row:\n" << slurp(dir / "r.csv");
+}
+
 TEST(MachineReadable, ReportAndDiffJson) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "a.json", {"-q", "-r", "2"}, {run_target, "exit", "0"}).exit_code, 0);

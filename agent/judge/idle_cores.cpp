@@ -125,7 +125,20 @@ std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresho
 // waited for a CPU, whatever its code. Two data-loader workers on two CPUs left a training
 // step's forward pass 0.07 cores with 1.6 threads queued, and it read "latency bound: the
 // core or the caches". Who held the CPUs is said from the same readings.
-std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg) {
+namespace {
+
+// The thread-pool setting a program's team is sized by, to name in a move: torch's own for a
+// PyTorch region, else the OpenMP variable OpenMP and the BLAS pools (OpenBLAS, MKL) read.
+std::string pool_setting(const RecordedRegion& reg, int threads) {
+    if (reg.labels.count(torch_role_label))
+        return "torch.set_num_threads(" + std::to_string(threads) + ")";
+    return "OMP_NUM_THREADS=" + std::to_string(threads);
+}
+
+}  // namespace
+
+std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg,
+                                        std::optional<double> cpus) {
     if (!reg.busy_cores || !reg.queued_threads || *reg.queued_threads < t.queued_threads ||
         *reg.queued_threads < *reg.busy_cores)
         return std::nullopt;
@@ -140,18 +153,36 @@ std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegio
     for (std::size_t i = 0; i < holders.size(); ++i)
         who += (i == 0 ? "" : i + 1 == holders.size() ? " and " : ", ") + holders[i];
     if (who.empty()) who = "its own threads outnumbered the CPUs";
-    return IdleCores{
+    // Each of its threads ran busy / (busy + queued) of the time it was ready to: the queue
+    // made its work that much slower, whatever the work.
+    const double slowdown = (*reg.busy_cores + *reg.queued_threads) / *reg.busy_cores;
+    IdleCores q{
         {FindingKind::assumption,
          "it waited for a CPU: its process's threads were queued " + fixed(*reg.queued_threads, 2) +
              " on average while it was open (runnable, not running: the scheduler's "
              "statistics) and kept " +
              fixed(*reg.busy_cores, 2) + " cores busy; meanwhile " + who +
-             ". Its time is the queue's before its code's, and its roof fractions understate "
-             "what its code does with a CPU"},
+             ". Its time is the queue's before its code's (up to " + fixed(slowdown, 1) +
+             "x), and its roof fractions understate what its code does with a CPU"},
         "give it the CPUs (its threads queued " + fixed(*reg.queued_threads, 2) + " on average, " +
             fixed(*reg.busy_cores, 2) +
             " cores busy: fewer workers beside it (a data loader's num_workers, pool sizes), "
             "their priority lowered (nice), or its own threads as many as the CPUs); then "};
+    // A team of its own threads on fewer CPUs than other work left free: the setting that
+    // sizes the team, at the CPUs that were free, comes first (a torch script with two
+    // intra-op threads on two CPUs, one held by other work, ran 3-15x faster at one).
+    const double others = reg.other_busy_cores.value_or(0.0) + reg.descendant_busy_cores.value_or(0.0);
+    if (cpus && reg.working_threads && *reg.working_threads >= 1.5) {
+        const int free = std::max(1, static_cast<int>(std::floor(*cpus - others + 0.25)));
+        if (*reg.working_threads > free + 0.25)
+            q.move = "size its thread pool to the CPUs other work left free: " +
+                     pool_setting(reg, free) + " (its " + fixed(*reg.working_threads, 1) +
+                     " threads shared " + fixed(*cpus - others, 2) +
+                     " free CPUs and queued: up to " + fixed(slowdown, 1) +
+                     "x slower for it); or free the CPUs (fewer workers beside it, their "
+                     "priority lowered); then ";
+    }
+    return q;
 }
 
 // Busy cores from which one thread is taken as working all along, and CPUs idle beside it
@@ -164,15 +195,23 @@ std::optional<Finding> one_thread_busy(const ProcessAccounting& p, std::optional
         *p.working_threads >= working_threads_min)
         return std::nullopt;
     const double busy = (*p.user_s + *p.system_s) / p.wall_s;
-    const double idle = *cpus - busy;
+    // A CPU another process kept busy is not idle: the host's runnable threads beside its own
+    // (the sampler's integral) held that many on average.
+    double others = 0;
+    if (p.host_runnable_thread_s && p.own_runnable_thread_s)
+        others = std::clamp((*p.host_runnable_thread_s - *p.own_runnable_thread_s) / p.wall_s, 0.0,
+                            std::max(0.0, *cpus - busy));
+    const double idle = *cpus - busy - others;
     if (busy < one_thread_busy_min || idle < idle_cpus_min) return std::nullopt;
     return Finding{FindingKind::assumption,
                    "one thread did its work (its CPU time shared by " + fixed(*p.working_threads, 2) +
                        " threads, " + fixed(busy, 2) + " cores busy of " + fixed(*cpus, 2) +
-                       " CPUs): whatever bounds its code, " + fixed(idle, 2) +
+                       " CPUs" +
+                       (others > 0.05 ? ", other work held " + fixed(others, 2) : std::string()) +
+                       "): whatever bounds its code, " + fixed(idle, 2) +
                        " CPUs sat idle beside it; where its work divides (threads, OpenMP, worker "
                        "processes, a library's threaded build) they are a lever of up to " +
-                       fixed(*cpus / busy, 2) + "x"};
+                       fixed((busy + idle) / busy, 2) + "x"};
 }
 
 std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, const Thresholds& t,

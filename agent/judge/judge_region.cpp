@@ -359,7 +359,10 @@ void put_first(const HostRange& h, const HostBasis& b, Diagnosis& d) {
             "open); then " +
             d.first_move;
     } else if (b.idle.empty()) {
-        if (auto queued = queued_for_cpu(h.t, reg)) {
+        const auto cpus = within(h.limits, h.profile.host.logical_cpus > 0
+                                               ? std::optional<double>(h.profile.host.logical_cpus)
+                                               : std::nullopt);
+        if (auto queued = queued_for_cpu(h.t, reg, cpus)) {
             first.push_back(queued->finding);
             d.first_move = queued->move + d.first_move;
         } else if (auto turns = took_turns(h.profile, h.t, reg, h.limits)) {

@@ -28,7 +28,10 @@ std::optional<IdleCores> idle_cores(const MachineProfile& profile, Measurement m
                                     const Diagnosis& d, const CpuLimits& limits);
 // Its process's threads queued for a CPU while it was open as much as they ran
 // (idle_cores.cpp).
-std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg);
+// `cpus`: those the program could use (usable_cpus); where known and its own team outnumbered
+// the CPUs other work left free, the move names the pool setting and its value.
+std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegion& reg,
+                                        std::optional<double> cpus = std::nullopt);
 // Its program's threads shared its work but took turns, with a CPU idle (idle_cores.cpp).
 std::optional<IdleCores> took_turns(const MachineProfile& profile, const Thresholds& t,
                                     const RecordedRegion& reg, const CpuLimits& limits);

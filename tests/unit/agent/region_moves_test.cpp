@@ -215,6 +215,49 @@ TEST(OneThreadBusy, IdleCpusBesideOneBusyThreadAreSaid) {
     EXPECT_FALSE(one_thread_busy(asleep, 2.0));
 }
 
+// A CPU another process kept busy is not idle: one busy thread on two CPUs while other work
+// held the second reads nothing idle (a TransformerEncoder run read "1.05 CPUs sat idle ...
+// a lever of up to 2.11x" with that CPU busy with other work).
+TEST(OneThreadBusy, ACpuOtherWorkKeptBusyIsNotIdle) {
+    ProcessAccounting p;
+    p.wall_s = 10;
+    p.user_s = 9.8;
+    p.system_s = 0.1;
+    p.working_threads = 1.0;
+    p.own_runnable_thread_s = 9.9;
+    p.host_runnable_thread_s = 9.9 + 9.5;  // other work runnable on the other CPU all along
+    EXPECT_FALSE(one_thread_busy(p, 2.0));
+    p.host_runnable_thread_s = 9.9 + 2.0;  // other work held 0.2 of it: 0.81 idle, said so
+    const auto f = one_thread_busy(p, 2.0);
+    ASSERT_TRUE(f);
+    EXPECT_NE(f->detail.find("other work held 0.20"), std::string::npos) << f->detail;
+    EXPECT_NE(f->detail.find("0.81 CPUs sat idle"), std::string::npos) << f->detail;
+}
+
+// A team of its own threads queued on fewer CPUs than other work left free: the move names
+// the setting that sizes the team and its value (the free CPUs), and what the queue cost.
+TEST(FirstMoves, AnOversubscribedPoolIsToldItsSettingAndValue) {
+    RecordedRegion reg;
+    reg.path = reg.name = "forward";
+    reg.busy_cores = 0.9;
+    reg.queued_threads = 1.1;
+    reg.working_threads = 2.0;
+    reg.other_busy_cores = 1.0;  // other work held one of the two CPUs
+    const Thresholds t;
+    const auto q = queued_for_cpu(t, reg, 2.0);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(q->move.rfind("size its thread pool to the CPUs other work left free: OMP_NUM_THREADS=1", 0), 0u)
+        << q->move;
+    EXPECT_NE(q->move.find("up to 2.2x slower"), std::string::npos) << q->move;
+    reg.labels[torch_role_label] = "model";
+    EXPECT_NE(queued_for_cpu(t, reg, 2.0)->move.find("torch.set_num_threads(1)"), std::string::npos);
+    // A team no larger than the free CPUs, or CPUs unknown: no setting to name.
+    reg.other_busy_cores = 0.0;
+    EXPECT_EQ(queued_for_cpu(t, reg, 2.0)->move.find("thread pool"), std::string::npos);
+    reg.other_busy_cores = 1.0;
+    EXPECT_EQ(queued_for_cpu(t, reg)->move.rfind("give it the CPUs", 0), 0u);
+}
+
 // The run's own bound is unknown without whole-run counts even where its regions were
 // judged: its line points at the longest judged region instead of reading as nothing judged.
 TEST(RunLine, AnUnknownRunPointsAtItsLongestJudgedRegion) {

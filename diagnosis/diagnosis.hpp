@@ -183,6 +183,12 @@ inline constexpr std::string_view left_of_ridge_l1_move =
     "the loads and stores themselves (left of the ridge in L1, where no miss waits): "
     "dependency chains through memory (a value stored and loaded again), loads issued faster "
     "(vectorised), lines written by two cores at once (false sharing); then ";
+// The same where no two cores stored at once (Premise::stores_from_two_threads): no false
+// sharing to name (aten.zeros on one core was told of it).
+inline constexpr std::string_view left_of_ridge_l1_one_core_move =
+    "the loads and stores themselves (left of the ridge in L1, where no miss waits): "
+    "dependency chains through memory (a value stored and loaded again), loads issued faster "
+    "(vectorised); then ";
 
 // Inserts `prefix` (ending in "; then ") before the roofline's part of d.first_move: the side
 // of the ridge, else the table's move; after the system's levers already at its front (cores

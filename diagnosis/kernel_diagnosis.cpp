@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/premises.hpp"
 #include "diagnosis/format.hpp"
 
 namespace ceiling {
@@ -29,7 +30,7 @@ struct RidgeSide {
     bool right = false;
     bool l1 = false;  // left of it with its working set in L1
 };
-std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
+std::optional<RidgeSide> ridge_side(const Diagnosis& d, const Evidence& e) {
     if (d.bound != Bound::latency) return std::nullopt;
     const auto pos = ridge_position(d);
     if (!pos || !pos->compute->fraction || !pos->memory->fraction) return std::nullopt;
@@ -54,7 +55,10 @@ std::optional<RidgeSide> ridge_side(const Diagnosis& d) {
                              " of it), and its data is in the nearest cache, where no miss "
                              "waits: the gap is in how fast the core issues its loads and "
                              "stores (dependency chains through memory, scalar or unvectorised "
-                             "code, lines written by two cores at once)",
+                             "code" +
+                             std::string(licensed(Premise::stores_from_two_threads, e)
+                                             ? ", lines written by two cores at once)"
+                                             : ")"),
                          false, true};
     return RidgeSide{
         where + ": its roof is " + memory->level + " bandwidth (" + percent(*memory->fraction) +
@@ -402,10 +406,13 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     compare_with_bandwidth_roof(d, kj);
     conclude(d, t);
     // The side says which roof to approach, so where the first move starts.
-    if (auto side = ridge_side(d)) {
+    const Evidence e{false, busy_cores, m.work ? m.work->written_bytes : std::nullopt};
+    if (auto side = ridge_side(d, e)) {
         add_finding(d, FindingKind::assumption, std::move(side->finding));
+        const bool two = licensed(Premise::stores_from_two_threads, e);
         d.first_move = std::string(side->right ? right_of_ridge_move
-                                   : side->l1  ? left_of_ridge_l1_move
+                                   : side->l1  ? (two ? left_of_ridge_l1_move
+                                                      : left_of_ridge_l1_one_core_move)
                                                : left_of_ridge_move) +
                        d.first_move;
     }

@@ -125,10 +125,10 @@ std::optional<Finding> partial_lines(const MachineProfile& profile, const Diagno
             "PMU counted its lines)"};
 }
 
-void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d,
-                              std::optional<double> busy_cores) {
-    if (auto f = partial_lines(profile, d, busy_cores)) d.findings.push_back(std::move(*f));
-    auto c = dependent_loads(profile, d, busy_cores);
+void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d, const Evidence& e) {
+    if (auto f = partial_lines(profile, d, e.busy_cores)) d.findings.push_back(std::move(*f));
+    if (!licensed(Premise::loads_may_depend, e)) return;
+    auto c = dependent_loads(profile, d, e.busy_cores);
     if (!c) return;
     if (!c->move.empty()) insert_before_roofline_move(d, c->move);
     d.findings.push_back(std::move(c->finding));

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/premises.hpp"
 #include "diagnosis/machine_profile.hpp"
 
 namespace ceiling {
@@ -40,7 +41,9 @@ std::optional<Finding> partial_lines(const MachineProfile& profile, const Diagno
 
 // Adds dependent_loads' and partial_lines' findings to `d` and its move before the roofline's part
 // of the first move (after the system's levers already at its front).
-void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d,
-                              std::optional<double> busy_cores);
+// The chain's move and finding only where its loads may depend (Premise::loads_may_depend:
+// never a library's dense-tensor op, whose random fills and square roots read "break the
+// chain: interleave independent walks").
+void weigh_memory_parallelism(const MachineProfile& profile, Diagnosis& d, const Evidence& e);
 
 }  // namespace ceiling

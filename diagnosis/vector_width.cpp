@@ -44,7 +44,8 @@ const ComputeRoof* one_thread(const MachineProfile& p, const std::string& name) 
 
 std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const Diagnosis& d,
                                             const Thresholds& t,
-                                            const std::map<std::string, std::string>& environment) {
+                                            const std::map<std::string, std::string>& environment,
+                                            bool own_code) {
     const auto c = std::find_if(d.roofs.begin(), d.roofs.end(), [](const RoofComparison& r) {
         return r.kind == RoofKind::compute && r.fraction && r.verdict != Verdict::above_roof;
     });
@@ -77,7 +78,9 @@ std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const
                 set += (set.empty() ? "" : ", ") + it->first + "=" + it->second;
         const std::string narrow = width_of(*n), wider = width_of(*wide);
         const std::string lever =
-            n->engine == Engine::scalar
+            !own_code ? "the library's kernel for this CPU's widest vectors (its build and its "
+                        "ISA dispatch: nothing of the program's to recompile)"
+            : n->engine == Engine::scalar
                 ? "vectorised code (loops the compiler can vectorise, -O3 -march=native; a "
                   "vectorised library)"
                 : "code built for its widest vectors (-march=native; a library's kernel for this "
@@ -103,8 +106,8 @@ std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const
 }
 
 void weigh_vector_width(const MachineProfile& profile, Diagnosis& d, const Thresholds& t,
-                        const std::map<std::string, std::string>& environment) {
-    auto w = narrower_vectors(profile, d, t, environment);
+                        const std::map<std::string, std::string>& environment, const Evidence& e) {
+    auto w = narrower_vectors(profile, d, t, environment, licensed(Premise::own_code, e));
     if (!w) return;
     insert_before_roofline_move(d, w->move);
     d.findings.push_back(std::move(w->finding));

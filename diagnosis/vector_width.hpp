@@ -12,6 +12,7 @@
 
 #include "diagnosis/diagnosis.hpp"
 #include "diagnosis/machine_profile.hpp"
+#include "diagnosis/premises.hpp"
 #include "diagnosis/thresholds.hpp"
 
 namespace ceiling {
@@ -27,14 +28,18 @@ struct WidthAdvice {
 // at which its rate lies between near_roof and the roof's tolerance (the ratio of the two
 // roofs' 1-thread values scales the fraction). `environment`: the program's allowlisted
 // variables, of which those that pick a library's instruction set are named.
+// `own_code`: the program's own compiled code (Premise::own_code); a library's op is never
+// told to build with -march=native: its lever is the library's kernel for this CPU.
 std::optional<WidthAdvice> narrower_vectors(const MachineProfile& profile, const Diagnosis& d,
                                             const Thresholds& t,
-                                            const std::map<std::string, std::string>& environment);
+                                            const std::map<std::string, std::string>& environment,
+                                            bool own_code = true);
 
 // Adds narrower_vectors' finding to `d` and its move after the system's levers already at
 // the front of d.first_move (cores idle, threads taking turns), before the roofline's part
 // (the side of the ridge, then the table's move).
 void weigh_vector_width(const MachineProfile& profile, Diagnosis& d, const Thresholds& t,
-                        const std::map<std::string, std::string>& environment);
+                        const std::map<std::string, std::string>& environment,
+                        const Evidence& e = {});
 
 }  // namespace ceiling

@@ -184,9 +184,12 @@ void judge_regions(RunRecord& record) {
         if (record.kind == RecordKind::run) {
             if (auto f = held_cores_unresolved(p, t, reg, cpu_limits(record), record.options.interval_s))
                 d->findings.push_back(std::move(*f));
-            weigh_vector_width(p, *d, t, record.environment);
+            // What the moves below assume, as measured (diagnosis/premises.hpp).
+            const Evidence e{reg.labels.count(torch_role_label) > 0, reg.busy_cores,
+                             reg.measurement.work ? reg.measurement.work->written_bytes : std::nullopt};
+            weigh_vector_width(p, *d, t, record.environment, e);
             if (auto f = recording_inside(record, reg)) d->findings.push_back(std::move(*f));
-            if (on_host(reg)) weigh_memory_parallelism(p, *d, reg.busy_cores);
+            if (on_host(reg)) weigh_memory_parallelism(p, *d, e);
             weigh_tiny_ops(record, reg, *d, t);
         }
         record.region_diagnoses.push_back({reg.path, std::move(*d)});

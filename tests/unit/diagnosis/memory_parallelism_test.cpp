@@ -54,7 +54,7 @@ constexpr double one_line = 64 / 90e-9;
 
 TEST(MemoryParallelism, OneLineInFlightPerCoreNamesTheChainFirst) {
     Diagnosis d = walked(one_line);
-    weigh_memory_parallelism(with_latencies(), d, 1.0);
+    weigh_memory_parallelism(with_latencies(), d, Evidence{false, 1.0, std::nullopt});
     EXPECT_EQ(d.first_move.rfind("a miss or two at a time (1 lines in flight per busy core, 28.1 "
                                  "needed at the roof): where each load's address comes from the "
                                  "one before",
@@ -74,7 +74,7 @@ TEST(MemoryParallelism, OneLineInFlightPerCoreNamesTheChainFirst) {
 TEST(MemoryParallelism, UnderHalfALineIsAFindingWithoutAMove) {
     Diagnosis d = walked(0.3 * one_line);
     const std::string before = d.first_move;
-    weigh_memory_parallelism(with_latencies(), d, 1.0);
+    weigh_memory_parallelism(with_latencies(), d, Evidence{false, 1.0, std::nullopt});
     EXPECT_EQ(d.first_move, before);
     ASSERT_FALSE(d.findings.empty());
     EXPECT_NE(d.findings.back().detail.find("slower than one miss at a time"), std::string::npos);
@@ -105,7 +105,7 @@ TEST(MemoryParallelism, AQuarterOfTheRoofOrLessSaysTheBytesOfEachLine) {
     const MachineProfile p = with_latencies();
     Diagnosis d = walked(0.2 * 20e9);
     const std::string before = d.first_move;
-    weigh_memory_parallelism(p, d, 1.0);
+    weigh_memory_parallelism(p, d, Evidence{false, 1.0, std::nullopt});
     EXPECT_EQ(d.first_move, before);  // 5.6 lines in flight: no chain either
     ASSERT_EQ(d.findings.size(), 1u);
     EXPECT_NE(d.findings[0].detail.find("at 20% of the DRAM roof its declared bytes are 12.8 B of "
@@ -114,7 +114,7 @@ TEST(MemoryParallelism, AQuarterOfTheRoofOrLessSaysTheBytesOfEachLine) {
         << d.findings[0].detail;
     // Beside a chain's finding where both hold (2.3 B a line, one line in flight).
     Diagnosis chain = walked(one_line);
-    weigh_memory_parallelism(p, chain, 1.0);
+    weigh_memory_parallelism(p, chain, Evidence{false, 1.0, std::nullopt});
     EXPECT_EQ(chain.findings.size(), 2u);
     // Above a quarter of the roof, under a byte a line, in L1 (no line comes from elsewhere),
     // mostly waiting, or another bound: nothing.
@@ -125,6 +125,19 @@ TEST(MemoryParallelism, AQuarterOfTheRoofOrLessSaysTheBytesOfEachLine) {
     Diagnosis bound = walked(0.06 * 20e9);
     bound.bound = Bound::bandwidth;
     EXPECT_FALSE(partial_lines(p, bound, 1.0));
+}
+
+// "Break the chain" needs loads that may depend (diagnosis/premises.hpp): the program's own
+// code, never a library's dense-tensor op (aten.uniform_ and Adam's aten.sqrt were told to
+// interleave independent walks). The same figures as the program's own code are told.
+TEST(MemoryParallelism, TheChainMoveNeedsLoadsThatMayDepend) {
+    Diagnosis own = walked(one_line), library = walked(one_line);
+    weigh_memory_parallelism(with_latencies(), own, Evidence{false, 1.0, std::nullopt});
+    weigh_memory_parallelism(with_latencies(), library, Evidence{true, 1.0, std::nullopt});
+    EXPECT_NE(own.first_move.find("break the chain"), std::string::npos) << own.first_move;
+    EXPECT_EQ(library.first_move.find("break the chain"), std::string::npos) << library.first_move;
+    for (const auto& f : library.findings)
+        EXPECT_EQ(f.detail.find("depend on each other"), std::string::npos) << f.detail;
 }
 
 }  // namespace

@@ -118,5 +118,21 @@ TEST(VectorWidth, NothingWhereNoRungExplainsTheRateOrTheWidthsRunAlike) {
     EXPECT_FALSE(narrower_vectors(with_rungs(), above, t, {}));
 }
 
+// -march=native needs the program's own compiled code (diagnosis/premises.hpp): a library's
+// op (a PyTorch op) is pointed at the library's kernel for this CPU instead.
+TEST(VectorWidth, ALibrarysOpIsNeverToldToBuildWithMarchNative) {
+    const Thresholds t;
+    const auto own = narrower_vectors(with_rungs(), judged(0.42), t, {});
+    const auto library = narrower_vectors(with_rungs(), judged(0.42), t, {}, false);
+    ASSERT_TRUE(own && library);
+    EXPECT_NE(own->move.find("-march=native"), std::string::npos) << own->move;
+    EXPECT_EQ(library->move.find("-march=native"), std::string::npos) << library->move;
+    EXPECT_EQ(library->finding.detail.find("-march=native"), std::string::npos) << library->finding.detail;
+    EXPECT_NE(library->move.find("the library's kernel for this CPU"), std::string::npos) << library->move;
+    Diagnosis d = judged(0.42);
+    weigh_vector_width(with_rungs(), d, t, {}, Evidence{true, 1.0, std::nullopt});
+    EXPECT_EQ(d.first_move.find("-march=native"), std::string::npos) << d.first_move;
+}
+
 }  // namespace
 }  // namespace ceiling

@@ -11,6 +11,7 @@
 
 #include "diagnosis/diagnosis.hpp"
 #include "diagnosis/premises.hpp"
+#include "diagnosis/statistics.hpp"
 #include "diagnosis/format.hpp"
 
 namespace ceiling {
@@ -19,6 +20,11 @@ namespace {
 void add_finding(Diagnosis& d, FindingKind k, std::string detail) {
     d.findings.push_back(Finding{k, std::move(detail)});
 }
+
+// Instances of the same work on a host where other work competed: judged at this quantile of
+// their durations (the unhindered ones), where there are at least this many.
+constexpr double unhindered_quantile = 0.25;
+constexpr std::size_t unhindered_min_instances = 4;
 
 // Latency bound says only that the work is near neither roof. Which side of the ridge its
 // intensity lies on says which roof it should approach, and so where to look: right of it (a
@@ -208,7 +214,24 @@ double typical_seconds(Diagnosis& d, const Measurement& m, const Thresholds& t) 
     // total time, the mean duration. Where all did the same work (or within 10 %, where the
     // two agree within the noise) the median, which a slow outlier cannot move.
     const bool sizes_differ = instances_differ_in_size(m);
-    const double typical = !duration ? 0.0 : sizes_differ ? duration->mean : duration->median;
+    double typical = !duration ? 0.0 : sizes_differ ? duration->mean : duration->median;
+    // The same work per instance, spread by a host where other work was measured competing:
+    // the slow instances are the host's, the fast ones what the code does with a CPU. Judged
+    // from the unhindered quarter, so the verdict does not move with the neighbours (torch.mm
+    // 2048^3 read compute bound in one run, latency bound in the next two, its calls 54-127 ms).
+    if (!sizes_differ && duration && unstable(*duration, t.unstable_spread) && m.host_interference &&
+        m.durations_s.size() >= unhindered_min_instances) {
+        std::vector<double> sorted = m.durations_s;
+        std::sort(sorted.begin(), sorted.end());
+        typical = percentile(sorted, unhindered_quantile);
+        add_finding(d, FindingKind::unstable,
+                    "its instances of the same work took " + ceiling::duration(sorted.front()) + " to " +
+                        ceiling::duration(sorted.back()) + " (median " + ceiling::duration(duration->median) +
+                        ") while " + *m.host_interference + ": judged at its unhindered instances (the " +
+                        "fastest quarter's bound, " + ceiling::duration(typical) +
+                        "), what its code does with a CPU; the slower ones are the host's");
+        return typical;
+    }
     // 0 when there is no duration (then every rate below stays unknown).
     const double seconds = typical > 0 ? typical : 0.0;
     if (!(seconds > 0))

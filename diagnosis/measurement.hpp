@@ -84,6 +84,10 @@ struct Measurement {
     // judged (declared, else counted) was known per instance. Absent in older records.
     std::optional<double> work_spread;
     std::vector<CounterValue> counters;  // totals over all executions
+    // Set by the judge where other work was measured competing with it while it ran (what, in
+    // words); not stored. Instances of the same work whose durations spread are then judged
+    // from the unhindered ones (typical_seconds): the slow ones are the host's.
+    std::optional<std::string> host_interference;
 };
 
 // From this spread of its instances' sizes on, a region is timed by its mean instance (total

@@ -13,6 +13,9 @@ namespace ceiling::judge {
 
 namespace {
 
+// Other processes' busy cores from which they count as competing with a region.
+constexpr double other_work_cores_min = 0.25;
+
 // A range that neither declares its work nor was counted: said so, with what to do, instead
 // of leaving the region out of the diagnosis.
 Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds& t) {
@@ -376,12 +379,24 @@ void put_first(const HostRange& h, const HostBasis& b, Diagnosis& d) {
     d.findings.insert(d.findings.begin(), first.begin(), first.end());
 }
 
+// Other work measured competing with the region while it ran, in words: other processes'
+// busy cores, or its threads queued for a CPU. What lets its unhindered instances speak for
+// its code (typical_seconds).
+std::optional<std::string> host_interference(const RecordedRegion& reg, const Thresholds& t) {
+    if (reg.other_busy_cores && *reg.other_busy_cores >= other_work_cores_min)
+        return "other work kept " + fixed(*reg.other_busy_cores, 2) + " cores busy";
+    if (reg.queued_threads && *reg.queued_threads >= t.queued_threads)
+        return "its threads queued " + fixed(*reg.queued_threads, 2) + " for a CPU on average";
+    return std::nullopt;
+}
+
 // A range on the host with known work against the roof of the cores it is judged at.
 Diagnosis judge_host_range(const HostRange& h) {
     const RecordedRegion& reg = h.reg;
     const Thresholds& t = h.t;
     HostBasis b;
     b.m = reg.measurement;
+    b.m.host_interference = host_interference(reg, t);
     sum_side_by_side(reg, b);
     choose_cores(h, b);
     Diagnosis d = diagnose_kernel(h.profile, b.m, t, b.judged_cores);

@@ -58,7 +58,8 @@ struct RunArgs {
     std::string output;
     std::string trace;
     std::string csv;
-    bool json = false;
+    bool json = false;      // --json given: the JSON summary instead of the text
+    std::string json_file;  // --json FILE: written there, the text still on stderr
     bool detail = false;
     std::string profile;
     ThresholdArgs thresholds;
@@ -152,7 +153,12 @@ RunPaths run_paths(const RunArgs& a, std::optional<int> rank) {
                                     : measure::with_rank(a.output, rank);
     paths.trace = a.trace.empty() ? "" : measure::with_rank(a.trace, rank);
     // An unwritable output fails now, not after the program ran for an hour.
-    check_output_paths({paths.record, paths.trace, a.csv});
+    // --json FILE takes a .json name: a program named after --json without -- in between
+    // would otherwise be overwritten with JSON.
+    if (!a.json_file.empty() && !a.json_file.ends_with(".json"))
+        throw UsageError("--json FILE takes a file name ending in .json, got '" + a.json_file +
+                         "' (the program goes after --: ceiling run --json -- PROGRAM)");
+    check_output_paths({paths.record, paths.trace, a.csv, a.json_file});
     return paths;
 }
 
@@ -291,15 +297,27 @@ std::string save_run_files(const RunArgs& a, const measure::ProgramRun& run,
     return lost;
 }
 
-// The summary on stderr (JSON or text), and the record's name where the user needs it.
-void print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunRecord& record,
+// The summary on stderr (JSON or text), and the record's name where the user needs it; the
+// JSON written to --json FILE. False when that file could not be written.
+bool print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunRecord& record,
                        const RunPaths& paths, const std::string& lost) {
-    if (a.json) {
+    const auto json = [&] {
+        return output::summary_json(record, lost.empty() ? paths.record : std::string()).dump(1) + "\n";
+    };
+    bool written = true;
+    if (!a.json_file.empty()) {
+        try {
+            store::write_file_atomically(a.json_file, json());
+        } catch (const std::exception& e) {
+            spdlog::error("{}", e.what());
+            written = false;
+        }
+    } else if (a.json) {
         // On stderr, as the text summary: stdout is the program's (perf stat -j does the same).
-        std::cerr
-            << output::summary_json(record, lost.empty() ? paths.record : std::string()).dump(1)
-            << "\n";
-    } else if (!global.quiet) {
+        std::cerr << json();
+        return true;
+    }
+    if (!global.quiet) {
         std::cerr << "\n";
         if (a.detail)
             output::render_run_summary(record, std::cerr);
@@ -312,6 +330,7 @@ void print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunR
         // Quiet, but a name ceiling chose is the one thing the user cannot know otherwise.
         std::cerr << "record: " << paths.record << "\n";
     }
+    return written;
 }
 
 int run_command(const RunArgs& a, const GlobalOptions& global) {
@@ -349,7 +368,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     const int status = program_status(record, run);
     // The measurement is shown even when the record cannot be written.
     const std::string lost = save_run_files(a, run, plan, record, paths);
-    print_run_summary(a, global, record, paths, lost);
+    const bool json_written = print_run_summary(a, global, record, paths, lost);
     if (!lost.empty()) {
         spdlog::error("{}{}", lost,
                       global.quiet ? "" : " (the summary above is all that is kept of this run)");
@@ -357,7 +376,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     }
     if (status == 0 && a.fail_on_budget && judge::budgets_met(record) == false)
         return exit_budget_missed;
-    return status;
+    return status == 0 && !json_written ? exit_failed : status;
 }
 
 }  // namespace
@@ -408,8 +427,11 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         "(a fraction of a second each; on a shared host it says how far those may be off,\n"
         "judges work that ran above the profile's roof against them, and names a verdict\n"
         "they would change)");
-    app->add_flag("--json", args->json,
-                  "Print the summary as JSON on stderr instead of the text (stdout is the program's)");
+    auto* json = app->add_option("--json", args->json_file,
+                                 "The summary as JSON: on stderr instead of the text (stdout is the\n"
+                                 "program's), or with FILE (a .json name) written there, the text\n"
+                                 "still on stderr")
+                     ->expected(0, 1);
     app->add_flag("--detail", args->detail,
                   "Print the whole summary: every region, finding and note, the system's evidence\n"
                   "(the default is the answer in at most 30 lines; the record keeps everything)");
@@ -423,7 +445,10 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
     // Everything from the program's name on is the program's, options included (CLI11's
     // prefix_command would still read options after it).
     app->positionals_at_end();
-    return {app, [args, &global]() -> int { return run_command(*args, global); }};
+    return {app, [args, json, &global]() -> int {
+                args->json = json->count() > 0;
+                return run_command(*args, global);
+            }};
 }
 
 }  // namespace ceiling::cli

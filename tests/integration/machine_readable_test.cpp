@@ -131,6 +131,30 @@ TEST(MachineReadable, CsvCarriesWorkRatesAndIntensity) {
     ADD_FAILURE() << "no gemm row:\n" << slurp(dir / "r.csv");
 }
 
+// run --json FILE writes the JSON summary there (the program's stderr stays its own, the text
+// beside it); a name that is not a .json one is refused before anything runs, so a program
+// named after --json without -- is never overwritten.
+TEST(MachineReadable, RunJsonToAFile) {
+    TempDir dir;
+    const auto r = run_ceiling({"run", "--json", (dir / "s.json").string(), "--output",
+                                (dir / "r.json").string(), "--", run_target, "exit", "0"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = read_json(dir / "s.json");
+    EXPECT_EQ(j.at("schema_version"), 1);
+    EXPECT_EQ(j.at("exit_status"), 0);
+    EXPECT_EQ(j.at("record"), (dir / "r.json").string());
+    EXPECT_NE(r.err.find("Run:   "), std::string::npos) << "the text still on stderr:\n" << r.err;
+    EXPECT_EQ(r.err.find("\"schema_version\""), std::string::npos) << r.err;
+    const auto bad = run_ceiling({"run", "--json", run_target, "exit", "0"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find("--json FILE takes a file name ending in .json"), std::string::npos) << bad.err;
+    // --json alone: on stderr, as before.
+    const auto plain = run_ceiling({"run", "--json", "--output", (dir / "p.json").string(), "--",
+                                    run_target, "exit", "0"});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_NE(plain.err.find("\"schema_version\""), std::string::npos) << plain.err;
+}
+
 TEST(MachineReadable, ReportAndDiffJson) {
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "a.json", {"-q", "-r", "2"}, {run_target, "exit", "0"}).exit_code, 0);

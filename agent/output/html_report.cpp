@@ -5,6 +5,7 @@
 
 #include "diagnosis/format.hpp"
 #include "agent/output/roofline_svg.hpp"
+#include "agent/output/run_answer.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
 #include "diagnosis/statistics.hpp"
@@ -19,7 +20,8 @@ pre{background:#f8f9fa;padding:12px;border:1px solid #dee2e6;overflow-x:auto;fon
 table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #dee2e6;padding:4px 8px}
 th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .model{color:#1971c2;font-weight:bold}.muted{color:#868e96;white-space:pre-line;font-size:12px}
-tr.group th{background:#e7f5ff})";
+tr.group th{background:#e7f5ff}pre.answer{font-size:13px;border-color:#74c0fc}
+details{margin-top:16px}summary{cursor:pointer;font-weight:bold;font-size:14px})";
 
 void region_table(const RunRecord& r, std::ostringstream& h) {
     if (r.regions.empty()) {
@@ -82,9 +84,10 @@ std::string render_html_report(const std::vector<RunRecord>& records, const std:
             h << "<h2>Comparisons and first moves</h2>\n<pre class=\"findings\">" << xml_escape(findings.str())
               << "</pre>\n";
         } else {
-            std::ostringstream summary;
-            render_run_summary(r, summary);
-            h << "<pre>" << xml_escape(summary.str()) << "</pre>\n";
+            // The answer first; everything else a click away (below the roofline).
+            std::ostringstream answer;
+            render_run_answer(r, answer);
+            h << "<pre class=\"answer\">" << xml_escape(answer.str()) << "</pre>\n";
         }
         h << "<h2>Roofline</h2>\n";
         if (r.machine_profile) {
@@ -100,8 +103,14 @@ std::string render_html_report(const std::vector<RunRecord>& records, const std:
                  "<code>ceiling report --profile FILE</code>.</p>\n";
         }
         if (r.kind != RecordKind::suite) {
-            h << "<h2>Regions</h2>\n";
+            std::ostringstream summary;
+            render_run_summary(r, summary);
+            h << "<details><summary>Every finding, note and the system's evidence (the detailed "
+                 "summary)</summary>\n<pre>"
+              << xml_escape(summary.str()) << "</pre></details>\n";
+            h << "<details><summary>Regions (" << r.regions.size() << ")</summary>\n";
             region_table(r, h);
+            h << "</details>\n";
         }
     }
     h << "</body></html>\n";

@@ -210,12 +210,19 @@ TEST(Report, SuiteAndRunPagesHaveTheirOwnLayoutInTheDom) {
     EXPECT_NE(suite.find("<td>gemm/blocked/512</td>"), std::string::npos) << "one row per case";
     EXPECT_NE(suite.find("First moves"), std::string::npos);
     EXPECT_NE(suite.find("class=\"point\""), std::string::npos) << "the kernel is on the roofline";
-    for (const char* run_only : {"wall time p50", "(0 runs)", "[model]", "<h2>Regions</h2>"})
+    for (const char* run_only : {"wall time p50", "(0 runs)", "[model]", "<summary>Regions ("})
         EXPECT_EQ(suite.find(run_only), std::string::npos) << run_only << " on a suite page";
 
     const std::string run = dom("r.html");
-    ASSERT_NE(run.find("<h2>Regions</h2>"), std::string::npos) << run;
-    EXPECT_NE(run.find("wall time"), std::string::npos);
+    // The answer first, then the roofline, then the details a click away.
+    const auto answer = run.find("<pre class=\"answer\">"), roofline = run.find("<h2>Roofline</h2>"),
+               details = run.find("<details>"), regions = run.find("<summary>Regions (");
+    ASSERT_NE(answer, std::string::npos) << run;
+    ASSERT_NE(regions, std::string::npos) << run;
+    EXPECT_LT(answer, roofline);
+    EXPECT_LT(roofline, details);
+    EXPECT_NE(run.find("Run:   ", answer), std::string::npos) << "the verdict in the answer";
+    EXPECT_NE(run.find("wall time", details), std::string::npos) << "the detailed summary below";
     EXPECT_EQ(run.find(".0</td>"), std::string::npos) << "a whole count printed with a decimal";
 }
 

@@ -43,8 +43,10 @@ const std::map<std::string, std::string>& level_colours() {
 }
 
 // Point colours by family, in order of first appearance (colour-blind-safe Okabe-Ito).
+// Okabe-Ito's eight, then four of Tol's: twelve told apart, as many as a run's chart holds.
 constexpr const char* family_palette[] = {"#e69f00", "#56b4e9", "#009e73", "#f0e442",
-                                          "#0072b2", "#d55e00", "#cc79a7", "#000000"};
+                                          "#0072b2", "#d55e00", "#cc79a7", "#000000",
+                                          "#882255", "#44aa99", "#999933", "#aa4499"};
 
 // A marker of the variant's shape centred at (x, y).
 std::string marker(const std::string& variant, double x, double y, const std::string& fill,
@@ -72,9 +74,67 @@ void spread(std::vector<double>& ys, double gap) {
 
 }  // namespace
 
-std::vector<RooflinePoint> roofline_points(const RunRecord& r) {
+namespace {
+
+// A run's chart holds at most this many points, the longest first: one per op type of a torch
+// run, else its regions by time (62 same-coloured points of one model read as noise).
+constexpr std::size_t run_points_max = 12;
+
+// The roofs the point's diagnosis compared it with: the attainable rate at its intensity (the
+// tightest) and what they were.
+void judged_by(RooflinePoint& p, const Diagnosis& d) {
+    for (const auto& c : d.roofs) {
+        if (!c.roof_per_s) continue;
+        const double attainable = c.kind == RoofKind::compute ? *c.roof_per_s : *c.roof_per_s * p.intensity;
+        if (c.kind == RoofKind::compute) p.compute_roofs.push_back(c.roof);
+        p.judged_per_s = p.judged_per_s ? std::min(*p.judged_per_s, attainable) : attainable;
+        p.judged_against += std::string(p.judged_against.empty() ? "" : ", ") +
+                            (c.kind == RoofKind::compute ? c.roof : c.level) + " at " +
+                            std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads") +
+                            (c.fraction ? ": " + percent(*c.fraction) : std::string());
+    }
+}
+
+// A torch run: one point per judged op type (inside models) with work, its own colour.
+std::vector<RooflinePoint> op_type_points(const RunRecord& r) {
     std::vector<RooflinePoint> pts;
+    for (const auto& t : r.op_summary.types) {
+        if (!t.judged || !t.ops || !t.bytes || !(*t.ops > 0) || !(*t.bytes > 0)) continue;
+        std::optional<double> rate;
+        for (const auto& c : t.judged->roofs)
+            if (c.kind == RoofKind::compute && c.achieved_per_s) rate = c.achieved_per_s;
+        if (!rate || !(*rate > 0)) continue;
+        RooflinePoint p;
+        p.label = t.name;
+        p.family = t.name;
+        p.intensity = *t.ops / *t.bytes;
+        p.ops_per_s = *rate;
+        judged_by(p, *t.judged);
+        pts.push_back(std::move(p));
+        if (pts.size() == run_points_max) break;  // the types are longest first
+    }
+    return pts;
+}
+
+}  // namespace
+
+std::vector<RooflinePoint> roofline_points(const RunRecord& r) {
+    if (r.kind == RecordKind::run && !r.op_summary.types.empty()) return op_type_points(r);
+    // A run's torch ops and modules are the op types' (above); its torch models stay.
+    std::vector<const RecordedRegion*> regions;
     for (const auto& reg : r.regions) {
+        const auto role = reg.labels.find(torch_role_label);
+        if (r.kind != RecordKind::run || role == reg.labels.end() || role->second == "model")
+            regions.push_back(&reg);
+    }
+    // A run's longest regions first, so the cap keeps what matters.
+    if (r.kind == RecordKind::run)
+        std::stable_sort(regions.begin(), regions.end(), [](const auto* a, const auto* b) {
+            return a->open_s_per_execution() > b->open_s_per_execution();
+        });
+    std::vector<RooflinePoint> pts;
+    for (const RecordedRegion* g : regions) {
+        const RecordedRegion& reg = *g;
         const auto& m = reg.measurement;
         if (!m.work || m.work->device == Device::gpu) continue;
         if (m.duration_s.count == 0 || !(m.duration_s.median > 0) || !(m.work->ops > 0)) continue;
@@ -85,22 +145,15 @@ std::vector<RooflinePoint> roofline_points(const RunRecord& r) {
         p.intensity = intensity;
         p.ops_per_s = m.work->ops / m.duration_s.median;
         const auto kernel = reg.labels.find("kernel");
-        p.family = kernel != reg.labels.end() ? kernel->second : reg.path.substr(0, reg.path.find('/'));
+        // A suite colours by kernel; a run's regions each have their own colour.
+        p.family = kernel != reg.labels.end()      ? kernel->second
+                   : r.kind == RecordKind::run ? reg.path
+                                               : reg.path.substr(0, reg.path.find('/'));
         if (const auto v = reg.labels.find("variant"); v != reg.labels.end()) p.variant = v->second;
-        for (const auto& v : r.region_diagnoses) {
-            if (v.path != reg.path) continue;
-            for (const auto& c : v.diagnosis.roofs) {
-                if (!c.roof_per_s) continue;
-                const double attainable = c.kind == RoofKind::compute ? *c.roof_per_s : *c.roof_per_s * intensity;
-                if (c.kind == RoofKind::compute) p.compute_roofs.push_back(c.roof);
-                p.judged_per_s = p.judged_per_s ? std::min(*p.judged_per_s, attainable) : attainable;
-                p.judged_against += std::string(p.judged_against.empty() ? "" : ", ") +
-                                    (c.kind == RoofKind::compute ? c.roof : c.level) + " at " +
-                                    std::to_string(c.threads) + (c.threads == 1 ? " thread" : " threads") +
-                                    (c.fraction ? ": " + percent(*c.fraction) : std::string());
-            }
-        }
+        for (const auto& v : r.region_diagnoses)
+            if (v.path == reg.path) judged_by(p, v.diagnosis);
         pts.push_back(std::move(p));
+        if (r.kind == RecordKind::run && pts.size() == run_points_max) break;
     }
     return pts;
 }

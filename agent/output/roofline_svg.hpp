@@ -4,8 +4,8 @@
 // judged against and the highest, or all when no point was judged) and bandwidth roofs
 // (diagonal, one per memory level) on log-log axes, each labelled on its line with its
 // value, and numbered points at (intensity, achieved rate), listed beside the plot with
-// their labels (so labels never overprint one another), coloured by family and shaped by
-// variant. A point judged against a roof gets a dotted line up to that roof's attainable
+// their labels (the numbers beside close points may overlap; the list is what to read),
+// coloured by family and shaped by variant. A point judged against a roof gets a dotted line up to that roof's attainable
 // rate at its intensity: the distance the verdict measured, even where the plotted roofs
 // (one thread count) are not the ones it was judged against. Used by `report --html` and
 // by `suite`.
@@ -40,9 +40,10 @@ struct RooflineSvgOptions {
     std::string title = "Roofline";  // the thread count of the roofs is appended
 };
 
-// A point per region (or suite kernel) with known work, on this host's roofs (GPU work is
-// judged against the GPU's and left out): family and variant from a suite kernel's labels
-// (else the path's first name), and the roofs its diagnosis compared it with.
+// A point per suite kernel with known work, on this host's roofs (GPU work is judged against
+// the GPU's and left out), family and variant from its labels; a run's: one per op type of a
+// torch run, else its longest regions with known work (at most twelve, each its own colour);
+// each with the roofs its diagnosis compared it with.
 std::vector<RooflinePoint> roofline_points(const RunRecord& record);
 
 // Points with a non-positive or non-finite coordinate are left out (an unknown is not 0).

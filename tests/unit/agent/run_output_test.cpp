@@ -2,6 +2,7 @@
 // the roofline SVG and the HTML page, the time-series helpers.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <sstream>
 
 #include "agent/run/sampler.hpp"
@@ -49,6 +50,33 @@ RunRecord record_with(const std::string& region, std::vector<double> totals, std
     reg.measurement.duration_s = summarize(totals);
     r.regions.push_back(reg);
     return r;
+}
+
+// A run's roofline keeps its twelve longest regions with known work, each its own colour.
+TEST(RooflinePoints, ARunKeepsItsTwelveLongestRegions) {
+    RunRecord r = record_with("r0", {0.001}, {1.0});
+    r.kind = RecordKind::run;
+    r.regions.clear();
+    for (int i = 0; i < 20; ++i) {
+        RecordedRegion reg;
+        reg.path = reg.name = "r" + std::to_string(i);
+        reg.total_s_per_execution = {(i + 1) * 1e-3};
+        reg.instances = 1;
+        reg.measurement.durations_s = reg.total_s_per_execution;
+        reg.measurement.duration_s = summarize(reg.total_s_per_execution);
+        Work w;
+        w.ops = 1e6;
+        w.compulsory_bytes = 1e6;
+        reg.measurement.work = w;
+        r.regions.push_back(reg);
+    }
+    const auto pts = roofline_points(r);
+    ASSERT_EQ(pts.size(), 12u);
+    EXPECT_EQ(pts.front().label, "r19");
+    EXPECT_EQ(pts.back().label, "r8");
+    std::set<std::string> families;
+    for (const auto& p : pts) families.insert(p.family);
+    EXPECT_EQ(families.size(), 12u);
 }
 
 TEST(Diff, ChangesAreJudgedAgainstTheNoise) {

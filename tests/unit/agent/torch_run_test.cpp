@@ -14,6 +14,7 @@
 #include "agent/judge/judge_record.hpp"
 #include "agent/judge/op_types.hpp"
 #include "agent/output/op_summary.hpp"
+#include "agent/output/roofline_svg.hpp"
 #include "agent/output/summary_json.hpp"
 #include "agent/store/profile_store.hpp"
 
@@ -356,6 +357,21 @@ TEST(OpSummary, TheVerdictsPerOpTypeAreInTheRecordAndTheJsonSummary) {
     EXPECT_EQ(j["op_types"][0]["name"], "conv pointwise");
     EXPECT_FALSE(j["op_types"][0]["diagnosis"].is_null());
     EXPECT_TRUE(j["op_types"][2]["ops_per_run"].is_null());
+}
+
+// A torch run's roofline: one point per judged op type, each its own colour, not one per op
+// range (62 same-coloured points of one model).
+TEST(OpSummary, ARunsRooflineHasAPointPerOpType) {
+    auto t = three_calls();
+    t.record.kind = RecordKind::run;
+    t.record.machine_profile = store::load_profile(std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json");
+    judge::judge_record(t.record);
+    const auto pts = output::roofline_points(t.record);
+    ASSERT_EQ(pts.size(), 2u);  // conv pointwise and depthwise; "no formula" has no work
+    EXPECT_EQ(pts[0].label, "conv pointwise");
+    EXPECT_EQ(pts[1].label, "conv depthwise");
+    EXPECT_NE(pts[0].family, pts[1].family);
+    EXPECT_TRUE(pts[0].judged_per_s);
 }
 
 std::string rendered_cost(double op_time_s) {

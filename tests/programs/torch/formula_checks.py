@@ -134,6 +134,20 @@ run(lambda: x + torch.randn(16, 1, 1))
 run(lambda: torch.cat([x, x], 1))
 run(lambda: F.pad(x, (1, 2, 3, 4)))
 run(lambda: F.relu(x) * 2 + x.sigmoid())
+# where takes its output and precision from its values, not the bool condition; argmax writes
+# int64 indices; binary_cross_entropy_with_logits's reduction comes after pos_weight;
+# scalar_tensor is one element of its dtype.
+cond = x > 0
+where = [w for n, w in run(lambda: torch.where(cond, x, -x)) if n.startswith("aten.where")]
+expect("where calls", len(where), 1)
+if where:
+    expect("where precision", where[0][4], "fp32")
+run(lambda: x.argmax(1))
+target, pos_weight = torch.rand_like(x), torch.rand(32)
+run(lambda: F.binary_cross_entropy_with_logits(x, target, pos_weight=pos_weight, reduction="none"))
+run(lambda: F.binary_cross_entropy_with_logits(x, target))
+scalar = [w for n, w in run(lambda: torch.scalar_tensor(3.0)) if n.startswith("aten.scalar_tensor")]
+expect("scalar_tensor bytes", scalar[0][2] if scalar else None, 4)
 up = only(run(lambda: F.interpolate(x, size=(64, 64), mode="bilinear")), "aten.upsample_bilinear2d.vec")
 expect("bilinear ops", up[1], 2 * 4 * 2 * 16 * 64 * 64)
 

@@ -107,6 +107,12 @@ def _is_tensor(a):
     return isinstance(a, torch.Tensor)
 
 
+def _values(ts):
+    """The first tensor that is not a bool mask or condition: whose dtype an op's output and
+    precision follow (where's condition comes first)."""
+    return next((t for t in ts if t.dtype != torch.bool), ts[0])
+
+
 def _nbytes(t):
     return t.numel() * t.element_size()
 
@@ -150,7 +156,9 @@ def _pointwise(c):
         return None
     shape = torch.broadcast_shapes(*[t.shape for t in ts]) if not c.inplace else ts[0].shape
     n = math.prod(shape)
-    out_item = 1 if c.base in COMPARISONS else ts[0].element_size()
+    # where(condition, x, y): the output is the values' dtype, not the bool condition's.
+    values = _values(ts)
+    out_item = 1 if c.base in COMPARISONS else values.element_size()
     if c.base == "native_dropout":
         out_item = ts[0].element_size() + 1  # the output and its bool mask
     if c.base == "glu":  # halves the chosen dimension
@@ -343,7 +351,11 @@ def _sdpa(c):
     batch = math.prod(q.shape[:-2])
     rows, cols, e, ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     out = batch * rows * ev * q.element_size()
-    weights = _arg(c.args, c.kwargs, 5, "need_attn_weights", False)
+    # Only 1.13's _scaled_dot_product_attention has need_attn_weights (its argument 5); in
+    # torch 2.x argument 5 of scaled_dot_product_attention is is_causal, and no variant
+    # returns the weights.
+    weights = (_arg(c.args, c.kwargs, 5, "need_attn_weights", False)
+               if c.base == "_scaled_dot_product_attention" else False)
     out += batch * rows * cols * q.element_size() if weights else 0
     ops = _attention_ops(batch * rows, cols, e, ev) + 5 * batch * rows * cols
     mask = _arg(c.args, c.kwargs, 3, "attn_mask")
@@ -462,7 +474,9 @@ def _reduce(c):
     else:
         out_elems = x.numel() // max(1, math.prod(x.shape[d] for d in dim))
     indices = 8 if c.base in ("max", "min") and dim else 0
-    written = out_elems * (x.element_size() + indices)
+    # argmax and argmin write only their int64 indices.
+    item = 8 if c.base in ("argmax", "argmin") else x.element_size() + indices
+    written = out_elems * item
     return REDUCTION_OPS[c.base] * x.numel(), _nbytes(x) + written, written
 
 
@@ -529,8 +543,9 @@ def _fill(c):
         dtype = c.kwargs.get("dtype") or (ts[0].dtype if ts else torch.get_default_dtype())
         written = math.prod(size) * torch.empty((), dtype=dtype).element_size()
         return 0, written, written
-    if c.base == "scalar_tensor":
-        return 0, 8, 8
+    if c.base == "scalar_tensor":  # one element of its dtype (the default dtype unless given)
+        item = torch.empty((), dtype=c.kwargs.get("dtype") or torch.get_default_dtype()).element_size()
+        return 0, item, item
     return (0, _nbytes(ts[0]), _nbytes(ts[0])) if ts else None
 
 
@@ -571,11 +586,15 @@ def _scan(c):
 def _loss(c):
     x, target = c.args[0], c.args[1]
     weight = _arg(c.args, c.kwargs, 2, "weight") if c.base.startswith("binary") else None
-    reduction = _arg(c.args, c.kwargs, 3 if weight is not None or c.base.startswith("binary") else 2,
-                     "reduction", 1)
+    # binary_cross_entropy_with_logits(self, target, weight, pos_weight, reduction): its
+    # reduction comes after pos_weight; binary_cross_entropy(self, target, weight, reduction).
+    logits = c.base == "binary_cross_entropy_with_logits"
+    pos_weight = _arg(c.args, c.kwargs, 3, "pos_weight") if logits else None
+    at = 4 if logits else 3 if c.base.startswith("binary") else 2
+    reduction = _arg(c.args, c.kwargs, at, "reduction", 1)
     ops = LOSS_OPS[c.base] * x.numel() + (x.numel() if reduction else 0)
     written = (1 if reduction else x.numel()) * x.element_size()
-    read = _nbytes(x) + _nbytes(target) + (_nbytes(weight) if _is_tensor(weight) else 0)
+    read = _nbytes(x) + _nbytes(target) + sum(_nbytes(t) for t in (weight, pos_weight) if _is_tensor(t))
     return ops, read + written, written
 
 
@@ -715,7 +734,7 @@ def work(entry, args, kwargs, module_class=None):
         cls = conv_class(g[0], g[1], g[3], g[4]) + (" backward" if base == "convolution_backward" else "")
     elif cls == "matmul" and module_class in LINEAR_MODULES:
         cls = "linear"
-    precision = PRECISION.get(ts[0].dtype) if ts else None
+    precision = PRECISION.get(_values(ts).dtype) if ts else None
     working_set = result[1] - (_nbytes(ts[0]) if inplace and family is _pointwise else 0)
     return cls, int(result[0]), int(result[1]), int(working_set), precision, int(result[2])
 

@@ -61,6 +61,11 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
     add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
                 check_output_paths({args->html, args->csv});
+                std::vector<NamedPath> inputs = {{args->profile, "--profile"},
+                                                 {args->budget_file, "--budget"},
+                                                 {args->thresholds.file, "--thresholds"}};
+                for (const auto& r : args->records) inputs.push_back({r, "a record to report"});
+                check_outputs_apart({{args->html, "--html"}, {args->csv, "--csv"}}, inputs);
                 if (!args->csv.empty() && args->records.size() != 1)
                     throw UsageError("--csv takes one record (" + std::to_string(args->records.size()) + " given)");
                 std::optional<MachineProfile> profile;

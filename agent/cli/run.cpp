@@ -348,7 +348,18 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     RunPaths paths = run_paths(a, record.rank);
     const auto program = resolve_or_fail(a.command[0]);
     record.executable = fs::absolute(program.path).string();
+    const std::vector<NamedPath> outputs = {{paths.record, "the run record (-o)"},
+                                            {paths.trace, "--trace"},
+                                            {a.csv, "--csv"},
+                                            {a.json_file, "--json"}};
+    check_outputs_apart(outputs, {{a.profile, "the machine profile in use"},
+                                  {a.budget_file, "--budget"},
+                                  {a.thresholds.file, "--thresholds"},
+                                  {program.path, "the program being run"}});
     attach_profile(a.profile, record);
+    // The saved profile, where none was named: known once it was found.
+    if (a.profile.empty())
+        check_outputs_apart(outputs, {{record.machine_profile_path, "the machine profile in use"}});
 
     record.options.repeat = a.repeat;
     record.options.warmup = a.warmup;

@@ -111,6 +111,36 @@ void check_output_paths(std::initializer_list<std::filesystem::path> paths) {
     }
 }
 
+namespace {
+bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
+    std::error_code ea, eb;
+    if (std::filesystem::exists(a, ea) && std::filesystem::exists(b, eb)) {
+        std::error_code e;
+        const bool same = std::filesystem::equivalent(a, b, e);
+        if (!e) return same;
+    }
+    std::error_code e;
+    return std::filesystem::weakly_canonical(std::filesystem::absolute(a), e) ==
+           std::filesystem::weakly_canonical(std::filesystem::absolute(b), e);
+}
+}  // namespace
+
+void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        const auto& out = outputs[i];
+        if (out.path.empty()) continue;
+        auto refuse = [&](const NamedPath& other) {
+            throw UsageError(out.role + " " + out.path.string() + " is also " + other.role +
+                             ": ceiling never replaces an input or another of its outputs "
+                             "(name them apart)");
+        };
+        for (const auto& in : inputs)
+            if (!in.path.empty() && same_file(out.path, in.path)) refuse(in);
+        for (std::size_t j = i + 1; j < outputs.size(); ++j)
+            if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path)) refuse(outputs[j]);
+    }
+}
+
 Budgets read_budget_file(const std::string& path) {
     // Read like every file the user names: a FIFO or a device is refused, never waited on.
     const std::string text = read_text(path, "budget file");

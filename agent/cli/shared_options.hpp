@@ -72,4 +72,15 @@ std::string read_text(const std::filesystem::path& path, std::string_view what);
 // (MeasurementError, exit 1).
 void check_output_paths(std::initializer_list<std::filesystem::path> paths);
 
+// A file a command names, and what it is to that command ("the run record", "--profile").
+struct NamedPath {
+    std::filesystem::path path;  // empty: not given (skipped)
+    std::string role;
+};
+// No output may replace an input, the profile in use, the program being run or another
+// output of the same command: UsageError (exit 2) naming both, before anything runs. The
+// same file is the same inode where both exist (a link to an input is that input), else the
+// same path once made absolute and normal.
+void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
 }  // namespace ceiling::cli

@@ -42,9 +42,12 @@ struct SuiteArgs {
 };
 
 // FILE.json -> FILE.svg / FILE.trace.json, so one --output names all three.
+// The record's name with `suffix` for its stem's; where that is the record's own name (-o
+// X.svg), the suffix is added to the whole name instead: a default never replaces the record.
 std::string sibling(const std::string& record, const std::string& suffix) {
     std::filesystem::path p(record);
-    return (p.parent_path() / (p.stem().string() + suffix)).string();
+    const auto named = p.parent_path() / (p.stem().string() + suffix);
+    return named == p ? record + suffix : named.string();
 }
 
 // The CPU cases --kernels, --variants and --quick / --full name (none with --device gpu).
@@ -83,6 +86,11 @@ SuitePaths suite_paths(const SuiteArgs& a) {
     paths.trace = a.trace.empty() ? sibling(paths.record, ".trace.json") : a.trace;
     // Fail before minutes of measuring, not after.
     check_output_paths({paths.record, paths.svg, paths.trace, a.csv});
+    check_outputs_apart({{paths.record, "the suite record (-o)"},
+                         {paths.svg, "--svg"},
+                         {paths.trace, "--trace"},
+                         {a.csv, "--csv"}},
+                        {{a.profile, "--profile"}, {a.thresholds.file, "--thresholds"}});
     return paths;
 }
 

@@ -61,12 +61,25 @@ class BadInput : public ::testing::Test {
         fs::create_symlink("target.html", d / "link.html");
         ASSERT_EQ(mkfifo((d / "fifo").c_str(), 0600), 0);
         fs::create_directory(d / "folder");
+        fs::copy_file(fs::path(CEILING_TEST_DATA) / "profile_synthetic.json", d / "synthetic.json");
+        std::ofstream(d / "prog.sh") << "#!/bin/sh\nexit 0\n";
+        fs::permissions(d / "prog.sh", fs::perms::owner_all);
     }
     TempDir dir;
 };
 
 TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
     const std::vector<Case> cases = {
+        // No output replaces an input, the profile in use, the program or another output.
+        {{"report", "--html", "@/good.json", "@/good.json"}, 2, "is also a record to report", ""},
+        {{"report", "@/good.json", "--csv", "@/good.json"}, 2, "is also a record to report", ""},
+        {{"run", "-o", "@/x.json", "--trace", "@/x.json", "--", "/bin/true"}, 2, "is also --trace", ""},
+        {{"run", "-o", "@/x.json", "--csv", "@/x.json", "--", "/bin/true"}, 2, "is also --csv", ""},
+        {{"run", "--profile", "@/synthetic.json", "-o", "@/synthetic.json", "--", "/bin/true"},
+         2,
+         "is also the machine profile in use",
+         ""},
+        {{"run", "-o", "@/prog.sh", "--", "@/prog.sh"}, 2, "is also the program being run", ""},
         // Reading: only regular text files, no hang on a FIFO or a device.
         {{"report", "@/fifo"}, 2, "is a FIFO, not a regular file", ""},
         {{"report", "/dev/zero"}, 2, "is a device, not a regular file", ""},

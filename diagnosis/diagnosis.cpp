@@ -90,7 +90,7 @@ std::optional<RidgePosition> ridge_position(const Diagnosis& d) {
     return p;
 }
 
-Signals signals_of(const Diagnosis& d) {
+Signals signals_of(const Diagnosis& d, const Thresholds& t) {
     Signals s;
     for (const auto& c : d.roofs) {
         if (!c.fraction || c.verdict == Verdict::above_roof || c.verdict == Verdict::unknown)
@@ -111,9 +111,13 @@ Signals signals_of(const Diagnosis& d) {
         else if (sig.name == outside_wait_signal_name && sig.fired)
             s.outside_wait_threads = sig.value;
     // Time in the kernel bounds it only where its cores were busy: a program that mostly
-    // waits spends what CPU time it has in its calls, and what it waits on decides.
-    const bool waited = std::ranges::any_of(d.system, [](const SystemSignal& g) {
-        return g.name == utilisation_signal_name && g.fired;
+    // waits spends what CPU time it has in its calls, and what it waits on decides. Low CPU
+    // use with most switches involuntary is queueing behind other work, not waiting: its
+    // time in the kernel still bounds what it gets of a CPU (a program writing a byte per
+    // call read "bound unknown" whenever other work preempted it).
+    const bool waited = std::ranges::any_of(d.system, [&](const SystemSignal& g) {
+        const bool queued = g.qualifier_value && *g.qualifier_value < t.voluntary_switch_share;
+        return g.name == utilisation_signal_name && g.fired && !queued;
     });
     for (const auto& sig : d.system)
         if (sig.name == kernel_signal_name && sig.fired && !waited) s.kernel_time_share = sig.value;
@@ -138,7 +142,7 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     const bool above = compute_above || bandwidth_above;
     d.verdict = above ? Verdict::above_roof : best ? verdict_for(*best, t) : Verdict::unknown;
 
-    const Signals s = signals_of(d);
+    const Signals s = signals_of(d, t);
     const Decision decision = decide(s, t);
     d.levers.clear();
     d.also_held.clear();

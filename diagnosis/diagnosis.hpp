@@ -145,7 +145,7 @@ RoofComparison compare(RoofComparison c, const Thresholds& t);
 
 // The decision signals this diagnosis's evidence supports. A comparison above its roof
 // supports nothing (its fraction is not a fraction of a real roof).
-Signals signals_of(const Diagnosis& d);
+Signals signals_of(const Diagnosis& d, const Thresholds& t);
 
 // Decides bound, observation, first move, levers, also_held and verdict from the evidence
 // already in `d` (roofs, model_share, capacity), and adds an above_roof finding for each

@@ -582,6 +582,18 @@ TEST(KernelTime, MostCpuTimeInTheKernelIsKernelBound) {
     }();
     EXPECT_TRUE(signal(waits.system, "cpu_utilisation").fired);
     EXPECT_NE(waits.diagnosis, "not the model (kernel bound)");
+    // As little CPU but preempted, not blocked (most switches involuntary: it queued behind
+    // other work): still kernel bound, its kernel time is what it did with the CPU it got.
+    const Diagnosis queued = [&] {
+        RunInputs w = in;
+        w.process.user_s = 0.02;
+        w.process.system_s = 0.60;
+        w.process.voluntary_context_switches = 5;
+        w.process.involuntary_context_switches = 300;
+        return diagnose_run(w, t);
+    }();
+    EXPECT_TRUE(signal(queued.system, "cpu_utilisation").fired);
+    EXPECT_EQ(queued.diagnosis, "not the model (kernel bound)");
 }
 
 // Rates of a few calls or faults in a short run are nothing: a buffered program's 734 writes

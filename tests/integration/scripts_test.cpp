@@ -29,5 +29,28 @@ TEST(Scripts, EveryBashScriptParses) {
     EXPECT_GE(parsed, 5) << "too few bash scripts found in " << dir;
 }
 
+// The GPU check's judges run here on crafted files (--judge DIR): a judge that crashes on a
+// file it did not expect is a FAIL line naming it, never a step that passes by printing
+// nothing; and a GEMV counted with null counts is judged, not a traceback.
+TEST(Scripts, GpuCheckJudgesThatCrashFailTheirStep) {
+    const auto script = std::filesystem::path(CEILING_TEST_DATA).parent_path().parent_path() /
+                        "scripts" / "gpu-check";
+    testing::TempDir dir;
+    std::ofstream(dir / "gpu_counted.json") << R"({"regions": 7})";  // iterating it raises
+    auto r = testing::run_process({"bash", script.string(), "--judge", dir.path().string()});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL  ceiling run --gpu-counters: its judge failed (exit 1): TypeError"),
+              std::string::npos)
+        << r.out << r.err;
+    std::ofstream(dir / "gpu_counted.json", std::ios::trunc)
+        << R"({"regions": [{"path": "step/gemv_kernel", "measurement":
+               {"measured_ops_source": "cupti", "measured_ops": null, "measured_bytes": null}}]})";
+    r = testing::run_process({"bash", script.string(), "--judge", dir.path().string()});
+    EXPECT_NE(r.out.find("FAIL  ceiling run --gpu-counters on undeclared kernels: 1 kernels counted"),
+              std::string::npos)
+        << r.out << r.err;
+    EXPECT_EQ(r.out.find("its judge failed"), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace ceiling

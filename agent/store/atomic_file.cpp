@@ -82,10 +82,22 @@ std::string write_temporary(const fs::path& given, const fs::path& path, const s
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    // mkstemp makes it 0600.
+    // mkstemp makes it 0600. A file it replaces keeps its mode and owner (a private 0600
+    // record stays private), never wider than the umask allows; a new one is 0666 less it.
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
+    struct stat old {};
+    if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+        ::fchmod(fd, old.st_mode & 0777 & ~mask);
+        // Another owner's file keeps its owner where we may say so (root); else it becomes
+        // ours, as any rewrite by us would.
+        if ((old.st_uid != ::geteuid() || old.st_gid != ::getegid()) &&
+            ::fchown(fd, old.st_uid, old.st_gid) != 0) {
+            // EPERM without the right to: the file becomes ours.
+        }
+    } else {
+        ::fchmod(fd, 0666 & ~mask);
+    }
     if (::fsync(fd) != 0 || ::close(fd) != 0) {
         const std::string why = std::strerror(errno);
         ::unlink(tmpl.c_str());

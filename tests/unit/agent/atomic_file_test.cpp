@@ -1,0 +1,49 @@
+// Files ceiling writes (store/atomic_file.hpp): a file it replaces keeps its mode (a private
+// 0600 record stays private), never wider than the umask; a new one is 0666 less the umask.
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "agent/store/atomic_file.hpp"
+
+namespace ceiling::store {
+namespace {
+
+mode_t mode_of(const std::filesystem::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+    return st.st_mode & 0777;
+}
+
+TEST(AtomicFile, AReplacedFileKeepsItsModeAndANewOneFollowsTheUmask) {
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("ceiling-atomic-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const mode_t old_mask = ::umask(022);
+    const auto secret = dir / "secret.json";
+    { std::ofstream(secret) << "old"; }
+    ::chmod(secret.c_str(), 0600);
+    write_file_atomically(secret, "new");
+    EXPECT_EQ(mode_of(secret), 0600u) << "a private file became wider";
+    std::ifstream in(secret);
+    std::string text;
+    in >> text;
+    EXPECT_EQ(text, "new");
+    // Never wider than the umask: a 0666 file under umask 022 becomes 0644.
+    const auto open = dir / "open.json";
+    { std::ofstream(open) << "old"; }
+    ::chmod(open.c_str(), 0666);
+    write_file_atomically(open, "new");
+    EXPECT_EQ(mode_of(open), 0644u);
+    const auto fresh = dir / "fresh.json";
+    write_file_atomically(fresh, "x");
+    EXPECT_EQ(mode_of(fresh), 0644u);
+    ::umask(old_mask);
+    std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace ceiling::store

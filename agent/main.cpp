@@ -5,6 +5,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <vector>
@@ -77,7 +79,16 @@ int main(int argc, char** argv) {
     for (const auto& c : commands) {
         if (!c.app->parsed()) continue;
         try {
-            return c.run();
+            const int status = c.run();
+            // What a command printed is its output: a full disk, /dev/full or a closed pipe
+            // that lost it is a failed output (exit 1), never success. `run` keeps its
+            // program's status: stdout is the program's there.
+            std::cout.flush();
+            if (!std::cout && status == exit_ok) {
+                spdlog::error("cannot write standard output: {}", std::strerror(errno ? errno : EIO));
+                return exit_failed;
+            }
+            return status;
         } catch (const Failure& f) {
             spdlog::error("{}", f.what());
             return f.exit_status;

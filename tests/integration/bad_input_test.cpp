@@ -145,6 +145,19 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
     EXPECT_EQ(fs::status(d / "fifo").type(), fs::file_type::fifo);
 }
 
+// Output that could not be written is a failed output: report, bound, machine --show and
+// doctor printed into /dev/full and exited 0.
+TEST(BadInputOutput, StandardOutputThatCannotBeWrittenIsAFailure) {
+    if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
+    const std::string ceiling = CEILING_BINARY;
+    for (const std::string args : {"bound --flops 1e9 --bytes 1e6", "bound --flops 1e9 --bytes 1e6 --json",
+                                   "doctor --no-self-test --json"}) {
+        const auto r = testing::run_process({"/bin/sh", "-c", ceiling + " " + args + " > /dev/full"});
+        EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
+        EXPECT_NE(r.err.find("cannot write standard output"), std::string::npos) << args << "\n" << r.err;
+    }
+}
+
 TEST(BadInputCache, AProfileThatCannotBeCachedIsStillUsedAndTheResultPrinted) {
     TempDir dir;
     const auto blocker = dir / "file";

@@ -406,18 +406,23 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
         ->check(CLI::Range(0, 100000));
     app->add_option("--interval", args->interval, "Sampling interval (e.g. 10ms; 0 turns sampling off)")
         ->capture_default_str();
-    app->add_option("--latency-budget", args->latency_budget, "Wall-time budget per execution, e.g. 12ms");
-    app->add_option("--memory-budget", args->memory_budget, "Peak resident memory budget, e.g. 40MB");
+    app->add_option("--latency-budget", args->latency_budget, "Wall-time budget per execution, e.g. 12ms")
+        ->check(non_empty);
+    app->add_option("--memory-budget", args->memory_budget, "Peak resident memory budget, e.g. 40MB")
+        ->check(non_empty);
     app->add_option("--cost-budget", args->cost_budget,
-                    "Cost budget per 1000 executions at --price-per-hour, e.g. 0.02");
+                    "Cost budget per 1000 executions at --price-per-hour, e.g. 0.02")
+        ->check(non_empty);
     app->add_option("--price-per-hour", args->price_per_hour,
-                    "The machine's price per hour (any currency): turns throughput into cost");
+                    "The machine's price per hour (any currency): turns throughput into cost")
+        ->check(non_empty);
     app->add_option("--region-budget", args->region_budgets,
                     "A budget for one region's instances, REGION:BUDGET=VALUE, judged at p50 and p99\n"
                     "over every instance (e.g. model:latency=12ms, model:latency-p99=15ms,\n"
                     "decode:cost=0.01); REGION is a path, a name, or 'model' (repeatable)");
     app->add_option("--budget", args->budget_file,
-                    "Budgets from a JSON file (every budget, region budgets, price_per_hour, because)");
+                    "Budgets from a JSON file (every budget, region budgets, price_per_hour, because)")
+        ->check(non_empty);
     app->add_option("--because", args->because,
                     "Why missing the budgets breaks the product (\"... because the frame is 33 ms\");\n"
                     "without it they are shown as a preference");

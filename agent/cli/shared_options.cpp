@@ -111,6 +111,13 @@ void check_output_paths(std::initializer_list<std::filesystem::path> paths) {
     }
 }
 
+const CLI::Validator non_empty(
+    [](std::string& v) {
+        return v.empty() ? std::string("an empty value (an unset variable?): give one, or leave the option out")
+                         : std::string();
+    },
+    "NONEMPTY");
+
 namespace {
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b) {
     std::error_code ea, eb;

@@ -72,6 +72,10 @@ std::string read_text(const std::filesystem::path& path, std::string_view what);
 // (MeasurementError, exit 1).
 void check_output_paths(std::initializer_list<std::filesystem::path> paths);
 
+// Refuses an empty value (`--latency-budget "$UNSET"`): a gate whose budget vanished with an
+// unset variable would always pass. For the options whose value is a quantity or a file.
+extern const CLI::Validator non_empty;
+
 // A file a command names, and what it is to that command ("the run record", "--profile").
 struct NamedPath {
     std::filesystem::path path;  // empty: not given (skipped)

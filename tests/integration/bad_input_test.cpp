@@ -104,6 +104,9 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         // A bare number where the unit decides the meaning (10 s or 10 ms?).
         {{"run", "--interval", "10", "--", "/bin/true"}, 2, "'10' is not a duration: a unit is needed", ""},
         {{"run", "--latency-budget", "12", "--", "/bin/true"}, 2, "e.g. '12ms'", ""},
+        // An empty value (an unset variable in a CI script) is refused: the gate would pass.
+        {{"run", "--latency-budget", "", "--fail-on-budget", "--", "/bin/true"}, 2, "an empty value", ""},
+        {{"run", "--budget", "", "--fail-on-budget", "--", "/bin/true"}, 2, "an empty value", ""},
         {{"bound", "llm", "--params", "7B", "--flops", "1e9"},
          2,
          "--flops is an option of `bound`",

@@ -36,15 +36,21 @@ constexpr std::array<Multiplier, 9> multipliers = {{{"Ki", 1024.0},
                                                     {"G", 1e9},
                                                     {"T", 1e12}}};
 
-std::optional<double> parse_amount(std::string_view text) {
+// A non-negative finite amount with an optional multiplier; an amount of bytes may end in
+// "B" as the command line's do ("8MB", "12MiB", "512B"). Infinite after scaling is refused:
+// a record must read back (bytes=2e19 stored null before).
+std::optional<double> parse_amount(std::string_view text, bool bytes) {
     double v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc()) return std::nullopt;
     std::string_view rest(end, static_cast<std::size_t>(text.data() + text.size() - end));
-    if (rest.empty()) return std::isfinite(v) && v >= 0 ? std::optional(v) : std::nullopt;
+    if (bytes && !rest.empty() && rest.back() == 'B') rest.remove_suffix(1);
+    const auto checked = [](double x) {
+        return std::isfinite(x) && x >= 0 ? std::optional(x) : std::nullopt;
+    };
+    if (rest.empty()) return checked(v);
     for (const auto& m : multipliers)
-        if (rest == m.suffix)
-            return std::isfinite(v) && v >= 0 ? std::optional(v * m.scale) : std::nullopt;
+        if (rest == m.suffix) return checked(v * m.scale);
     return std::nullopt;
 }
 
@@ -78,7 +84,7 @@ DeclaredName parse_declared_work(std::string_view message) {
             return fail("'" + std::string(item) + "' is not key=value");
         const std::string_view key = item.substr(0, eq), value = item.substr(eq + 1);
         if (key == "ops" || key == "bytes" || key == "working_set" || key == "written") {
-            const auto v = parse_amount(value);
+            const auto v = parse_amount(value, key != "ops");
             if (!v) return fail("'" + std::string(value) + "' is not a non-negative amount");
             if (key == "written")
                 w.written_bytes = *v;

@@ -56,6 +56,19 @@ TEST(DeclaredWork, PlainNamesAndMistakes) {
     EXPECT_FALSE(parse_declared_work("x {written=1k}").error.empty()) << "stores of no bytes";
 }
 
+// Amounts of bytes take the command line's units ("8MB", "12MiB"); operations do not end in
+// B; an amount infinite once scaled is refused, so every record run writes reads back.
+TEST(DeclaredWork, ByteAmountsTakeUnitsAndNothingInfiniteIsDeclared) {
+    const auto d = parse_declared_work("copy {ops=0 bytes=8MB working_set=12MiB written=512B}");
+    ASSERT_TRUE(d.work) << d.error;
+    EXPECT_DOUBLE_EQ(d.work->compulsory_bytes, 8e6);
+    EXPECT_DOUBLE_EQ(d.work->working_set_bytes, 12.0 * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(*d.work->written_bytes, 512);
+    EXPECT_FALSE(parse_declared_work("x {ops=1GB}").error.empty()) << "operations are not bytes";
+    EXPECT_FALSE(parse_declared_work("x {ops=1e300T}").error.empty()) << "infinite once scaled";
+    EXPECT_FALSE(parse_declared_work("x {bytes=1e400}").error.empty()) << "beyond a double";
+}
+
 // written= names the stores among the bytes (a triad stores one array of three), so the
 // region is judged against the stream kernel of its mix; absent, the mix is unknown.
 TEST(DeclaredWork, WrittenBytesAreTheStoresAmongTheBytes) {

@@ -244,17 +244,6 @@ std::string expected_gain(const Diagnosis& run) {
     return "";
 }
 
-// The longest region (open time per run) whose bound was decided; null when none.
-const RecordedRegion* longest_bounded_region(const RunRecord& r) {
-    const RecordedRegion* best = nullptr;
-    for (const auto& v : r.region_diagnoses) {
-        const RecordedRegion* g = r.region(v.path);
-        if (!g || !v.diagnosis.bound) continue;
-        if (!best || g->open_s_per_execution() > best->open_s_per_execution()) best = g;
-    }
-    return best;
-}
-
 struct Verdicts {
     std::vector<std::string> lines;       // the run's and the model's
     std::vector<std::string> first_move;  // the answer, printed last
@@ -279,10 +268,10 @@ Verdicts verdicts(const RunRecord& r) {
     // A run judged as a whole only in part (no model region, bound unknown): its longest
     // region whose bound was decided stands beside it, as in the detailed summary.
     if (!model && !run.bound)
-        if (const auto* longest = longest_bounded_region(r)) {
-            model = diagnosis_of(r, longest->path);
+        if (const auto longest = longest_diagnosed(r, true)) {
+            model = longest->second;
             heading = "Longest judged region: ";
-            name = longest->path;
+            name = longest->first->path;
         }
     if (model)
         add(v.lines, wrapped(shortened(name, 60) + ": " + bound_words(*model) +

@@ -114,21 +114,6 @@ void render_one_diagnosis(const Diagnosis& d, std::ostream& out, const std::stri
     for (const auto& f : d.findings) out << indent << "  note: " << f.detail << "\n";
 }
 
-// The longest region with a diagnosis, of those whose bound was decided (`bounded`) or of
-// all, with its diagnosis.
-std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
-    const RunRecord& r, bool bounded) {
-    std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> best;
-    if (!(r.whole.duration_s.count > 0 && r.whole.duration_s.mean > 0)) return best;
-    for (const auto& v : r.region_diagnoses) {
-        const RecordedRegion* g = r.region(v.path);
-        if (!g || (bounded && !v.diagnosis.bound)) continue;
-        if (!best || g->open_s_per_execution() > best->first->open_s_per_execution())
-            best = std::pair{g, &v.diagnosis};
-    }
-    return best;
-}
-
 void render_diagnosis(const RunRecord& r, std::ostream& out) {
     if (!r.diagnosis && r.region_diagnoses.empty()) return;
     // Verdicts taken while other work competed for the CPUs say so once, in the heading; the
@@ -262,6 +247,19 @@ void render_budgets(const RunRecord& r, std::ostream& out) {
 }
 
 }  // namespace
+
+std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
+    const RunRecord& r, bool bounded) {
+    std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> best;
+    if (!(r.whole.duration_s.count > 0 && r.whole.duration_s.mean > 0)) return best;
+    for (const auto& v : r.region_diagnoses) {
+        const RecordedRegion* g = r.region(v.path);
+        if (!g || (bounded && !v.diagnosis.bound)) continue;
+        if (!best || g->open_s_per_execution() > best->first->open_s_per_execution())
+            best = std::pair{g, &v.diagnosis};
+    }
+    return best;
+}
 
 std::string command_line(const std::vector<std::string>& argv) {
     std::string s;

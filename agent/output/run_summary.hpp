@@ -4,8 +4,10 @@
 // diagnosis and the budgets. `run` prints it on stderr (the program owns stdout),
 // `report` on stdout. Several records (the ranks of one job) get a cross-rank summary.
 
+#include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "diagnosis/run_record.hpp"
@@ -25,6 +27,11 @@ std::string command_line(const std::vector<std::string>& argv);
 // A counter's value summed over the record's timed executions (peaks: the largest);
 // nullopt when no execution measured it.
 std::optional<double> counter_total(const RunRecord& record, const std::string& name);
+
+// The longest region (open time per run) with a diagnosis, of those whose bound was decided
+// (`bounded`) or of all, with its diagnosis; none in a record without wall time.
+std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
+    const RunRecord& r, bool bounded);
 
 // The depth of a region in its record's nesting (0 at top level).
 int region_depth(const RunRecord& record, const RecordedRegion& region);

@@ -7,59 +7,28 @@
 
 Operations follow DESIGN.md: one multiply-add counts 2; elementwise and normalising work
 counts each arithmetic operation or elementary function (exp, erf, sqrt) as 1, per element,
-from the OPS_PER_ELEMENT numbers below. Bytes are compulsory: each input tensor read once,
-each output written once (an in-place op reads and writes its tensor); `written` is the
-outputs' share of them. The output's shape
-comes from the same arguments (the range's message is needed before the op runs); its dtype
-is the first input's, bool for comparisons. An op missing from TABLE, or one whose work
-depends on the data (nms), is "[no formula]": listed, never counted as 0.
+from the OPS_PER_ELEMENT numbers (formulas_common.py). Bytes are compulsory: each input
+tensor read once, each output written once (an in-place op reads and writes its tensor);
+`written` is the outputs' share of them. The output's shape comes from the same arguments
+(the range's message is needed before the op runs); its dtype is the first input's, bool
+for comparisons. An op missing from TABLE, or one whose work depends on the data (nms), is
+"[no formula]": listed, never counted as 0.
+
+This module holds the forward ops and the lookup; the others, by topic:
+formulas_attention.py (scaled_dot_product_attention's kernels, forward and backward, and the
+fused MultiheadAttention and encoder layer), formulas_training.py (gradients, the loss,
+optimizers' _foreach_ and _fused_ ops), formulas_indexing.py (gather, index, index_put,
+scatter).
 """
 import math
-import re
 
 import torch
 
-# dtype -> the precision names of `{precision=...}` (agent/run/region.cpp). Integer and
-# bool tensors have no roof of their own in the profile: their work is declared without a
-# precision and judged against the default (fp32) roofs.
-PRECISION = {
-    torch.float32: "fp32",
-    torch.float64: "fp64",
-    torch.float16: "fp16",
-    torch.bfloat16: "bf16",
-    torch.int8: "int8",
-    torch.uint8: "int8",
-}
+from . import formulas_attention, formulas_indexing, formulas_training
+from .formulas_common import (ACTIVATION_GRADIENTS, ACTIVATIONS, COMPARISONS, OPS_PER_ELEMENT,
+                              PRECISION, UPSAMPLE_TAPS, _alpha_ops, _arg, _as_list, _Call,
+                              _is_tensor, _nbytes, _spatial_dims, _tensors, _values)
 
-# Operations per output element of pointwise ops (each arithmetic operation or elementary
-# function call counts 1; a comparison-and-select counts 1).
-OPS_PER_ELEMENT = {
-    # arithmetic
-    "add": 1, "sub": 1, "rsub": 1, "mul": 1, "div": 1, "neg": 1, "abs": 1, "remainder": 1,
-    "fmod": 1, "maximum": 1, "minimum": 1, "pow": 1, "reciprocal": 1, "sqrt": 1, "rsqrt": 1,
-    "exp": 1, "log": 1, "log2": 1, "log1p": 1, "expm1": 1, "sin": 1, "cos": 1, "tanh": 1,
-    "erf": 1, "sign": 1, "floor": 1, "ceil": 1, "round": 1, "trunc": 1, "square": 1,
-    "addcmul": 3, "addcdiv": 3, "lerp": 3, "where": 1, "masked_fill": 1, "clamp": 2,
-    "clamp_min": 1, "clamp_max": 1, "bitwise_and": 1, "bitwise_or": 1, "bitwise_not": 1,
-    "logical_not": 1, "logical_and": 1, "logical_or": 1,
-    # comparisons (bool output)
-    "eq": 1, "ne": 1, "lt": 1, "le": 1, "gt": 1, "ge": 1, "isnan": 1,
-    # activations: relu max(x,0); hardtanh min(max(x,a),b); sigmoid 1/(1+exp(-x)) exp, add,
-    # div; silu x*sigmoid; hardsigmoid relu6(x+3)/6; hardswish x*hardsigmoid; gelu (erf form)
-    # 0.5*x*(1+erf(x/sqrt2)); softplus log(1+exp(x)); mish x*tanh(softplus(x))
-    "relu": 1, "hardtanh": 2, "relu6": 2, "threshold": 1, "leaky_relu": 2, "prelu": 2,
-    "elu": 4, "selu": 5, "celu": 4, "sigmoid": 3, "silu": 4, "hardsigmoid": 4,
-    "hardswish": 5, "gelu": 5, "softplus": 3, "mish": 5, "glu": 4, "native_dropout": 2,
-    # activation gradients: grad_output masked or scaled by the saved input or output
-    "threshold_backward": 1, "hardtanh_backward": 2, "leaky_relu_backward": 2,
-    "sigmoid_backward": 3, "tanh_backward": 3, "silu_backward": 6, "gelu_backward": 8,
-    "hardswish_backward": 4, "hardsigmoid_backward": 2, "elu_backward": 3,
-}
-COMPARISONS = {"eq", "ne", "lt", "le", "gt", "ge", "isnan"}
-ACTIVATIONS = {"relu", "hardtanh", "relu6", "threshold", "leaky_relu", "prelu", "elu", "selu",
-               "celu", "sigmoid", "silu", "hardsigmoid", "hardswish", "gelu", "softplus",
-               "mish", "glu", "tanh"}
-ACTIVATION_GRADIENTS = {n for n in OPS_PER_ELEMENT if n.endswith("_backward")}
 # Per input element: sum 1; mean 1 (the division is per output); var/std: difference,
 # square-accumulate (2); norm: square-accumulate; logsumexp: max, sub, exp, sum.
 REDUCTION_OPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, "argmax": 1,
@@ -67,13 +36,6 @@ REDUCTION_OPS = {"sum": 1, "mean": 1, "amax": 1, "amin": 1, "max": 1, "min": 1, 
                  "var_mean": 3, "std_mean": 3, "norm": 2, "linalg_vector_norm": 2,
                  "logsumexp": 4}
 REDUCTION_DIM_ARG = {"norm": 2, "linalg_vector_norm": 2}  # (self, p, dim, ...)
-# Interpolation: taps per output element (each tap a multiply-add, 2 ops); nearest copies.
-# Bilinear's 4 taps give 8 ops per output, the convention ceiling's CPU and GPU suites count a
-# resize by too (bilinear_ops_per_output, kernels/registry.hpp).
-UPSAMPLE_TAPS = {"upsample_nearest1d": 0, "upsample_nearest2d": 0, "upsample_nearest3d": 0,
-                 "_upsample_nearest_exact1d": 0, "_upsample_nearest_exact2d": 0,
-                 "_upsample_nearest_exact3d": 0, "upsample_linear1d": 2,
-                 "upsample_bilinear2d": 4, "upsample_trilinear3d": 8, "upsample_bicubic2d": 16}
 VIEWS = {"view", "_unsafe_view", "_reshape_alias", "reshape", "t", "t_", "transpose",
          "transpose_", "permute", "expand", "expand_as", "slice", "select", "unsqueeze",
          "unsqueeze_", "squeeze", "squeeze_", "as_strided", "alias", "detach", "detach_",
@@ -103,49 +65,6 @@ LOSS_OPS = {"mse_loss": 2, "l1_loss": 2, "smooth_l1_loss": 4, "huber_loss": 4,
             "binary_cross_entropy": 5, "binary_cross_entropy_with_logits": 7}
 
 
-def _is_tensor(a):
-    return isinstance(a, torch.Tensor)
-
-
-def _values(ts):
-    """The first tensor that is not a bool mask or condition: whose dtype an op's output and
-    precision follow (where's condition comes first)."""
-    return next((t for t in ts if t.dtype != torch.bool), ts[0])
-
-
-def _nbytes(t):
-    return t.numel() * t.element_size()
-
-
-def _tensors(args, kwargs):
-    """Tensor inputs, lists of tensors flattened; `out=` excluded (it is the output)."""
-    found = []
-    for a in list(args) + [v for k, v in kwargs.items() if k != "out"]:
-        if _is_tensor(a):
-            found.append(a)
-        elif isinstance(a, (list, tuple)):
-            found.extend(x for x in a if _is_tensor(x))
-    return found
-
-
-def _arg(args, kwargs, index, name, default=None):
-    if len(args) > index:
-        return args[index]
-    return kwargs.get(name, default)
-
-
-def _spatial_dims(base):
-    """1, 2 or 3 from an op name such as max_pool2d_with_indices or upsample_bilinear2d."""
-    return int(re.search(r"([123])d", base).group(1))
-
-
-def _as_list(v, n):
-    if isinstance(v, int):
-        return [v] * n
-    v = list(v)
-    return v * n if len(v) == 1 else v
-
-
 # --- families: (ops, bytes, written) of one call, or None when the arguments do not fit ----
 # written: the bytes of the outputs among `bytes` (the stores), which pick the stream kernel
 # whose bandwidth roof judges the op (`{written=...}`, agent/run/region.cpp).
@@ -163,7 +82,8 @@ def _pointwise(c):
         out_item = ts[0].element_size() + 1  # the output and its bool mask
     if c.base == "glu":  # halves the chosen dimension
         n //= 2
-    return n * OPS_PER_ELEMENT[c.base], sum(_nbytes(t) for t in ts) + n * out_item, n * out_item
+    ops = n * (OPS_PER_ELEMENT[c.base] + _alpha_ops(c))
+    return ops, sum(_nbytes(t) for t in ts) + n * out_item, n * out_item
 
 
 def _matmul_dims(a, b):
@@ -185,11 +105,14 @@ def _matmul(c):
 
 
 def _addmm(c):
-    # self + a @ b (addmm, baddbmm, addmv, addbmm): the product, then the add per output.
+    # self + a @ b (addmm, baddbmm, addmv, addbmm): the product, then the add per output;
+    # _addmm_activation (a Linear and its ReLU or GELU fused) then the activation's ops.
     bias, a, b = c.args[0], c.args[1], c.args[2]
     batch, m, k, n = _matmul_dims(a, b)
     out = m * n if c.base == "addbmm" else batch * m * n  # addbmm sums over the batch
     ops = 2 * batch * m * k * n + out
+    if c.base == "_addmm_activation":
+        ops += out * OPS_PER_ELEMENT["gelu" if c.get("use_gelu", False) else "relu"]
     return ops, _nbytes(bias) + _nbytes(a) + _nbytes(b) + out * a.element_size(), out * a.element_size()
 
 
@@ -307,103 +230,10 @@ def _layer_norm(c):
     return x.numel() * (7 if weight is not None else 5), 2 * _nbytes(x) + params, _nbytes(x)
 
 
-def _norm_backward(c):
-    # grad_input from grad_out and the saved statistics: two reductions over the batch
-    # (sum of grad_out, of grad_out * x_hat: 3 per element) and the elementwise update (5);
-    # in inference only the per-channel scale (1). Reads grad_out and input, writes grad_input.
-    grad_out, x = c.args[0], c.args[1]
-    training = bool(c.args[7]) if c.base == "native_batch_norm_backward" else True
-    return x.numel() * (8 if training else 1), _nbytes(grad_out) + 2 * _nbytes(x), _nbytes(x)
-
-
-def _pool_backward(c):
-    # Each grad_output element added to the input position its index names (max pooling).
-    grad_out, x = c.args[0], c.args[1]
-    indices = c.args[-1] if _is_tensor(c.args[-1]) and c.args[-1] is not x else None
-    read = _nbytes(grad_out) + (_nbytes(indices) if indices is not None else 0)
-    return grad_out.numel(), read + _nbytes(x), _nbytes(x)
-
-
-def _softmax_backward(c):
-    # softmax: y * (dy - sum(dy * y)); log_softmax: dy - exp(y) * sum(dy): 3 per element and
-    # a sum (1). Reads grad_output and the forward's output, writes grad_input.
-    grad_out = c.args[0]
-    return 4 * grad_out.numel(), 3 * _nbytes(grad_out), _nbytes(grad_out)
-
-
 def _softmax(c):
     # max, subtract, exp, sum, divide (log_softmax: log of the sum, subtract).
     x = c.args[0]
     return 5 * x.numel(), 2 * _nbytes(x), _nbytes(x)
-
-
-def _attention_ops(rows, cols, e_qk, e_v):
-    """Q K^T and the scores times V for `rows` query rows (over the batch) of `cols` keys, e_qk
-    and e_v summed over the heads where they are split. The softmax of the scores (scale,
-    max, subtract, exp, sum, divide: 5 a score) is the caller's: its scores are per head."""
-    return 2 * rows * cols * e_qk + 2 * rows * cols * e_v
-
-
-def _sdpa(c):
-    # softmax(Q K^T / sqrt(E) [+ mask]) V on [..., L, E] queries, [..., S, E] keys and
-    # [..., S, Ev] values; the attention weights are an output only where asked for.
-    q, k, v = c.args[0], c.args[1], c.args[2]
-    batch = math.prod(q.shape[:-2])
-    rows, cols, e, ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-    out = batch * rows * ev * q.element_size()
-    # Only 1.13's _scaled_dot_product_attention has need_attn_weights (its argument 5); in
-    # torch 2.x argument 5 of scaled_dot_product_attention is is_causal, and no variant
-    # returns the weights.
-    weights = (_arg(c.args, c.kwargs, 5, "need_attn_weights", False)
-               if c.base == "_scaled_dot_product_attention" else False)
-    out += batch * rows * cols * q.element_size() if weights else 0
-    ops = _attention_ops(batch * rows, cols, e, ev) + 5 * batch * rows * cols
-    mask = _arg(c.args, c.kwargs, 3, "attn_mask")
-    read = _nbytes(q) + _nbytes(k) + _nbytes(v) + (_nbytes(mask) if _is_tensor(mask) else 0)
-    return ops, read + out, out
-
-
-def _mha(c):
-    # nn.MultiheadAttention's fused path (_native_multi_head_attention): the in-projection of
-    # query, key and value, attention over num_head heads of embed_dim / num_head, the
-    # out-projection. Batch-first [B, L, d] query, [B, S, d] key and value.
-    q, k, v = c.args[0], c.args[1], c.args[2]
-    d, heads = int(c.args[3]), int(c.args[4])
-    if q.dim() != 3 or k.dim() != 3:
-        return None
-    batch, rows, cols = q.shape[0], q.shape[1], k.shape[1]
-    ops = 2 * batch * (rows + 2 * cols) * d * d + batch * (rows + 2 * cols) * d  # in-proj, bias
-    ops += _attention_ops(batch * rows, cols, d, d) + 5 * batch * heads * rows * cols
-    ops += 2 * batch * rows * d * d + batch * rows * d  # out-projection and its bias
-    params = sum(_nbytes(t) for t in c.args[5:9] if _is_tensor(t))
-    out = batch * rows * d * q.element_size()
-    if _arg(c.args, c.kwargs, 10, "need_weights", True):
-        average = _arg(c.args, c.kwargs, 11, "average_attn_weights", True)
-        out += batch * (1 if average else heads) * rows * cols * q.element_size()
-    read = _nbytes(q) + (_nbytes(k) if k is not q else 0) + (_nbytes(v) if v is not q and v is not k else 0)
-    return ops, read + params + out, out
-
-
-def _encoder_layer(c):
-    # nn.TransformerEncoderLayer's fused inference path (_transformer_encoder_layer_fwd): self
-    # attention as _mha's, two residual adds, two layer norms (7 an element), the feed-forward
-    # network (two linear layers with biases, ReLU 1 or GELU 5 an element between). [B, L, d].
-    src, d, heads = c.args[0], int(c.args[1]), int(c.args[2])
-    ffn_1 = c.args[14]
-    if src.dim() != 3 or src.is_nested:
-        return None
-    batch, rows = src.shape[0], src.shape[1]
-    tokens, hidden = batch * rows, ffn_1.shape[0]
-    act = OPS_PER_ELEMENT["gelu" if c.args[7] else "relu"]
-    ops = 2 * tokens * d * 3 * d + 3 * tokens * d  # qkv projection and its bias
-    ops += _attention_ops(tokens, rows, d, d) + 5 * batch * heads * rows * rows
-    ops += 2 * tokens * d * d + tokens * d  # out-projection
-    ops += 2 * tokens * d + 2 * 7 * tokens * d  # residual adds, layer norms
-    ops += 2 * tokens * d * hidden + tokens * hidden + act * tokens * hidden  # ffn 1, activation
-    ops += 2 * tokens * hidden * d + tokens * d  # ffn 2
-    params = sum(_nbytes(t) for t in c.args[3:18] if _is_tensor(t))
-    out = tokens * d * src.element_size()
-    return ops, _nbytes(src) + params + out, out
 
 
 def _pool_out(spatial, kernel, stride, padding, dilation, ceil_mode):
@@ -461,6 +291,26 @@ def _upsample(c):
     return 2 * UPSAMPLE_TAPS[c.base] * out_elems, _nbytes(x) + written, written
 
 
+# grid_sampler's interpolation_mode -> taps per output element in 2-D (3-D: trilinear's 8).
+GRID_TAPS = {0: 4, 1: 0, 2: 16}  # bilinear, nearest, bicubic
+
+
+def _grid_sample(c):
+    # grid_sampler_{2,3}d(input, grid, interpolation_mode, padding_mode, align_corners):
+    # input [N, C, (D,) H, W] sampled at grid [N, (Do,) Ho, Wo, dims] points; per point its
+    # coordinates unnormalised (a multiply-add per dimension), then per channel the taps (a
+    # multiply-add each) as interpolation counts them.
+    x, grid = c.args[0], c.args[1]
+    dims = grid.shape[-1]
+    points = grid.numel() // dims
+    mode = int(c.get("interpolation_mode", 0))
+    taps = GRID_TAPS[mode] if dims == 2 else {0: 8, 1: 0}[mode]
+    out_elems = points * x.shape[1]
+    written = out_elems * x.element_size()
+    ops = 2 * dims * points + 2 * taps * out_elems
+    return ops, _nbytes(x) + _nbytes(grid) + written, written
+
+
 def _reduce(c):
     x = c.args[0]
     if len(c.args) > 1 and _is_tensor(c.args[1]):  # max(a, b), min(a, b): elementwise
@@ -503,37 +353,6 @@ def _pad(c):
         shape[-1 - i] += pad[2 * i] + pad[2 * i + 1]
     written = math.prod(shape) * x.element_size()
     return 0, _nbytes(x) + written, written
-
-
-def _gather(c):
-    # Rows or elements picked by an index: the index read, each picked element read and written.
-    if c.base == "embedding":
-        weight, index = c.args[0], c.args[1]
-        out = index.numel() * weight.shape[-1]
-        item = weight.element_size()
-    elif c.base == "index_select":
-        x, dim, index = c.args[0], c.args[1], c.args[2]
-        out = x.numel() // max(1, x.shape[dim]) * index.numel()
-        item = x.element_size()
-    else:  # gather(self, dim, index)
-        index = c.args[2]
-        out = index.numel()
-        item = c.args[0].element_size()
-    return 0, _nbytes(index) + 2 * out * item, out * item
-
-
-def _index(c):
-    # x[idx] with one integer index tensor on the first dimension (rows picked by index, as
-    # gather's): a boolean mask, or indices on several dimensions, pick a number of elements
-    # the shapes alone do not give (or broadcast in ways not followed here): no formula.
-    x, indices = c.args[0], list(c.args[1])
-    if not indices or indices[0] is None or any(i is not None for i in indices[1:]):
-        return None
-    index = indices[0]
-    if index.dtype in (torch.bool, torch.uint8):
-        return None
-    out = index.numel() * (x.numel() // max(1, x.shape[0])) * x.element_size()
-    return 0, _nbytes(index) + 2 * out, out
 
 
 def _fill(c):
@@ -598,20 +417,6 @@ def _loss(c):
     return ops, read + written, written
 
 
-def _embedding_bag(c):
-    # The picked rows summed (or averaged, or maxed) into one row per bag: a row read and one
-    # operation per element for each index, the bags written (its bookkeeping outputs, an
-    # int64 per index or bag, too).
-    weight, indices, offsets = c.args[0], c.args[1], c.args[2]
-    last = bool(_arg(c.args, c.kwargs, 7, "include_last_offset", False))
-    bags = offsets.numel() - (1 if last else 0)
-    dim = weight.shape[-1]
-    out = bags * dim * weight.element_size()
-    book = 8 * (indices.numel() + 2 * bags)
-    read = _nbytes(indices) + _nbytes(offsets) + indices.numel() * dim * weight.element_size()
-    return indices.numel() * dim, read + out + book, out + book
-
-
 def _nothing(_c):
     return 0, 0, 0
 
@@ -631,29 +436,21 @@ TABLE.update({
     "mv": (_matmul, "matmul"), "dot": (_matmul, "matmul"), "vdot": (_matmul, "matmul"),
     "addmm": (_addmm, "linear"), "baddbmm": (_addmm, "matmul"), "addbmm": (_addmm, "matmul"),
     "addmv": (_addmm, "matmul"), "linear": (_linear, "linear"),
+    "_addmm_activation": (_addmm, "linear"),
     "native_batch_norm": (_batch_norm, "norm"), "batch_norm": (_batch_norm, "norm"),
     "layer_norm": (_layer_norm, "norm"), "group_norm": (_layer_norm, "norm"),
-    "native_batch_norm_backward": (_norm_backward, "norm backward"),
-    "native_layer_norm_backward": (_norm_backward, "norm backward"),
-    "native_group_norm_backward": (_norm_backward, "norm backward"),
-    "max_pool2d_with_indices_backward": (_pool_backward, "pooling backward"),
-    "max_pool3d_with_indices_backward": (_pool_backward, "pooling backward"),
-    "_softmax_backward_data": (_softmax_backward, "softmax backward"),
-    "_log_softmax_backward_data": (_softmax_backward, "softmax backward"),
     "native_layer_norm": (_layer_norm, "norm"), "native_group_norm": (_layer_norm, "norm"),
     "_softmax": (_softmax, "softmax"), "_log_softmax": (_softmax, "softmax"),
     "softmax": (_softmax, "softmax"), "log_softmax": (_softmax, "softmax"),
+    # torch 2.x's math attention: a softmax that gives 0, not NaN, to fully masked rows
+    "_safe_softmax": (_softmax, "softmax"),
     "constant_pad_nd": (_pad, "copy"), "cat": (_concat, "copy"), "stack": (_concat, "copy"),
-    "embedding": (_gather, "gather"), "index_select": (_gather, "gather"),
-    "gather": (_gather, "gather"), "_local_scalar_dense": (_item, "copy"),
-    "_native_multi_head_attention": (_mha, "attention"),
-    "_transformer_encoder_layer_fwd": (_encoder_layer, "transformer layer"),
+    "_local_scalar_dense": (_item, "copy"),
+    "grid_sampler_2d": (_grid_sample, "interpolation"),
+    "grid_sampler_3d": (_grid_sample, "interpolation"),
 })
 # Families of ops by name: (names, family, class in the op summary).
 _FAMILIES = [
-    (("scaled_dot_product_attention", "_scaled_dot_product_attention",
-      "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
-      "_scaled_dot_product_efficient_attention"), _sdpa, "attention"),
     (CONV_ARGS, _conv, None),  # the class comes from the geometry (conv_class)
     (("max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
       "max_pool1d_with_indices", "max_pool2d_with_indices", "max_pool3d_with_indices",
@@ -673,27 +470,23 @@ _FAMILIES = [
     (SCANS, _scan, "scan"),
     (LOSS_OPS, _loss, "loss"),
     (("repeat",), _repeat, "copy"),
-    (("_embedding_bag",), _embedding_bag, "gather"),
-    (("index",), _index, "gather"),
+    # Borders mirrored or repeated: a copy into the larger tensor, as constant_pad_nd's.
+    ([f"{k}_pad{d}d" for k in ("reflection", "replication") for d in (1, 2, 3)], _pad, "copy"),
 ]
 for _names, _family, _cls in _FAMILIES:
     for _name in _names:
         TABLE[_name] = (_family, _cls)
-# Ops outside aten, by their full name: the profiler's markers (optimizers' record_function)
-# do no work.
-OTHER_NAMESPACES = {n: (_nothing, "no work (profiler marker)")
+for _part in (formulas_attention.TABLE, formulas_training.TABLE, formulas_indexing.TABLE):
+    TABLE.update(_part)
+# Ops outside aten, by their full name: the profiler's markers (record_function: optimizers'
+# steps, DataLoader's batches) do no work; modules.py opens no range for them.
+PROFILER_MARKER = "no work (profiler marker)"
+OTHER_NAMESPACES = {n: (_nothing, PROFILER_MARKER)
                     for n in ("profiler::_record_function_enter", "profiler::_record_function_enter_new",
                               "profiler::_record_function_exit")}
 # Matrix products inside these modules are the module's linear layer, whatever ATen op
 # carries them (nn.Linear on a 3-D input runs aten.mm on a view).
 LINEAR_MODULES = {"Linear", "LazyLinear", "Bilinear", "NonDynamicallyQuantizableLinear"}
-
-
-class _Call:
-    __slots__ = ("base", "inplace", "args", "kwargs")
-
-    def __init__(self, base, inplace, args, kwargs):
-        self.base, self.inplace, self.args, self.kwargs = base, inplace, args, kwargs
 
 
 def op_name(func):
@@ -703,27 +496,31 @@ def op_name(func):
 
 
 def lookup(func):
-    """(base name, in place, family, class) of an op; family None without a formula."""
-    namespace, _, base = func._schema.name.partition("::")
+    """(base name, in place, family, class, argument names) of an op; family None without a
+    formula. The names are the op's schema's, in order (_Call.get)."""
+    schema = func._schema
+    names = tuple(a.name for a in schema.arguments)
+    namespace, _, base = schema.name.partition("::")
     if namespace != "aten":
-        family, cls = OTHER_NAMESPACES.get(func._schema.name, (None, None))
-        return base, False, family, cls
+        family, cls = OTHER_NAMESPACES.get(schema.name, (None, None))
+        return base, False, family, cls, names
     if base in TABLE:
-        return base, False, TABLE[base][0], TABLE[base][1]
+        return base, False, TABLE[base][0], TABLE[base][1], names
     if base.endswith("_") and base[:-1] in TABLE:
-        return base[:-1], True, TABLE[base[:-1]][0], TABLE[base[:-1]][1]
-    return base, False, None, None
+        return base[:-1], True, TABLE[base[:-1]][0], TABLE[base[:-1]][1], names
+    return base, False, None, None, names
 
 
 def work(entry, args, kwargs, module_class=None):
     """(class, ops, bytes, working set, precision, written) of one call, or None when there is no
     formula. The working set is the distinct bytes touched: an in-place op reads and writes
-    the same tensor, which its compulsory bytes count twice."""
-    base, inplace, family, cls = entry
+    the same tensor, which its compulsory bytes count twice. A family returns (ops, bytes,
+    written), or (ops, bytes, written, working set) where it knows its own (None: bytes)."""
+    base, inplace, family, cls, names = entry
     if family is None:
         return None
     try:
-        result = family(_Call(base, inplace, args, kwargs))
+        result = family(_Call(base, inplace, args, kwargs, names))
     except (IndexError, TypeError, ValueError, RuntimeError, AttributeError, ZeroDivisionError):
         result = None  # arguments this formula does not know: no formula, never a guess
     if result is None or result[1] is None:
@@ -735,7 +532,10 @@ def work(entry, args, kwargs, module_class=None):
     elif cls == "matmul" and module_class in LINEAR_MODULES:
         cls = "linear"
     precision = PRECISION.get(_values(ts).dtype) if ts else None
-    working_set = result[1] - (_nbytes(ts[0]) if inplace and family is _pointwise else 0)
+    if len(result) > 3 and result[3] is not None:
+        working_set = result[3]
+    else:
+        working_set = result[1] - (_nbytes(ts[0]) if inplace and family is _pointwise else 0)
     return cls, int(result[0]), int(result[1]), int(working_set), precision, int(result[2])
 
 

@@ -10,6 +10,10 @@ Ranges (domain "torch"; names are what ceiling's C++ side reads, agent/run/torch
     backward (model step)                    torch.autograd.backward
     SGD.step (model step)                    an optimizer's step
 
+torch's own profiler markers (record_function: "Optimizer.step#AdamW.step", DataLoader's
+batches) reach the dispatch mode as profiler:: ops; they do no work and get no range, so
+they are never listed as regions of their own.
+
 Operators come from a TorchDispatchMode (torch.utils._python_dispatch): it sees each ATen
 call below autograd, after composite ops (linear, conv2d) have been decomposed, with its
 real tensors. In torch 1.13 the mode stack is per thread: it is entered on the importing
@@ -22,6 +26,7 @@ instrumented (so a single forward is seen op by op), then uninstrumented, instru
 An uninstrumented call pops the dispatch mode and opens no range but its own, so ceiling
 compares the two kinds' durations and the sum of the op ranges inside instrumented ones.
 """
+import importlib
 import threading
 import weakref
 
@@ -42,6 +47,7 @@ class _Thread(threading.local):
         self.stack = []       # class names of the open module calls on this thread
         self.root = None      # the _Root of the outermost open call
         self.mode_on = False  # the dispatch mode is pushed on this thread
+        self.step_open = False  # an optimizer step's range, opened by its pre-hook, is open
 
 
 _thread = _Thread()
@@ -86,6 +92,8 @@ class _OpMode(TorchDispatchMode):
         entry = _entries.get(func)
         if entry is None:
             entry = _entries[func] = formulas.lookup(func)
+        if entry[3] == formulas.PROFILER_MARKER:
+            return func(*args, **kwargs)
         stack = _thread.stack
         try:
             message = formulas.describe(func, entry, args, kwargs, stack[-1] if stack else None)
@@ -174,7 +182,8 @@ _original_hook_for_profile = getattr(torch.optim.Optimizer, "_hook_for_profile",
 
 
 def _hook_for_profile(self):
-    # torch wraps each optimizer class's step once, when the first instance is made; so do we.
+    # torch 1.13 wraps each optimizer class's step once, when the first instance is made; so
+    # do we.
     _original_hook_for_profile(self)
     cls = type(self)
     if not getattr(cls.step, "ceiling_step", False):
@@ -183,11 +192,61 @@ def _hook_for_profile(self):
         cls.step.hooked = hooked
 
 
+_step_messages = {}  # optimizer class -> its step range's name
+
+
+def _step_pre_hook(optimizer, _args, _kwargs):
+    """torch 2.x's global optimizer pre-hook (register_optimizer_step_pre_hook): runs inside
+    every optimizer's step, before it, so the range covers the step's ops."""
+    t = _thread
+    if nvtx.tls.quiet:
+        return None
+    if t.step_open:  # the previous step raised, so its post-hook never closed its range
+        nvtx.pop()
+    if not t.mode_on:
+        _enter_mode()
+    cls = type(optimizer)
+    message = _step_messages.get(cls)
+    if message is None:
+        message = _step_messages[cls] = f"{cls.__name__}.step (model step)".encode()
+    nvtx.push(message)
+    t.step_open = True
+    return None
+
+
+def _step_post_hook(_optimizer, _args, _kwargs):
+    if _thread.step_open:
+        _thread.step_open = False
+        nvtx.pop()
+
+
+def _install_step_ranges():
+    """Optimizer steps as model ranges: torch 2.x's public global step hooks where it has
+    them (its Optimizer._hook_for_profile became _patch_step_function), torch 1.13's
+    _hook_for_profile otherwise. Returns how, or None where this torch has neither."""
+    try:
+        optimizer = importlib.import_module("torch.optim.optimizer")
+    except ImportError:
+        optimizer = None
+    pre = getattr(optimizer, "register_optimizer_step_pre_hook", None)
+    post = getattr(optimizer, "register_optimizer_step_post_hook", None)
+    if pre is not None and post is not None:
+        pre(_step_pre_hook)
+        post(_step_post_hook)
+        return "global step hooks"
+    if _original_hook_for_profile is not None:
+        torch.optim.Optimizer._hook_for_profile = _hook_for_profile
+        return "_hook_for_profile"
+    return None
+
+
 def install(torch_module=None):
     """Called once torch is imported (calls.when_imported)."""
     torch.nn.Module.__call__ = _call
     torch.autograd.backward = _model_step(torch.autograd.backward, b"backward (model step)")
-    if _original_hook_for_profile is not None:  # torch 1.13's optimizers; others: no step range
-        torch.optim.Optimizer._hook_for_profile = _hook_for_profile
+    # A mark starting "torch " becomes a note of the run (agent/run/torch_run.cpp).
+    steps = "" if _install_step_ranges() else (
+        "; optimizer steps have no range (this torch has neither step hooks nor "
+        "_hook_for_profile): their ops read as outside the model")
     _enter_mode()
-    nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads".encode())
+    nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads{steps}".encode())

@@ -1,26 +1,30 @@
 """Checks ceiling_torch's op formulas against torch itself, without ceiling: for a battery of
 ops the formula's bytes must equal the bytes of the real inputs plus the real outputs (so its
 output shapes are right), and hand-computed FLOPs and classes must match. Prints one line
-per failure and exits 1 on any (tests/integration/torch_run_test.cpp runs it).
+per failure and exits 1 on any (tests/integration/torch_run_test.cpp runs it). Runs on torch
+1.13 and 2.x: where an op or a fast path does not exist on this torch, a SKIP line names the
+version, and the path this torch takes instead is still checked.
 Usage: PYTHONPATH=<build>/agent/torch python3 formula_checks.py"""
-import math
 import sys
+import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ceiling_torch import formulas
+from ceiling_torch import formulas, formulas_indexing, formulas_training
 
 failures = []
 checked = 0
+warnings.filterwarnings("ignore", message="scatter_reduce")  # 1.13: "in beta"
 
 # Families whose compulsory bytes are exactly the inputs read plus the outputs written.
 IN_PLUS_OUT = {formulas._pointwise, formulas._matmul, formulas._addmm, formulas._linear,
                formulas._conv, formulas._softmax, formulas._pool, formulas._adaptive_pool,
                formulas._upsample, formulas._reduce, formulas._concat, formulas._pad,
                formulas._random, formulas._arange, formulas._repeat, formulas._scan,
-               formulas._loss}
+               formulas._loss, formulas._grid_sample, formulas_training._foreach,
+               formulas_training._embedding_backward, formulas_indexing._scatter}
 
 
 def nbytes(x):
@@ -35,6 +39,7 @@ class Check(TorchDispatchMode):
     def __init__(self):
         super().__init__()
         self.calls = []
+        self.io = {}  # op name -> the real bytes (inputs, outputs) of its last call
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         global checked
@@ -43,8 +48,13 @@ class Check(TorchDispatchMode):
         w = formulas.work(entry, args, kwargs)
         out = func(*args, **kwargs)
         self.calls.append((formulas.op_name(func), w))
+        self.io[formulas.op_name(func)] = (
+            sum(nbytes(a) for a in args) + sum(nbytes(v) for k, v in kwargs.items() if k != "out"),
+            nbytes(out))
         if w is not None and entry[2] in IN_PLUS_OUT and not entry[1]:
-            expected = sum(nbytes(a) for a in args) + sum(nbytes(v) for v in kwargs.values()) + nbytes(out)
+            # an out= tensor is the output: written, not read
+            expected = (sum(nbytes(a) for a in args) + sum(nbytes(v) for k, v in kwargs.items() if k != "out")
+                        + nbytes(out))
             checked += 1
             if w[2] != expected:
                 failures.append(f"{formulas.op_name(func)}: bytes {w[2]}, inputs + outputs are {expected}")
@@ -68,12 +78,30 @@ def run(fn):
     return c.calls
 
 
+def run_mode(fn):
+    """The Check mode after fn ran: its calls and the real bytes of each op's inputs and outputs."""
+    with Check() as c:
+        fn()
+    return c
+
+
 def only(calls, op):
-    works = [w for n, w in calls if n == op]
+    """The work of the one call of op (its name, or the start of its name: overloads differ
+    between torch versions); an op not seen fails, it never skips."""
+    works = [w for n, w in calls if n == op or (op.endswith("*") and n.startswith(op[:-1]))]
     if len(works) != 1:
         failures.append(f"expected one {op}, saw {[n for n, _ in calls]}")
-        return ("?", -1, -1, None)
+        return ("?", -1, -1, -1, None, -1)
     return works[0]
+
+
+def summed(calls, classes=None):
+    """The ops of every call with a formula (of these classes)."""
+    return sum(w[1] for _, w in calls if w is not None and (classes is None or w[0] in classes))
+
+
+def skip(what, why):
+    print(f"SKIP {what}: torch {torch.__version__} {why}")
 
 
 x = torch.randn(2, 16, 32, 32)
@@ -148,8 +176,10 @@ run(lambda: F.binary_cross_entropy_with_logits(x, target, pos_weight=pos_weight,
 run(lambda: F.binary_cross_entropy_with_logits(x, target))
 scalar = [w for n, w in run(lambda: torch.scalar_tensor(3.0)) if n.startswith("aten.scalar_tensor")]
 expect("scalar_tensor bytes", scalar[0][2] if scalar else None, 4)
-up = only(run(lambda: F.interpolate(x, size=(64, 64), mode="bilinear")), "aten.upsample_bilinear2d.vec")
+# upsample_bilinear2d.vec on 1.13, its default overload (a size) on 2.x.
+up = only(run(lambda: F.interpolate(x, size=(64, 64), mode="bilinear")), "aten.upsample_bilinear2d*")
 expect("bilinear ops", up[1], 2 * 4 * 2 * 16 * 64 * 64)
+run(lambda: x.argmin(1))
 
 # In place: the compulsory bytes read and write the tensor, its working set counts it once.
 y = torch.randn(4, 1000)
@@ -218,6 +248,281 @@ expect("index by mask has no formula",
 calls = run(lambda: torch.nn.GRU(8, 4)(torch.randn(3, 1, 8)))
 expect("unsafe_split is a view", {w[0] for n, w in calls if n == "aten.unsafe_split.Tensor"},
        {"view (no data moved)"})
+
+# --- Attention: torch 2.x's scaled_dot_product_attention kernels, forward and backward ------
+# By hand, per head: Q K^T and P V cost 2*E and 2*Ev per kept (query, key) pair, the softmax
+# 5 per score (1 more with an additive mask); causal attention keeps the pairs of torch's
+# own top-left mask, counted here from that mask. The backward: five products (the scores
+# recomputed from Q and K, dP = dO V^T, dV = P^T dO, dQ = dS K, dK = dS^T Q), 6 per score (P
+# from the logsumexp: scale, subtract, exp; dS = P * (dP - D), scaled) and D = rowsum(dO * O)
+# at 2 per output element.
+def kept(rows, cols, causal):
+    return int(torch.ones(rows, cols).tril().sum()) if causal else rows * cols
+
+
+def sdpa_forward_ops(pairs, e, ev, masked=False):
+    return 2 * pairs * e + 2 * pairs * ev + (5 + int(masked)) * pairs
+
+
+def sdpa_backward_ops(pairs, e, ev, rows):
+    return 2 * pairs * e + 2 * pairs * ev + 2 * pairs * ev + 2 * pairs * e + 2 * pairs * e + 6 * pairs + 2 * rows * ev
+
+
+FLASH_CPU = "aten._scaled_dot_product_flash_attention_for_cpu"
+
+
+def check_sdpa_cpu():
+    B, H, E = 2, 3, 8
+    for causal in (False, True):
+        for L, S in ((6, 6), (4, 10)):
+            tag = f"sdpa cpu L={L} S={S}{' causal' if causal else ''}"
+            q = torch.randn(B, H, L, E, requires_grad=True)
+            k, v = torch.randn(B, H, S, E, requires_grad=True), torch.randn(B, H, S, E, requires_grad=True)
+            c = run_mode(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal).sum().backward())
+            pairs = B * H * kept(L, S, causal)
+            w = only(c.calls, FLASH_CPU)
+            expect(f"{tag} ops", w[1], sdpa_forward_ops(pairs, E, E))
+            # bytes: every input read, the attention and each row's logsumexp written
+            expect(f"{tag} bytes", w[2], sum(c.io.get(FLASH_CPU, (0, 0))))
+            expect(f"{tag} written", w[5], c.io.get(FLASH_CPU, (0, 0))[1])
+            b = only(c.calls, FLASH_CPU + "_backward")
+            expect(f"{tag} backward ops", b[1], sdpa_backward_ops(pairs, E, E, B * H * L))
+            expect(f"{tag} backward bytes", b[2], sum(c.io.get(FLASH_CPU + "_backward", (0, 0))))
+            expect(f"{tag} backward class", b[0], "attention backward")
+    q, k, v = torch.randn(B, H, 5, E), torch.randn(B, H, 7, E), torch.randn(B, H, 7, E)
+    mask = torch.randn(5, 7)
+    c = run_mode(lambda: F.scaled_dot_product_attention(q, k, v, attn_mask=mask))
+    w = only(c.calls, FLASH_CPU)
+    expect("sdpa cpu float mask ops", w[1], sdpa_forward_ops(B * H * 5 * 7, E, E, masked=True))
+    expect("sdpa cpu float mask bytes", w[2], sum(c.io.get(FLASH_CPU, (0, 0))))
+    try:  # grouped-query attention: 4 query heads share 2 key and value heads
+        q4, kv2 = torch.randn(B, 4, 5, E), torch.randn(B, 2, 7, E)
+        c = run_mode(lambda: F.scaled_dot_product_attention(q4, kv2, kv2, enable_gqa=True))
+    except TypeError as e:
+        skip("sdpa enable_gqa", f"has no grouped-query attention ({e})")
+    else:
+        w = only(c.calls, FLASH_CPU)
+        expect("sdpa gqa ops", w[1], sdpa_forward_ops(B * 4 * 5 * 7, E, E))
+        expect("sdpa gqa bytes", w[2], sum(c.io.get(FLASH_CPU, (0, 0))))
+
+
+def check_sdpa_gpu_kernels():
+    # The GPU kernels, on meta tensors (shapes only): their formulas read each op's own
+    # argument order. Written: the attention and L logsumexp values per head in fp32 (the
+    # efficient kernel's buffer is padded to 32 rows: the padding is not counted).
+    B, H, L, S, E, Ev = 2, 3, 5, 7, 8, 16
+    a = torch.ops.aten
+    meta = dict(device="meta")
+    for causal in (False, True):
+        pairs = B * H * kept(L, S, causal)
+        for name, ev, fwd in (
+                ("_scaled_dot_product_flash_attention", E, lambda q, k, v: a._scaled_dot_product_flash_attention(q, k, v, 0.0, causal)),
+                ("_scaled_dot_product_efficient_attention", Ev, lambda q, k, v: a._scaled_dot_product_efficient_attention(q, k, v, None, True, 0.0, causal)),
+                ("_scaled_dot_product_cudnn_attention", Ev, lambda q, k, v: a._scaled_dot_product_cudnn_attention(q, k, v, None, True, 0.0, causal))):
+            tag = f"{name}{' causal' if causal else ''}"
+            q, k, v = torch.empty(B, H, L, E, **meta), torch.empty(B, H, S, E, **meta), torch.empty(B, H, S, ev, **meta)
+            try:
+                with Check() as c:
+                    outs = fwd(q, k, v)
+                    grads = gpu_backward(name, outs, q, k, v, causal)
+            except (RuntimeError, NotImplementedError, AttributeError) as e:
+                skip(tag, f"cannot run it on meta tensors ({type(e).__name__}: {str(e)[:80]})")
+                continue
+            w = only(c.calls, f"aten.{name}")
+            expect(f"{tag} ops", w[1], sdpa_forward_ops(pairs, E, ev))
+            written = B * H * L * ev * 4 + B * H * L * 4
+            expect(f"{tag} bytes", w[2], q.numel() * 4 + k.numel() * 4 + v.numel() * 4 + written)
+            expect(f"{tag} written", w[5], written)
+            b = only(c.calls, f"aten.{name}_backward")
+            expect(f"{tag} backward ops", b[1], sdpa_backward_ops(pairs, E, ev, B * H * L))
+            read = 4 * (B * H * L * ev + q.numel() + k.numel() + v.numel() + B * H * L * ev + outs[1].numel())
+            expect(f"{tag} backward bytes", b[2], read + 4 * (q.numel() + k.numel() + v.numel()))
+            expect(f"{tag} backward gradients", [tuple(g.shape) for g in grads[:3]],
+                   [tuple(q.shape), tuple(k.shape), tuple(v.shape)])
+
+
+def gpu_backward(name, outs, q, k, v, causal):
+    a, out, lse = torch.ops.aten, outs[0], outs[1]
+    grad, none = torch.empty_like(out), torch.empty(0, device="meta")
+    if name == "_scaled_dot_product_flash_attention":
+        return a._scaled_dot_product_flash_attention_backward(
+            grad, q, k, v, out, lse, outs[2], outs[3], outs[4], outs[5], 0.0, causal, outs[6], outs[7])
+    if name == "_scaled_dot_product_efficient_attention":
+        return a._scaled_dot_product_efficient_attention_backward(
+            grad, q, k, v, none, out, lse, outs[2], outs[3], 0.0, [True, True, True, False], causal)
+    return a._scaled_dot_product_cudnn_attention_backward(
+        grad, q, k, v, out, lse, outs[6], outs[7], none, outs[2], outs[3], outs[4], outs[5], 0.0, causal)
+
+
+if hasattr(F, "scaled_dot_product_attention"):
+    check_sdpa_cpu()
+    check_sdpa_gpu_kernels()
+else:
+    skip("F.scaled_dot_product_attention and its fused kernels", "has none (2.0 on); its "
+         "_scaled_dot_product_attention runs the math as one op instead, checked here")
+    # 1.13 runs it as one math op that computes every score and masks the causal ones (1 a
+    # score), returning the weights too.
+    q, k, v = torch.randn(2, 3, 6, 8), torch.randn(2, 3, 9, 8), torch.randn(2, 3, 9, 8)
+    for causal in (False, True):
+        c = run_mode(lambda: F._scaled_dot_product_attention(q, k, v, None, 0.0, False, causal))
+        op = "aten._scaled_dot_product_attention_forward"
+        w = only(c.calls, op)
+        expect(f"1.13 attention causal={causal} ops", w[1], sdpa_forward_ops(2 * 3 * 6 * 9, 8, 8, masked=causal))
+        expect(f"1.13 attention causal={causal} bytes", w[2], sum(c.io.get(op, (0, 0))))
+if hasattr(torch.ops.aten, "_safe_softmax"):  # 2.x's math attention path
+    expect("_safe_softmax ops", only(run(lambda: torch.ops.aten._safe_softmax(x, -1)), "aten._safe_softmax")[1],
+           5 * x.numel())
+
+# --- The loss: cross_entropy is log_softmax then nll_loss ---------------------------------
+# Per target: its class's log-probability picked and negated (1), weighted (1), summed (1
+# unless reduction is none); the bytes: the targets, the picked elements (and weights), the
+# loss and the total weight written. The backward writes the whole grad_input.
+N, C = 16, 10
+logp, target = torch.randn(N, C).log_softmax(1), torch.randint(0, C, (N,))
+weight = torch.rand(C)
+w = only(run(lambda: F.nll_loss(logp, target)), "aten.nll_loss_forward")
+expect("nll_loss ops", w[1], 2 * N)
+expect("nll_loss bytes", w[2], N * 8 + N * 4 + 4 + 4)
+expect("nll_loss weighted ops", only(run(lambda: F.nll_loss(logp, target, weight=weight)), "aten.nll_loss_forward")[1],
+       3 * N)
+w = only(run(lambda: F.nll_loss(logp, target, reduction="none")), "aten.nll_loss_forward")
+expect("nll_loss none ops, written", (w[1], w[5]), (N, N * 4 + 4))
+lp = torch.randn(N, C, requires_grad=True)
+calls = run(lambda: F.cross_entropy(lp, target).backward())
+expect("cross_entropy forward ops", summed([c for c in calls if "backward" not in c[0]]), 5 * N * C + 2 * N)
+w = only(calls, "aten.nll_loss_backward")
+expect("nll_loss backward ops", w[1], 2 * N)  # negated and divided by the total weight
+expect("nll_loss backward bytes", w[2], 4 + N * 8 + 4 + N * C * 4)
+w = only(run(lambda: F.cross_entropy(torch.randn(2, C, 4, 5), torch.randint(0, C, (2, 4, 5)))),
+         "aten.nll_loss2d_forward")
+expect("nll_loss2d ops", w[1], 2 * 2 * 4 * 5)
+
+# --- _foreach_ lists: each entry as its single-tensor op -----------------------------------
+xs = [torch.randn(5, 7), torch.randn(13)]
+ys, zs = [torch.randn(5, 7), torch.randn(13)], [torch.rand(5, 7) + 1, torch.rand(13) + 1]
+n = 48
+w = only(run(lambda: torch._foreach_mul_(xs, 0.9)), "aten._foreach_mul_.Scalar")
+expect("_foreach_mul_ ops, bytes, working set, written", (w[1], w[2], w[3], w[5]), (n, 2 * n * 4, n * 4, n * 4))
+w = only(run(lambda: torch._foreach_add_(xs, ys, alpha=0.5)), "aten._foreach_add_.List")
+expect("_foreach_add_ alpha ops (a multiply-add), bytes", (w[1], w[2]), (2 * n, 3 * n * 4))
+w = only(run(lambda: torch._foreach_addcdiv_(xs, ys, zs, 0.1)), "aten._foreach_addcdiv_.Scalar")
+expect("_foreach_addcdiv_ ops, bytes", (w[1], w[2]), (3 * n, 4 * n * 4))
+expect("_foreach_sqrt ops", only(run(lambda: torch._foreach_sqrt(zs)), "aten._foreach_sqrt")[1], n)
+w = only(run(lambda: torch._foreach_norm(xs)), "aten._foreach_norm.Scalar")
+expect("_foreach_norm ops, written, class", (w[1], w[5], w[0]), (2 * n, 2 * 4, "reduction"))
+if hasattr(torch, "_foreach_lerp_"):
+    w = only(run(lambda: torch._foreach_lerp_(xs, ys, 0.1)), "aten._foreach_lerp_.Scalar")
+    expect("_foreach_lerp_ ops, bytes", (w[1], w[2]), (3 * n, 3 * n * 4))
+else:
+    skip("_foreach_lerp_", "has none (its Adam scales and adds instead, checked below)")
+w = only(run(lambda: torch._foreach_zero_(xs)), "aten._foreach_zero_")
+expect("_foreach_zero_ ops, bytes", (w[1], w[2]), (0, n * 4))
+
+# --- Optimizers: each path this torch has on CPU counts the same update ---------------------
+# By hand, per parameter element: AdamW 14 (decay 1, first moment 3, second moment 4,
+# denominator 3, update 3), plus 1 per tensor for its step count; Adam with L2 decay and
+# amsgrad 16 (the decay a multiply-add on the gradient, the running max 1); SGD with
+# momentum, nesterov and decay 6 on its first step (decay 2, nesterov 2, update 2: the buffer
+# starts as a copy of the gradient), 8 after (the buffer's b * m + g, 2).
+PARAM_SHAPES = [(6, 5), (5,)]
+P, T = 35, 2
+OPTIMIZERS = [
+    ("AdamW", lambda ps, **kw: torch.optim.AdamW(ps, **kw), [14 * P + T] * 2, "aten._fused_adamw_"),
+    ("Adam(weight_decay, amsgrad)", lambda ps, **kw: torch.optim.Adam(ps, weight_decay=0.1, amsgrad=True, **kw),
+     [16 * P + T] * 2, "aten._fused_adam_"),
+    ("SGD(momentum, nesterov, weight_decay)",
+     lambda ps, **kw: torch.optim.SGD(ps, lr=0.1, momentum=0.9, nesterov=True, weight_decay=0.01, **kw),
+     [6 * P, 8 * P], "aten._fused_sgd_"),
+]
+
+
+def optimizer_steps(make):
+    torch.manual_seed(0)
+    params = [torch.nn.Parameter(torch.randn(s)) for s in PARAM_SHAPES]
+    optimizer = make(params)
+    steps = []
+    for _ in range(2):
+        for p in params:
+            p.grad = torch.randn_like(p)
+        steps.append(run(optimizer.step))
+    return steps
+
+
+for label, make, want, fused_op in OPTIMIZERS:
+    for path, kwargs, op in (("single-tensor", {"foreach": False}, None),
+                             ("foreach", {"foreach": True}, "aten._foreach_"),
+                             ("fused", {"fused": True}, fused_op)):
+        try:
+            steps = optimizer_steps(lambda ps: make(ps, **kwargs))
+        except (TypeError, RuntimeError, ValueError) as e:
+            skip(f"{label} {path}", f"has no such CPU path ({type(e).__name__}: {e}); the others are checked")
+            continue
+        names = {n for calls in steps for n, _ in calls}
+        expect(f"{label} {path} ops per step", [summed(calls) for calls in steps], want)
+        expect(f"{label} {path} ops without a formula", sorted({n for calls in steps for n, w in calls if w is None}), [])
+        fast = sorted(n for n in names if "_foreach_" in n or "_fused_" in n)
+        if op is None:  # the single-tensor path runs neither list nor fused ops
+            expect(f"{label} {path} list or fused ops", [n for n in fast if "_foreach_add_" not in n], [])
+        else:
+            expect(f"{label} {path} ran {op}*", any(n.startswith(op) for n in names), True)
+
+# --- Indexing: a KV cache's write, accumulation, scatter -----------------------------------
+cache, pos, k_new = torch.zeros(2, 3, 10, 4), torch.tensor([5]), torch.randn(2, 3, 1, 4)
+w = only(run(lambda: cache.__setitem__((slice(None), slice(None), pos), k_new)), "aten.index_put_")
+# the index (8 B), the new values read, the 24 positions written: not the whole cache
+expect("KV cache write ops, bytes, written", (w[1], w[2], w[5]), (0, 8 + 96 + 96, 96))
+table, rows, ones = torch.zeros(10, 3), torch.tensor([1, 1, 4]), torch.ones(3, 3)
+w = only(run(lambda: table.index_put_((rows,), ones, accumulate=True)), "aten.index_put_")
+expect("index_put_ accumulate ops, bytes, working set", (w[1], w[2], w[3]), (9, 24 + 36 + 36 + 36, 24 + 36 + 36))
+picked = only(run(lambda: cache[:, :, pos]), "aten.index.Tensor")
+expect("index on a later dimension written", picked[5], cache[:, :, pos].numel() * 4)
+x0, idx, src = torch.zeros(4, 5), torch.randint(0, 5, (4, 3)), torch.randn(4, 3)
+expect("scatter_add ops", only(run(lambda: x0.scatter_add(1, idx, src)), "aten.scatter_add")[1], 12)
+expect("scatter ops", only(run(lambda: x0.scatter(1, idx, src)), "aten.scatter.src")[1], 0)
+expect("scatter_reduce mean ops", only(run(lambda: x0.scatter_reduce(1, idx, src, "mean")), "aten.scatter_reduce.two")[1],
+       12 + 20)
+w = only(run(lambda: torch.zeros(4, 5).scatter_(1, idx, src)), "aten.scatter_.src")
+expect("scatter_ in place bytes", w[2], 12 * 8 + 12 * 4 + 12 * 4)
+
+# --- Gradients: embedding, pooling, interpolation, padding, dropout ------------------------
+emb, ids = torch.nn.Embedding(100, 16), torch.randint(0, 100, (8, 5))
+w = only(run(lambda: emb(ids).sum().backward()), "aten.embedding_dense_backward")
+expect("embedding backward ops, class", (w[1], w[0]), (40 * 16, "gather backward"))
+xg = torch.randn(2, 16, 32, 32, requires_grad=True)
+grads = 2 * 16 * 32 * 32  # the input's elements, its gradient written at 4 B
+for what, fn, op, ops, read in (
+        ("max_pool2d", lambda: F.max_pool2d(xg, 2), "aten.max_pool2d_with_indices_backward",
+         8192, 8192 * 4 + 8192 * 8),  # grad_output and its int64 indices
+        ("avg_pool2d", lambda: F.avg_pool2d(xg, 2), "aten.avg_pool2d_backward", 8192 * (1 + 4), 8192 * 4),
+        ("adaptive_avg_pool2d", lambda: F.adaptive_avg_pool2d(xg, (4, 4)), "aten._adaptive_avg_pool2d_backward",
+         grads + 512, 512 * 4),
+        ("bilinear", lambda: F.interpolate(xg, size=(64, 64), mode="bilinear"), "aten.upsample_bilinear2d_backward*",
+         8 * 2 * 16 * 64 * 64, 2 * 16 * 64 * 64 * 4),
+        ("nearest", lambda: F.interpolate(xg, scale_factor=2, mode="nearest"), "aten.upsample_nearest2d_backward*",
+         2 * 16 * 64 * 64, 2 * 16 * 64 * 64 * 4),
+        ("reflection pad", lambda: F.pad(xg, (1, 2, 3, 4), mode="reflect"), "aten.reflection_pad2d_backward",
+         2 * 16 * 39 * 35 - grads, 2 * 16 * 39 * 35 * 4)):
+    w = only(run(lambda: fn().sum().backward()), op)
+    expect(f"{what} backward ops, bytes, written", (w[1], w[2], w[5]), (ops, read + grads * 4, grads * 4))
+out, keep = torch.ops.aten.native_dropout(x, 0.5, True)
+w = only(run(lambda: torch.ops.aten.native_dropout_backward(out, keep, 2.0)), "aten.native_dropout_backward")
+expect("dropout backward ops, class", (w[1], w[0]), (2 * x.numel(), "elementwise"))
+
+# --- Forward ops: Linear with its activation fused, mirrored padding, grid sampling -------
+bias, a2, b2 = torch.randn(10), torch.randn(64, 128), torch.randn(128, 10)
+for gelu, act in ((True, 5), (False, 1)):
+    w = only(run(lambda: torch._addmm_activation(bias, a2, b2, use_gelu=gelu)), "aten._addmm_activation")
+    expect(f"_addmm_activation gelu={gelu} ops", w[1], 2 * 64 * 128 * 10 + 64 * 10 + act * 64 * 10)
+for mode, op, t, pad in (("reflect", "aten.reflection_pad1d", torch.randn(2, 3, 10), (2, 3)),
+                         ("reflect", "aten.reflection_pad2d", x, (1, 2, 3, 4)),
+                         ("replicate", "aten.replication_pad2d", x, (1, 2, 3, 4)),
+                         ("replicate", "aten.replication_pad3d", torch.randn(1, 2, 4, 5, 6), (1, 1, 1, 1, 1, 1))):
+    expect(f"{op} ops", only(run(lambda: F.pad(t, pad, mode=mode)), op)[1], 0)  # bytes: in + out above
+grid = torch.rand(2, 10, 12, 2) * 2 - 1
+points = 2 * 10 * 12
+for mode, taps in (("bilinear", 4), ("nearest", 0)):
+    w = only(run(lambda: F.grid_sample(x, grid, mode=mode, align_corners=False)), "aten.grid_sampler_2d")
+    expect(f"grid_sample {mode} ops", w[1], 2 * 2 * points + 2 * taps * 16 * points)
 
 # No formula: listed as such, never a number.
 calls = run(lambda: torch.nonzero(x > 0))

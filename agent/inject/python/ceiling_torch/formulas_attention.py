@@ -30,8 +30,13 @@ WRITES_LOGSUMEXP = {"_scaled_dot_product_flash_attention_for_cpu": True,
                     "_scaled_dot_product_flash_attention": True,
                     "_scaled_dot_product_efficient_attention": "compute_log_sumexp",
                     "_scaled_dot_product_cudnn_attention": "compute_log_sumexp"}
-SDPA_FORWARD = ("scaled_dot_product_attention", "_scaled_dot_product_attention",
-                "_scaled_dot_product_attention_math", *WRITES_LOGSUMEXP)
+# The math implementations compute every score and mask the causal ones out (1 a score):
+# causal attention saves them no work. 1.13's _scaled_dot_product_attention_forward returns
+# the attention weights whatever need_attn_weights says: they are written.
+MATH = {"scaled_dot_product_attention", "_scaled_dot_product_attention",
+        "_scaled_dot_product_attention_math", "_scaled_dot_product_attention_forward"}
+WRITES_WEIGHTS = {"_scaled_dot_product_attention_forward"}
+SDPA_FORWARD = (*MATH, *WRITES_LOGSUMEXP)
 SDPA_BACKWARD = tuple(f"{n}_backward" for n in WRITES_LOGSUMEXP)
 
 
@@ -55,9 +60,12 @@ def _geometry(c, q, k, v):
     shares fewer key and value heads among them)."""
     batch = math.prod(q.shape[:-2])
     rows, cols = q.shape[-2], k.shape[-2]
-    per_head = causal_pairs(rows, cols) if c.get("is_causal", False) else rows * cols
+    skips = c.get("is_causal", False) and c.base not in MATH
+    per_head = causal_pairs(rows, cols) if skips else rows * cols
+    # The GPU kernels' backward takes its bias as a tensor always: an empty one is no bias.
     mask = c.get("attn_mask", c.get("attn_bias"))
-    return batch, rows, batch * per_head, q.shape[-1], v.shape[-1], mask if _is_tensor(mask) else None
+    mask = mask if _is_tensor(mask) and mask.numel() > 0 else None
+    return batch, rows, batch * per_head, q.shape[-1], v.shape[-1], mask
 
 
 def _sdpa(c):
@@ -66,10 +74,11 @@ def _sdpa(c):
     # asks for them. The GPU ops' random-number state (a few int64) is left out.
     q, k, v = c.args[0], c.args[1], c.args[2]
     batch, rows, pairs, e, ev, mask = _geometry(c, q, k, v)
-    ops = _attention_ops(pairs, e, ev) + (SOFTMAX_PER_SCORE + (1 if mask is not None else 0)) * pairs
+    masked = mask is not None or (c.base in MATH and c.get("is_causal", False))
+    ops = _attention_ops(pairs, e, ev) + (SOFTMAX_PER_SCORE + int(masked)) * pairs
     item = q.element_size()
     out = batch * rows * ev * item
-    if c.get("need_attn_weights", False):
+    if c.get("need_attn_weights", False) or c.base in WRITES_WEIGHTS:
         out += batch * rows * k.shape[-2] * item
     lse = WRITES_LOGSUMEXP.get(c.base, False)
     if lse is True or (lse and c.get(lse, False)):

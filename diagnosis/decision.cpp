@@ -12,7 +12,8 @@ namespace {
 constexpr std::string_view change_problem =
     "change the problem: lower resolution, shorter context, run less often";
 
-// DESIGN.md's first moves, spread over the levers they belong to.
+// DESIGN.md's first moves, spread over the levers they belong to, each with its premise.
+using P = Premise;
 constexpr std::array<LeverMove, 4> compute_levers = {{
     {Lever::quantisation,
      "lower precision (and the matrix unit of that precision, if the machine has one)"},
@@ -28,13 +29,17 @@ constexpr std::array<LeverMove, 3> bandwidth_levers = {{
      "batching to raise intensity; "
      "lower resolution, shorter context, run less often"},
 }};
-constexpr std::array<LeverMove, 3> latency_levers = {{
-    {Lever::system, "synchronisation, dispatch overhead, accelerator fallback"},
-    {Lever::compiler_kernel, "dependency stalls, tiny kernels"},
+constexpr std::array<LeverMove, 6> latency_levers = {{
+    {Lever::system, "synchronisation", P::threads_shared},
+    {Lever::system, "dispatch overhead"},
+    {Lever::system, "accelerator fallback", P::accelerator},
+    {Lever::compiler_kernel, "dependency stalls", P::own_code},
+    {Lever::compiler_kernel, "tiny kernels"},
     {Lever::change_the_problem, change_problem},
 }};
-constexpr std::array<LeverMove, 2> system_levers = {{
-    {Lever::system, "preprocessing, copies, format conversion, queueing, I/O, the interpreter"},
+constexpr std::array<LeverMove, 3> system_levers = {{
+    {Lever::system, "preprocessing, copies, format conversion, queueing, I/O"},
+    {Lever::system, "the interpreter", P::interpreted},
     {Lever::change_the_problem, change_problem},
 }};
 constexpr std::array<LeverMove, 2> io_levers = {{
@@ -75,6 +80,60 @@ constexpr std::array<LeverMove, 3> capacity_levers = {{
     {Lever::change_the_problem, "shorter context; lower resolution, run less often"},
 }};
 
+// The first moves, part by part. Latency's premises: dependency stalls are the program's own
+// code's (a library's dense-tensor kernel computes its addresses), synchronisation needs two
+// threads, an accelerator fallback an accelerator; the interpreter needs a program run in one.
+constexpr std::array<MovePart, 4> compute_move = {{{"lower precision"},
+                                                   {"smaller architecture"},
+                                                   {"structured sparsity"},
+                                                   {"bigger batch only helps if not already here"}}};
+constexpr std::array<MovePart, 5> bandwidth_move = {{{"fusion"},
+                                                     {"layout"},
+                                                     {"weight-only quantisation"},
+                                                     {"cache compression"},
+                                                     {"batching to raise intensity"}}};
+constexpr std::array<MovePart, 5> latency_move = {{{"dependency stalls", P::own_code},
+                                                   {"tiny kernels"},
+                                                   {"synchronisation", P::threads_shared},
+                                                   {"dispatch overhead"},
+                                                   {"accelerator fallback", P::accelerator}}};
+constexpr std::array<MovePart, 6> system_move = {{{"preprocessing"},
+                                                  {"copies"},
+                                                  {"format conversion"},
+                                                  {"queueing"},
+                                                  {"I/O"},
+                                                  {"the interpreter", P::interpreted}}};
+constexpr std::array<MovePart, 1> io_move = {{{
+    "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
+    "memory; overlap I/O with compute"}}};
+constexpr std::array<MovePart, 1> io_wait_move = {{{
+    "wait on storage less often: one flush for many writes (group commit, a larger buffer), "
+    "reads batched or in flight together (asynchronous I/O, a read-ahead thread), data "
+    "kept in memory; overlap I/O with compute"}}};
+constexpr std::array<MovePart, 1> quota_move = {{{
+    "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
+    "use, or size its thread pools to the quota where they are larger; its regions are "
+    "judged at the quota's cores"}}};
+constexpr std::array<MovePart, 1> kernel_move = {{{
+    "spend less time in the kernel: fewer, larger system calls (buffered writes, one call for "
+    "many records), memory reused rather than freed and faulted in again (a pool, malloc's "
+    "trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 MiB, not per "
+    "4 KiB), mapped files rather than copying reads, fewer threads and processes started (a pool "
+    "kept alive); its findings say which it was"}}};
+constexpr std::array<MovePart, 1> waiting_move = {{{
+    "what it waits on comes first: its own sleeps and polling intervals (shorten them, or wait "
+    "on the event itself), a peer or the network (requests in flight together, batched, a "
+    "nearer or faster service), an event loop with nothing to do (the load offered, not its "
+    "code); the blocked line says which and for how long"}}};
+constexpr std::array<MovePart, 1> turns_move = {{{
+    "let the threads run at once: a lock held while working (Python's GIL, a mutex around the "
+    "work) or hand-offs between stages serialise them; processes instead of threads under the "
+    "GIL, native code that releases it, finer locks, overlapping stages"}}};
+constexpr std::array<MovePart, 4> capacity_move = {{{"quantise weights"},
+                                                    {"offload"},
+                                                    {"shard"},
+                                                    {"shorter context"}}};
+
 using T = Thresholds;
 // Precedence: a footprint at the memory wall may stop the workload running at all, so it
 // comes first; then the system (DESIGN.md: fix the system first), storage at its roof before
@@ -86,30 +145,32 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::compute_fraction, Comparison::at_least, &T::near_roof},
      3,
      "compute bound",
-     "fewer or cheaper operations: lower precision, smaller architecture, structured sparsity, "
-     "bigger batch only helps if not already here",
+     "fewer or cheaper operations: ",
+     compute_move,
      compute_levers},
     {Bound::bandwidth,
      "achieved bandwidth near the bandwidth roof",
      {Signal::bandwidth_fraction, Comparison::at_least, &T::near_roof},
      3,
      "bandwidth bound",
-     "move fewer bytes: fusion, layout, weight-only quantisation, cache compression, batching to "
-     "raise intensity",
+     "move fewer bytes: ",
+     bandwidth_move,
      bandwidth_levers},
     {Bound::latency,
      "neither near a roof",
      {Signal::roof_fraction, Comparison::below, &T::near_roof},
      4,
      "latency bound",
-     "dependency stalls, tiny kernels, synchronisation, dispatch overhead, accelerator fallback",
+     "",
+     latency_move,
      latency_levers},
     {Bound::not_the_model,
      "the model regions are fast but the process is slow",
      {Signal::model_share, Comparison::below, &T::model_share},
      2,
      "not the model (system bound)",
-     "preprocessing, copies, format conversion, queueing, I/O, the interpreter",
+     "",
+     system_move,
      system_levers},
     // The same bound when the process is busy with storage: its traffic at the storage roof
     // `ceiling machine` measured says so without model regions (a program that only reads
@@ -119,8 +180,8 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::storage_fraction, Comparison::at_least, &T::near_roof},
      1,
      "not the model (I/O bound)",
-     "read or write less: smaller or compressed data, fewer checkpoints, decoded data kept in "
-     "memory; overlap I/O with compute",
+     "",
+     io_move,
      io_levers},
     // The same bound when its threads waited on storage while its own code left its cores
     // idle, however little it moved: a log flushed after every 4 KiB record (fdatasync) ran
@@ -130,9 +191,8 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::storage_wait_threads, Comparison::at_least, &T::storage_wait_threads},
      1,
      "not the model (I/O bound)",
-     "wait on storage less often: one flush for many writes (group commit, a larger buffer), "
-     "reads batched or in flight together (asynchronous I/O, a read-ahead thread), data "
-     "kept in memory; overlap I/O with compute",
+     "",
+     io_wait_move,
      io_levers},
     // The same bound when a container's CPU limit held the process: its threads ran out of
     // the quota's time in many periods and waited for the next, whatever their code.
@@ -141,9 +201,8 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::quota_throttled_share, Comparison::at_least, &T::cpu_quota_throttled_share},
      1,
      "not the model (CPU quota bound)",
-     "raise the CPU quota (docker --cpus, a Kubernetes CPU limit) to the cores its work can "
-     "use, or size its thread pools to the quota where they are larger; its regions are "
-     "judged at the quota's cores",
+     "",
+     quota_move,
      quota_levers},
     // The same bound when the kernel did most of its work while its cores were busy: page
     // faults on memory freed and touched afresh (94 % of its CPU time) and one-byte writes
@@ -153,12 +212,8 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::kernel_time_share, Comparison::at_least, &T::kernel_time_share},
      2,
      kernel_bound_diagnosis,
-     "spend less time in the kernel: fewer, larger system calls (buffered writes, one call for "
-     "many records), memory reused rather than freed and faulted in again (a pool, malloc's "
-     "trim and mmap thresholds), huge pages for memory it keeps (a fault per 2 MiB, not per "
-     "4 KiB), mapped files rather than copying reads, fewer threads and processes started (a pool "
-     "kept alive); its findings "
-     "say which it was",
+     "",
+     kernel_move,
      kernel_levers},
     // The same bound when its threads mostly waited on something outside its work while its
     // own code left its cores idle: its sleeps, a peer or the network, an event loop with
@@ -169,10 +224,8 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::outside_wait_threads, Comparison::at_least, &T::outside_wait_threads},
      1,
      "not the model (waiting)",
-     "what it waits on comes first: its own sleeps and polling intervals (shorten them, or wait "
-     "on the event itself), a peer or the network (requests in flight together, batched, a "
-     "nearer or faster service), an event loop with nothing to do (the load offered, not its "
-     "code); the blocked line says which and for how long",
+     "",
+     waiting_move,
      waiting_levers},
     // Latency of another kind: threads that shared the work waited on each other (a lock held
     // while working, hand-offs) and ran one or two at a time with CPUs free, whatever the
@@ -183,16 +236,16 @@ const std::array<DecisionRow, 11> table = {{
      {Signal::thread_concurrency, Comparison::below, &T::thread_concurrency},
      2,
      "latency bound (threads took turns)",
-     "let the threads run at once: a lock held while working (Python's GIL, a mutex around the "
-     "work) or hand-offs between stages serialise them; processes instead of threads under the "
-     "GIL, native code that releases it, finer locks, overlapping stages",
+     "",
+     turns_move,
      turns_levers},
     {Bound::capacity,
      "footprint near memory capacity / budget",
      {Signal::capacity_fraction, Comparison::at_least, &T::capacity},
      0,
      "memory (capacity) bound",
-     "smaller footprint: quantise weights, offload, shard, shorter context",
+     "smaller footprint: ",
+     capacity_move,
      capacity_levers},
 }};
 
@@ -249,6 +302,25 @@ const DecisionRow& decision_row(Bound b) {
     for (const auto& r : table)
         if (r.bound == b) return r;
     throw std::logic_error("decision table has no row for a bound");
+}
+
+std::string first_move_for(const DecisionRow& row, const Evidence& e) {
+    std::string parts;
+    for (const auto& p : row.first_move)
+        if (licensed(p.premise, e)) parts += (parts.empty() ? "" : ", ") + std::string(p.text);
+    return std::string(row.move_lead) + parts;
+}
+
+std::vector<LeverAdvice> levers_for(const DecisionRow& row, const Evidence& e) {
+    std::vector<LeverAdvice> levers;
+    for (const auto& l : row.levers) {
+        if (!licensed(l.premise, e)) continue;
+        if (!levers.empty() && levers.back().lever == l.lever)
+            levers.back().move += ", " + std::string(l.move);
+        else
+            levers.push_back(LeverAdvice{l.lever, std::string(l.move)});
+    }
+    return levers;
 }
 
 bool holds(const Condition& c, const Signals& s, const Thresholds& t) {

@@ -6,11 +6,13 @@
 #include <array>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "diagnosis/premises.hpp"
 #include "diagnosis/thresholds.hpp"
 #include "diagnosis/work.hpp"
 
@@ -102,9 +104,19 @@ struct Condition {
     double Thresholds::*threshold;
 };
 
+// A move names the evidence that licenses it (diagnosis/premises.hpp): the row's measured
+// bound, or more ("synchronisation" needs two threads, "the interpreter" a program that runs
+// in one). A move whose premise the evidence does not license is not shown.
+struct MovePart {
+    std::string_view text;
+    Premise premise = Premise::measured_bound;
+};
+
+// A lever's moves are parts too; consecutive parts of one lever read as one line.
 struct LeverMove {
     Lever lever;
     std::string_view move;
+    Premise premise = Premise::measured_bound;
 };
 
 struct DecisionRow {
@@ -114,10 +126,23 @@ struct DecisionRow {
     // When several rows hold, the lowest precedence wins; equal precedence goes to the row
     // whose signal clears its threshold by the larger ratio.
     int precedence;
-    std::string_view diagnosis;         // DESIGN.md's "Diagnosis" column
-    std::string_view first_move;        // DESIGN.md's "First move" column
+    std::string_view diagnosis;  // DESIGN.md's "Diagnosis" column
+    // DESIGN.md's "First move" column: a lead ("move fewer bytes: ") and its parts, joined
+    // by ", " where licensed (first_move_for).
+    std::string_view move_lead;
+    std::span<const MovePart> first_move;
     std::span<const LeverMove> levers;  // in lever order, ending with change_the_problem
 };
+
+// The row's first move as the evidence licenses it: its lead and the parts whose premise holds.
+std::string first_move_for(const DecisionRow& row, const Evidence& e);
+
+struct LeverAdvice {
+    Lever lever = Lever::system;
+    std::string move;
+};
+// The row's levers as the evidence licenses them, each lever's moves on one line.
+std::vector<LeverAdvice> levers_for(const DecisionRow& row, const Evidence& e);
 
 // The table, in DESIGN.md's row order. A bound may have more than one row (not the model:
 // the model's share of the time, or storage at its roof); decision_row gives its first.

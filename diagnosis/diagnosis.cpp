@@ -160,8 +160,8 @@ void conclude(Diagnosis& d, const Thresholds& t) {
     d.bound = row.bound;
     d.observation = std::string(row.observation);
     d.diagnosis = std::string(row.diagnosis);
-    d.first_move = std::string(row.first_move);
-    for (const auto& l : row.levers) d.levers.push_back(LeverAdvice{l.lever, std::string(l.move)});
+    d.first_move = first_move_for(row, d.evidence);
+    d.levers = levers_for(row, d.evidence);
     // Bounds, once each: a bound's second row (not the model by I/O and by the model's share)
     // adds nothing to the list.
     for (std::size_t i = 1; i < decision.held.size(); ++i) {
@@ -176,9 +176,13 @@ void insert_before_roofline_move(Diagnosis& d, std::string_view prefix) {
     std::size_t at = std::string::npos;
     for (const auto side : {right_of_ridge_move, left_of_ridge_move, left_of_ridge_l1_move})
         at = std::min(at, d.first_move.find(side));
+    // Else before the table's move, which ends it (composed from the row on its evidence).
     if (at == std::string::npos && d.bound) {
-        const std::string_view table = decision_row(*d.bound).first_move;
-        at = d.first_move.ends_with(table) ? d.first_move.size() - table.size() : 0;
+        at = 0;
+        for (const auto& row : decision_table()) {
+            const std::string table = row.bound == *d.bound ? first_move_for(row, d.evidence) : "";
+            if (!table.empty() && d.first_move.ends_with(table)) at = d.first_move.size() - table.size();
+        }
     }
     d.first_move.insert(at == std::string::npos ? 0 : at, prefix);
 }

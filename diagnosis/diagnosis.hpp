@@ -11,6 +11,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "diagnosis/decision.hpp"
+#include "diagnosis/premises.hpp"
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/measurement.hpp"
 #include "diagnosis/roofline.hpp"
@@ -115,10 +116,6 @@ inline constexpr std::string_view quota_signal_name = "cpu_quota_throttled_share
 // rule fired, i.e. where most switches were voluntary or switches are unknown.
 inline constexpr std::string_view turns_signal_name = "thread_concurrency";
 
-struct LeverAdvice {
-    Lever lever = Lever::system;
-    std::string move;
-};
 
 struct Diagnosis {
     std::string subject;              // the work or region name, or "run"
@@ -138,6 +135,9 @@ struct Diagnosis {
     std::vector<SystemSignal> system;
     std::vector<Finding> findings;
     std::optional<Summary> duration_s;
+    // What the moves assume, as measured (premises.hpp); set before conclude, which shows
+    // only the moves it licenses. Not stored: a record's moves are already decided.
+    Evidence evidence;
 };
 
 // Compares achieved with roof: fraction and verdict, or unknown when either is absent.
@@ -202,8 +202,9 @@ void insert_before_roofline_move(Diagnosis& d, std::string_view prefix);
 // outermost level (memory counters count memory traffic). Anything unmeasured stays unknown.
 // `busy_cores`, when measured (NVTX regions), chooses the host roofs (make_busy_roofline)
 // instead of m.threads.
+// `e` is what its moves may assume (premises.hpp); by default its own code, nothing else known.
 Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t,
-                          std::optional<double> busy_cores = std::nullopt);
+                          std::optional<double> busy_cores = std::nullopt, const Evidence& e = {});
 
 void to_json(nlohmann::json& j, FindingKind k);
 void from_json(const nlohmann::json& j, FindingKind& k);

@@ -418,9 +418,10 @@ void compare_with_bandwidth_roof(Diagnosis& d, const KernelJudging& kj) {
 }  // namespace
 
 Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, const Thresholds& t,
-                          std::optional<double> busy_cores) {
+                          std::optional<double> busy_cores, const Evidence& e) {
     Diagnosis d;
     d.subject = m.name;
+    d.evidence = e;
     KernelJudging kj{profile, m, t, busy_cores};
     find_kind_and_roofline(d, kj);
     kj.seconds = typical_seconds(d, m, t);
@@ -428,11 +429,14 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     compare_with_compute_roof(d, kj);
     compare_with_bandwidth_roof(d, kj);
     conclude(d, t);
-    // The side says which roof to approach, so where the first move starts.
-    const Evidence e{false, busy_cores, m.work ? m.work->written_bytes : std::nullopt};
-    if (auto side = ridge_side(d, e)) {
+    // The side says which roof to approach, so where the first move starts; two cores storing
+    // by the cores it is judged at.
+    Evidence sides = e;
+    if (busy_cores) sides.busy_cores = busy_cores;
+    if (!sides.written_bytes && m.work) sides.written_bytes = m.work->written_bytes;
+    if (auto side = ridge_side(d, sides)) {
         add_finding(d, FindingKind::assumption, std::move(side->finding));
-        const bool two = licensed(Premise::stores_from_two_threads, e);
+        const bool two = licensed(Premise::stores_from_two_threads, sides);
         d.first_move = std::string(side->right ? right_of_ridge_move
                                    : side->l1  ? (two ? left_of_ridge_l1_move
                                                       : left_of_ridge_l1_one_core_move)

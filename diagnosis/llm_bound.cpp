@@ -181,8 +181,9 @@ LlmBound bound_llm(const MachineProfile& profile, const LlmQuery& q, const Thres
     bound_prefill(b);
     judge_footprint(profile, t, b);
     find_compute_bound_batch(b);
-    b.first_move =
-        std::string(decision_row(b.capacity_bound ? Bound::capacity : b.decode_bound).first_move);
+    // Nothing was measured of a program: only moves the bound itself licenses.
+    b.first_move = first_move_for(decision_row(b.capacity_bound ? Bound::capacity : b.decode_bound),
+                                  Evidence{});
     return b;
 }
 

@@ -1,6 +1,7 @@
 #include "diagnosis/premises.hpp"
 
 #include <array>
+#include <cctype>
 
 namespace ceiling {
 namespace {
@@ -14,7 +15,8 @@ struct PremiseRow {
     bool (*holds)(const Evidence&);
 };
 
-constexpr std::array<PremiseRow, 3> premises = {{
+constexpr std::array<PremiseRow, 7> premises = {{
+    {Premise::measured_bound, "measured_bound", [](const Evidence&) { return true; }},
     {Premise::own_code, "own_code", [](const Evidence& e) { return !e.library_op; }},
     // A library's dense-tensor kernel computes its addresses (strides, indices it was given);
     // only the program's own code may walk a list, a tree or a hash chain.
@@ -24,6 +26,14 @@ constexpr std::array<PremiseRow, 3> premises = {{
          return e.busy_cores && *e.busy_cores >= two_cores_busy_min &&
                 (!e.written_bytes || *e.written_bytes > 0);
      }},
+    // Threads that synchronise: more than one worked on it, by the sampler's count of its
+    // working threads or the cores they kept busy.
+    {Premise::threads_shared, "threads_shared",
+     [](const Evidence& e) {
+         return (e.threads && *e.threads >= 2) || (e.busy_cores && *e.busy_cores >= two_cores_busy_min);
+     }},
+    {Premise::accelerator, "accelerator", [](const Evidence& e) { return e.accelerator.value_or(false); }},
+    {Premise::interpreted, "interpreted", [](const Evidence& e) { return e.interpreted.value_or(false); }},
 }};
 
 const PremiseRow& row(Premise p) { return premises[static_cast<std::size_t>(p)]; }
@@ -32,5 +42,16 @@ const PremiseRow& row(Premise p) { return premises[static_cast<std::size_t>(p)];
 
 bool licensed(Premise p, const Evidence& e) { return row(p).holds(e); }
 std::string_view premise_name(Premise p) { return row(p).name; }
+
+std::optional<bool> runs_interpreter(const std::vector<std::string>& command) {
+    if (command.empty()) return std::nullopt;
+    std::string name = command.front().substr(command.front().find_last_of('/') + 1);
+    // python3.11, pypy3, node18: the name without its version.
+    while (!name.empty() && (std::isdigit(static_cast<unsigned char>(name.back())) || name.back() == '.'))
+        name.pop_back();
+    for (const std::string_view i : {"python", "pypy", "perl", "ruby", "node", "Rscript", "julia", "lua"})
+        if (name == i) return true;
+    return false;
+}
 
 }  // namespace ceiling

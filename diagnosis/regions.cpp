@@ -163,6 +163,7 @@ Diagnosis diagnose_run(const RunInputs& in, const Thresholds& t) {
                                                : "peak memory not measured: capacity not judged"});
     }
 
+    d.evidence = in.evidence;
     d.system = system_evidence(in.process, t);
     if (auto contended = contention_finding(in.process, d.system, t))
         d.findings.push_back(std::move(*contended));

@@ -64,6 +64,7 @@ std::optional<ModelShare> model_share(std::span<const RegionTiming> regions, dou
 
 struct RunInputs {
     ProcessAccounting process;
+    Evidence evidence;  // what the run's moves may assume (premises.hpp)
     std::vector<RegionTiming> regions;
     std::optional<double>
         footprint_bytes;  // peak memory (RSS, device memory); default: peak_rss_bytes

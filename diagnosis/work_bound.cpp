@@ -96,8 +96,9 @@ WorkBound bound_work(const MachineProfile& profile, const Work& work, int thread
             : b.compute.ops_per_s;
     b.bound = b.compute_floor_s >= b.memory_floor_s ? Bound::compute : Bound::bandwidth;
     const DecisionRow& row = decision_row(b.bound);
-    b.first_move = std::string(row.first_move);
-    for (const auto& l : row.levers) b.levers.push_back({l.lever, std::string(l.move)});
+    // Nothing was measured of a program: only moves the bound itself licenses.
+    b.first_move = first_move_for(row, Evidence{});
+    b.levers = levers_for(row, Evidence{});
     return b;
 }
 

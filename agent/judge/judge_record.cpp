@@ -185,8 +185,7 @@ void judge_regions(RunRecord& record) {
             if (auto f = held_cores_unresolved(p, t, reg, cpu_limits(record), record.options.interval_s))
                 d->findings.push_back(std::move(*f));
             // What the moves below assume, as measured (diagnosis/premises.hpp).
-            const Evidence e{reg.labels.count(torch_role_label) > 0, reg.busy_cores,
-                             reg.measurement.work ? reg.measurement.work->written_bytes : std::nullopt};
+            const Evidence e = evidence_of(p, reg);
             weigh_vector_width(p, *d, t, record.environment, e);
             if (auto f = recording_inside(record, reg)) d->findings.push_back(std::move(*f));
             if (on_host(reg)) weigh_memory_parallelism(p, *d, e);
@@ -231,6 +230,14 @@ RunInputs run_inputs(const RunRecord& record) {
     if (auto m = mean_of(record.before_regions_s_per_execution)) in.coverage.before_regions_s = *m;
     if (auto m = mean_of(record.after_regions_s_per_execution)) in.coverage.after_regions_s = *m;
     in.footprint_bytes = in.process.peak_rss_bytes;
+    // The program's own code (a library's ops are its regions'), its threads and cores as
+    // the OS counted them, an interpreter by its command's name.
+    if (in.process.user_s && in.process.system_s && in.process.wall_s > 0)
+        in.evidence.busy_cores = (*in.process.user_s + *in.process.system_s) / in.process.wall_s;
+    in.evidence.threads = in.process.working_threads;
+    in.evidence.interpreted = runs_interpreter(record.command);
+    if (!record.op_summary.types.empty()) in.evidence.interpreted = true;
+    if (record.machine_profile) in.evidence.accelerator = !record.machine_profile->gpus.empty();
     if (record.machine_profile && record.machine_profile->host.memory_bytes > 0)
         in.memory_capacity_bytes = static_cast<double>(record.machine_profile->host.memory_bytes);
     in.memory_limit_bytes = per_run(record, "memory_limit_bytes");

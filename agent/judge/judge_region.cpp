@@ -336,7 +336,7 @@ void judge_at_others_cores(const HostRange& h, HostBasis& b, Diagnosis& d) {
             fixed(*reg.busy_cores, 2) +
             ": above the 1-thread roof, its work can only have run there; at most the " +
             std::to_string(b.m.threads) + "-thread roof";
-    d = diagnose_kernel(h.profile, b.m, h.t, b.judged_cores);
+    d = diagnose_kernel(h.profile, b.m, h.t, b.judged_cores, evidence_of(h.profile, reg));
 }
 
 // The findings and moves that come before the table's: which roof, the cores it left idle,
@@ -399,7 +399,7 @@ Diagnosis judge_host_range(const HostRange& h) {
     b.m.host_interference = host_interference(reg, t);
     sum_side_by_side(reg, b);
     choose_cores(h, b);
-    Diagnosis d = diagnose_kernel(h.profile, b.m, t, b.judged_cores);
+    Diagnosis d = diagnose_kernel(h.profile, b.m, t, b.judged_cores, evidence_of(h.profile, reg));
     if (b.idle.empty() && b.judged_cores) b.outside = work_outside(d, *b.judged_cores, reg);
     if (others_could_do_it(h, b, d)) judge_at_others_cores(h, b, d);
     if (!weigh_storage(h.profile, reg, d, t)) weigh_kernel_time(reg, d, t);
@@ -440,6 +440,19 @@ std::optional<Diagnosis> judged_with_ranges_beside(const MachineProfile& machine
 
 }  // namespace
 
+Evidence evidence_of(const MachineProfile& profile, const RecordedRegion& reg) {
+    Evidence e;
+    const bool torch = reg.labels.count(torch_role_label) > 0;
+    e.library_op = torch;
+    e.busy_cores = reg.busy_cores;
+    if (reg.measurement.work) e.written_bytes = reg.measurement.work->written_bytes;
+    if (reg.working_threads) e.threads = reg.working_threads;
+    else if (reg.threads > 0) e.threads = reg.threads;
+    e.accelerator = !profile.gpus.empty();
+    if (torch) e.interpreted = true;
+    return e;
+}
+
 // A range on the host (a kernel region, or work declared for the GPU, runs on the device).
 bool on_host(const RecordedRegion& reg) {
     const Measurement& m = reg.measurement;
@@ -462,7 +475,7 @@ std::optional<Diagnosis> judge_region(const MachineProfile& machine, const Recor
         return judge_unknown_work(profile, reg, t, counted, limits);
     }
     if (given.duration_s.count == 0) return std::nullopt;
-    if (!on_host(reg)) return diagnose_kernel(profile, given, t);
+    if (!on_host(reg)) return diagnose_kernel(profile, given, t, std::nullopt, evidence_of(profile, reg));
 
     Diagnosis d = judge_host_range({profile, reg, t, limits, shared.has_value(), own.beside});
     if (reg.beside_busy_cores && d.verdict == Verdict::above_roof) {

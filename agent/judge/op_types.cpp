@@ -94,8 +94,14 @@ void judge_group(Group& g, const RunRecord& record) {
     // calls differ in size, as there).
     m.durations_s = {g.typical_s};
     m.duration_s = summarize(m.durations_s);
+    // A library's ops, run from Python, on the cores they kept busy.
+    Evidence e;
+    e.library_op = true;
+    e.interpreted = true;
+    e.busy_cores = g.row.busy_cores;
+    e.accelerator = !record.machine_profile->gpus.empty();
     g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds,
-                                   g.row.busy_cores.value_or(1.0));
+                                   g.row.busy_cores.value_or(1.0), e);
 }
 
 }  // namespace

@@ -63,6 +63,11 @@ std::optional<Finding> held_cores_unresolved(const MachineProfile& profile, cons
 // was open (make_busy_roofline), not of the threads that recorded it: a range pushed on the
 // main thread around work on threads it starts was recorded by one thread. At most the
 // cores its limits allow. nullopt for a region with nothing to judge.
+// What a region's moves may assume, from what was measured of it (diagnosis/premises.hpp):
+// a PyTorch op or module is a library's (and runs in Python), its cores, bytes written and
+// threads as the sampler read them, an accelerator where the machine profile lists one.
+Evidence evidence_of(const MachineProfile& profile, const RecordedRegion& reg);
+
 std::optional<Diagnosis> judge_region(const MachineProfile& machine, const RecordedRegion& reg,
                                       const Thresholds& t, bool counted, const CpuLimits& limits);
 // A range on the host (a kernel region, or work declared for the GPU, runs on the device)

@@ -20,6 +20,9 @@ std::optional<Bound> decided(const Signals& s, const Thresholds& t = defaults) {
     return d.row ? std::optional<Bound>(d.row->bound) : std::nullopt;
 }
 
+// Evidence that licenses every premise: the table's moves whole, as DESIGN.md lists them.
+const Evidence every_premise{false, 4.0, 1e6, 4.0, true, true};
+
 TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
     struct Expected {
         Bound bound;
@@ -84,7 +87,7 @@ TEST(DecisionTable, RowsAreDesignMdsInItsOrder) {
         EXPECT_EQ(table[i].bound, expected[i].bound);
         EXPECT_EQ(table[i].observation, expected[i].observation);
         EXPECT_EQ(table[i].diagnosis, expected[i].diagnosis);
-        EXPECT_EQ(table[i].first_move, expected[i].first_move);
+        EXPECT_EQ(first_move_for(table[i], every_premise), expected[i].first_move);
         // decision_row gives a bound's first row (DESIGN.md's; the I/O row comes after it).
         EXPECT_EQ(&decision_row(table[i].bound),
                   &*std::find_if(table.begin(), table.end(),
@@ -274,6 +277,75 @@ TEST(DecisionTable, EnumsSerialiseByName) {
     EXPECT_EQ(nlohmann::json(Verdict::above_roof), "above_roof");
     EXPECT_EQ(nlohmann::json("compiler_kernel").get<Lever>(), Lever::compiler_kernel);
     EXPECT_THROW(nlohmann::json("fast").get<Bound>(), std::invalid_argument);
+}
+
+// Advice only where its premise was measured: every move of the table that assumes more than
+// its row's bound is shown with evidence that licenses it and hidden without, in the first
+// move and in the levers; moves that assume only the bound show on no evidence at all.
+TEST(DecisionTable, EveryMoveIsGatedByItsPremise) {
+    int gated = 0;
+    for (const auto& row : decision_table()) {
+        for (const auto& part : row.first_move) {
+            const std::string text(part.text);
+            EXPECT_NE(first_move_for(row, every_premise).find(text), std::string::npos) << text;
+            if (part.premise == Premise::measured_bound) {
+                EXPECT_NE(first_move_for(row, Evidence{true}).find(text), std::string::npos) << text;
+                continue;
+            }
+            ++gated;
+            // The evidence without this premise: a library's op on one core, one thread, no
+            // accelerator, not interpreted.
+            const Evidence without{true, 1.0, 1e6, 1.0, false, false};
+            ASSERT_FALSE(licensed(part.premise, without)) << premise_name(part.premise);
+            EXPECT_EQ(first_move_for(row, without).find(text), std::string::npos) << text;
+            // Nor where it is unknown: unknown licenses nothing that needs it (a piece of
+            // work is the program's own code unless known to be a library's).
+            if (part.premise != Premise::own_code)
+                EXPECT_EQ(first_move_for(row, Evidence{}).find(text), std::string::npos)
+                    << text << " shown without evidence of " << premise_name(part.premise);
+        }
+        for (const auto& lever : row.levers) {
+            const auto shown = [&](const Evidence& e) {
+                for (const auto& l : levers_for(row, e))
+                    if (l.lever == lever.lever && l.move.find(lever.move) != std::string::npos)
+                        return true;
+                return false;
+            };
+            EXPECT_TRUE(shown(every_premise)) << lever.move;
+            if (lever.premise == Premise::measured_bound) continue;
+            ++gated;
+            EXPECT_FALSE(shown(Evidence{true, 1.0, 1e6, 1.0, false, false})) << lever.move;
+        }
+    }
+    // The moves that assume more than the bound (dependency stalls, synchronisation, an
+    // accelerator's fallback, the interpreter), in the first moves and the levers both.
+    EXPECT_EQ(gated, 8);
+}
+
+TEST(DecisionTable, LatencyMovesForALibrarysOpNameOnlyWhatItCanBe) {
+    const auto& latency = decision_row(Bound::latency);
+    // A PyTorch op on one core of a machine without a GPU: no dependency stalls (its addresses
+    // are computed), no synchronisation, no accelerator fallback.
+    EXPECT_EQ(first_move_for(latency, Evidence{true, 1.0, 1e6, 1.0, false, true}),
+              "tiny kernels, dispatch overhead");
+    // The program's own code with four threads: stalls and synchronisation.
+    EXPECT_EQ(first_move_for(latency, Evidence{false, 3.5, 1e6, 4.0, false, false}),
+              "dependency stalls, tiny kernels, synchronisation, dispatch overhead");
+    // The not-the-model move names the interpreter only for a program run in one.
+    const auto& system = decision_row(Bound::not_the_model);
+    EXPECT_EQ(first_move_for(system, Evidence{false, 1.0, 1e6, 1.0, false, false}),
+              "preprocessing, copies, format conversion, queueing, I/O");
+    EXPECT_EQ(first_move_for(system, Evidence{false, 1.0, 1e6, 1.0, false, true}),
+              "preprocessing, copies, format conversion, queueing, I/O, the interpreter");
+}
+
+TEST(Premises, AnInterpreterIsKnownByItsCommandsName) {
+    EXPECT_EQ(runs_interpreter({"/usr/bin/python3.11", "train.py"}), true);
+    EXPECT_EQ(runs_interpreter({"python", "-c", "pass"}), true);
+    EXPECT_EQ(runs_interpreter({"node18", "app.js"}), true);
+    EXPECT_EQ(runs_interpreter({"./gemm", "--n", "512"}), false);
+    EXPECT_EQ(runs_interpreter({"/opt/python-tools/bin/infer"}), false);
+    EXPECT_EQ(runs_interpreter({}), std::nullopt);
 }
 
 }  // namespace

@@ -93,7 +93,7 @@ TEST_F(DiagnoseKernel, SaxpyNearTheDramRoofIsBandwidthBoundAndDone) {
     EXPECT_EQ(bw.source, Source::analytic);
     EXPECT_EQ(bw.level, "DRAM");
     EXPECT_NEAR(*d.attainable_ops_per_s / 1e9, 20.9, 0.05);
-    EXPECT_EQ(d.first_move, decision_row(Bound::bandwidth).first_move);
+    EXPECT_EQ(d.first_move, first_move_for(decision_row(Bound::bandwidth), Evidence{}));
     ASSERT_FALSE(d.levers.empty());
     EXPECT_EQ(d.levers.back().lever, Lever::change_the_problem);
 }
@@ -267,10 +267,10 @@ TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {
     EXPECT_EQ(side(bound), "");
     // The first move starts with the side, the table's move after it; other bounds keep the
     // table's alone.
-    const std::string table(decision_row(Bound::latency).first_move);
+    const std::string table(first_move_for(decision_row(Bound::latency), Evidence{}));
     EXPECT_EQ(core.first_move, std::string(right_of_ridge_move) + table);
     EXPECT_EQ(chase.first_move, std::string(left_of_ridge_move) + table);
-    EXPECT_EQ(bound.first_move, decision_row(*bound.bound).first_move);
+    EXPECT_EQ(bound.first_move, first_move_for(decision_row(*bound.bound), Evidence{}));
     // Left of the ridge in L1 (16 KB at 2 % of its 1.2 TB/s) no miss waits: the loads and
     // stores themselves, not more in flight.
     const Diagnosis l1 =

@@ -45,7 +45,7 @@ Diagnosis walked(double bytes_per_s, const std::string& level = "DRAM") {
     d.roofs.push_back(memory);
     d.intensity_ops_per_byte = 0;
     d.first_move =
-        std::string(left_of_ridge_move) + std::string(decision_row(Bound::latency).first_move);
+        std::string(left_of_ridge_move) + std::string(first_move_for(decision_row(Bound::latency), Evidence{}));
     return d;
 }
 
@@ -63,7 +63,7 @@ TEST(MemoryParallelism, OneLineInFlightPerCoreNamesTheChainFirst) {
         << d.first_move;
     EXPECT_NE(d.first_move.find("break the chain"), std::string::npos);
     EXPECT_TRUE(d.first_move.ends_with(std::string(left_of_ridge_move) +
-                                       std::string(decision_row(Bound::latency).first_move)));
+                                       std::string(first_move_for(decision_row(Bound::latency), Evidence{}))));
     ASSERT_FALSE(d.findings.empty());
     EXPECT_NE(d.findings.back().detail.find("about 1 cache lines in flight"), std::string::npos)
         << d.findings.back().detail;

@@ -183,7 +183,7 @@ Diagnosis script_run(double before, double after) {
 }
 
 TEST(DiagnoseRun, StartUpBeforeTheFirstRegionLeadsTheMoveWhereItIsTheLargestPiece) {
-    const std::string table(decision_row(Bound::not_the_model).first_move);
+    const std::string table(first_move_for(decision_row(Bound::not_the_model), Evidence{}));
     const Diagnosis startup = script_run(4.5, 0.5);  // between regions: 1 s
     ASSERT_EQ(startup.bound, Bound::not_the_model);
     ASSERT_TRUE(startup.model_share);

@@ -66,7 +66,7 @@ TEST(VectorWidth, ARateOfNarrowerVectorsNamesTheRungAndTheVariableThatPickedIt) 
 
 // Its move goes after the system's levers at the front of the first move, before the table's.
 TEST(VectorWidth, TheMoveFollowsTheSystemsLeversAndPrecedesTheTables) {
-    const std::string table(decision_row(Bound::latency).first_move);
+    const std::string table(first_move_for(decision_row(Bound::latency), Evidence{}));
     Diagnosis d = judged(0.42);
     d.first_move = "let its threads run at once (...); then " + table;
     weigh_vector_width(with_rungs(), d, t, {});

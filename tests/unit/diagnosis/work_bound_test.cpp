@@ -42,7 +42,7 @@ TEST_F(WorkBoundTest, ComputeFloorWinsAboveTheRidge) {
     EXPECT_DOUBLE_EQ(b.floor_s, b.compute_floor_s);
     EXPECT_EQ(b.bound, Bound::compute);
     EXPECT_NEAR(b.ridge_ops_per_byte, 1.15, 0.005);
-    EXPECT_EQ(b.first_move, decision_row(Bound::compute).first_move);
+    EXPECT_EQ(b.first_move, first_move_for(decision_row(Bound::compute), Evidence{}));
     // Every level is listed with its own floor; only DRAM holds the working set.
     ASSERT_EQ(b.levels.size(), 4u);
     for (const auto& l : b.levels) {
@@ -137,7 +137,7 @@ TEST_F(LlmBoundTest, DecodeIsDramBandwidthOverWeightBytes) {
     // Compute: bf16 on AMX, 1 TFLOP/s over 14 GFLOP per token.
     EXPECT_EQ(b.compute.name, "bf16_amx");
     EXPECT_DOUBLE_EQ(b.decode_compute_tokens_per_s, 1e12 / 14e9);
-    EXPECT_EQ(b.first_move, decision_row(Bound::bandwidth).first_move);
+    EXPECT_EQ(b.first_move, first_move_for(decision_row(Bound::bandwidth), Evidence{}));
 }
 
 TEST_F(LlmBoundTest, FourBitWeightsRaiseTheCeilingFourTimes) {
@@ -203,7 +203,7 @@ TEST_F(LlmBoundTest, TooBigForMemoryIsCapacityBound) {
     const LlmBound b = bound_llm(profile, query(70e9, 16), t);  // 140 GB in 32 GiB
     EXPECT_EQ(b.fits, false);
     EXPECT_TRUE(b.capacity_bound);
-    EXPECT_EQ(b.first_move, decision_row(Bound::capacity).first_move);
+    EXPECT_EQ(b.first_move, first_move_for(decision_row(Bound::capacity), Evidence{}));
     EXPECT_FALSE(bound_llm(profile, query(7e9, 16), t).capacity_bound);
 }
 

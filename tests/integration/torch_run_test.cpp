@@ -8,6 +8,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "agent/run/torch_run.hpp"
 #include "agent/judge/op_types.hpp"
@@ -25,26 +28,56 @@ const fs::path programs = fs::path(CEILING_TEST_DATA) / ".." / "programs" / "tor
 const fs::path instrumentation = fs::path(CEILING_BINARY).parent_path() / "torch";
 const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json";
 
-// The first Python that imports torch and torchvision: $CEILING_TEST_PYTHON, Debian's, PATH's.
-const std::string& torch_python() {
-    static const std::string found = [] {
-        std::vector<std::string> candidates;
-        if (const char* p = std::getenv("CEILING_TEST_PYTHON"); p && *p) candidates.emplace_back(p);
-        candidates.insert(candidates.end(), {"/usr/bin/python3", "python3"});
-        for (const auto& c : candidates)
-            if (run_process({c, "-c", "import torch, torchvision, PIL"}).exit_code == 0) return c;
-        return std::string();
-    }();
-    return found;
+// Every case runs on both torches users meet: Debian's 1.13 (/usr/bin/python3) and PyPI's
+// 2.x (the venv scripts/setup installs). $CEILING_TEST_PYTHON replaces Debian's.
+struct TorchPython {
+    const char* name;
+    std::string path;
+};
+
+// ctest's names show the Python's name, not the struct's bytes.
+void PrintTo(const TorchPython& p, std::ostream* os) { *os << p.name << " (" << p.path << ")"; }
+
+std::string debian_python() {
+    if (const char* p = std::getenv("CEILING_TEST_PYTHON"); p && *p) return p;
+    return "/usr/bin/python3";
 }
+
+const std::vector<TorchPython>& torch_pythons() {
+    static const std::vector<TorchPython> all = {{"debian", debian_python()},
+                                                 {"pypi", CEILING_TORCH2_PYTHON}};
+    return all;
+}
+
+// The torch version a Python imports with torchvision and PIL; empty where it cannot.
+std::string torch_version(const std::string& python) {
+    const auto r = run_process({python, "-c", "import torch, torchvision, PIL; print(torch.__version__)"});
+    if (r.exit_code != 0) return "";
+    std::string v = r.out;
+    while (!v.empty() && (v.back() == '\n' || v.back() == '\r')) v.pop_back();
+    return v;
+}
+
+class TorchRun : public ::testing::TestWithParam<TorchPython> {
+protected:
+    // The case's Python, once its torch is known to import; skips with the reason otherwise.
+    const std::string& torch_python() const { return GetParam().path; }
+};
 
 #define CEILING_NEED_TORCH()                                                                    \
     do {                                                                                        \
         if (!fs::exists(instrumentation / "sitecustomize.py"))                                  \
             GTEST_SKIP() << "built without NVTX headers: no PyTorch instrumentation";           \
-        if (torch_python().empty())                                                             \
-            GTEST_SKIP() << "no python3 with torch, torchvision and PIL (Debian: apt-get install " \
-                            "python3-torch python3-torchvision python3-pil)";                     \
+        static std::map<std::string, std::string> versions;                                     \
+        if (!versions.count(torch_python())) versions[torch_python()] = torch_version(torch_python()); \
+        if (versions[torch_python()].empty())                                                   \
+            GTEST_SKIP() << torch_python() << " has no torch, torchvision and PIL ("            \
+                         << (std::string(GetParam().name) == "debian"                           \
+                                 ? "Debian: apt-get install python3-torch python3-torchvision " \
+                                   "python3-pil"                                                \
+                                 : "PyPI's torch 2.x: run scripts/setup")                       \
+                         << ")";                                                                \
+        RecordProperty("torch", versions[torch_python()]);                                      \
     } while (0)
 
 const RecordedRegion* named(const RunRecord& r, const std::string& name) {
@@ -53,7 +86,7 @@ const RecordedRegion* named(const RunRecord& r, const std::string& name) {
     return nullptr;
 }
 
-TEST(TorchRun, FormulasMatchTorchsOwnShapes) {
+TEST_P(TorchRun, FormulasMatchTorchsOwnShapes) {
     CEILING_NEED_TORCH();
     const auto r = run_process({torch_python(), (programs / "formula_checks.py").string()},
                                {"PYTHONPATH=" + instrumentation.string()});
@@ -63,7 +96,7 @@ TEST(TorchRun, FormulasMatchTorchsOwnShapes) {
 
 // One forward each at 224x224, batch 1: the models' declared FLOPs within 5% of twice their
 // published multiply-adds, and equal to the sum of their op ranges' declared work.
-TEST(TorchRun, DeclaredFlopsOfPublishedModels) {
+TEST_P(TorchRun, DeclaredFlopsOfPublishedModels) {
     CEILING_NEED_TORCH();
     TempDir dir;
     const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"},
@@ -101,7 +134,7 @@ TEST(TorchRun, DeclaredFlopsOfPublishedModels) {
 // MobileNetV2, five calls: depthwise convolutions below pointwise ones in intensity and in
 // fraction of the compute roof (each op at its median of three instrumented calls); the cost
 // of the instrumentation printed.
-TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
+TEST_P(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
     CEILING_NEED_TORCH();
     TempDir dir;
     const auto r = ceiling_run(dir / "rec.json", {"--torch", "--profile", profile},
@@ -160,7 +193,7 @@ TEST(TorchRun, DepthwiseBelowPointwiseAndCostShown) {
 }
 
 // Resize with PIL and NMS over 20 000 boxes around a small CNN, nothing annotated.
-TEST(TorchRun, PipelineIsNotTheModelAndNamesItsStages) {
+TEST_P(TorchRun, PipelineIsNotTheModelAndNamesItsStages) {
     CEILING_NEED_TORCH();
     TempDir dir;
     const auto r = ceiling_run(dir / "rec.json", {"--torch", "--profile", profile},
@@ -179,7 +212,7 @@ TEST(TorchRun, PipelineIsNotTheModelAndNamesItsStages) {
     EXPECT_NE(r.err.find("not model: torch::torchvision.nms"), std::string::npos) << r.err;
 }
 
-TEST(TorchRun, ChainsToTheSitecustomizeItHidesAndTellsWhenTorchIsAbsent) {
+TEST_P(TorchRun, ChainsToTheSitecustomizeItHidesAndTellsWhenTorchIsAbsent) {
     CEILING_NEED_TORCH();
     TempDir dir;
     fs::create_directories(dir / "site");
@@ -194,6 +227,9 @@ TEST(TorchRun, ChainsToTheSitecustomizeItHidesAndTellsWhenTorchIsAbsent) {
     for (const auto& n : rec.notes) said = said || n.find("never imported torch") != std::string::npos;
     EXPECT_TRUE(said);
 }
+
+INSTANTIATE_TEST_SUITE_P(Torch, TorchRun, ::testing::ValuesIn(torch_pythons()),
+                         [](const ::testing::TestParamInfo<TorchPython>& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace ceiling::testing

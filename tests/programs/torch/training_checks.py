@@ -172,6 +172,38 @@ def check_in_process():
         train(model, optimizer, STEPS)
         check_path(path, recorder.root, elements, tensors, forward, backward)
     check_paths_seen()
+    recorder.root.children.clear()
+    check_compiled(recorder.root, elements, tensors)
+
+
+def check_compiled(root, elements, tensors):
+    """torch.compile'd model: it must run compiled (Dynamo compiles no frame while a dispatch
+    mode is on, so the instrumentation steps aside), its forward and backward each one range
+    without a formula (their work unknown, said), the optimizer's step still counted."""
+    if not hasattr(torch, "compile"):
+        print(f"SKIP torch.compile: torch {torch.__version__} has none")
+        return
+    from ceiling_torch import modules
+    from torch._dynamo.utils import counters
+    model = make_model()
+    compiled = torch.compile(model)
+    try:
+        train(compiled, torch.optim.AdamW(model.parameters()), 2)
+    except Exception as e:  # inductor needs a C compiler: a host without one cannot compile
+        print(f"SKIP torch.compile: torch {torch.__version__} could not compile here "
+              f"({type(e).__name__}: {str(e)[:200]})")
+        return
+    expect("[compiled] frames Dynamo compiled (it ran compiled, not eagerly)", counters["frames"]["ok"] > 0, True)
+    tops = root.children
+    calls = [n for n in tops if re.fullmatch(r"Sequential(#\d+)? \(model\)", n.name)]
+    backwards = [n for n in tops if n.name == "backward (model step)"]
+    steps = [n for n in tops if n.name == "AdamW.step (model step)"]
+    expect("[compiled] each forward's ranges", [[c.name for c in n.children] for n in calls],
+           [[modules.COMPILED.decode()]] * 2)
+    expect("[compiled] each backward's ranges", [[c.name for c in n.children] for n in backwards],
+           [[modules.COMPILED_BACKWARD.decode()]] * 2)
+    expect("[compiled] each step's ops (not compiled: counted)", [ops_under(s)[0] for s in steps],
+           [ADAMW_OPS_PER_ELEMENT * elements + tensors] * 2)
 
 
 # The ops each explicit path must run (an expected fast path not taken fails).

@@ -26,6 +26,7 @@ instrumented (so a single forward is seen op by op), then uninstrumented, instru
 An uninstrumented call pops the dispatch mode and opens no range but its own, so ceiling
 compares the two kinds' durations and the sum of the op ranges inside instrumented ones.
 """
+import functools
 import importlib
 import threading
 import weakref
@@ -48,6 +49,8 @@ class _Thread(threading.local):
         self.root = None      # the _Root of the outermost open call
         self.mode_on = False  # the dispatch mode is pushed on this thread
         self.step_open = False  # an optimizer step's range, opened by its pre-hook, is open
+        self.steps = 0  # open backward and optimizer step ranges (model ranges, no module)
+        self.compiled_grad = False  # compiled code ran with grad since the last backward
 
 
 _thread = _Thread()
@@ -76,7 +79,7 @@ _labels = {}  # class name -> outermost modules of that class seen so far
 def _root_of(module):
     root = _roots.get(module)
     if root is None:
-        cls = type(module)
+        cls = type(getattr(module, "_orig_mod", module) if _compiled(module) else module)
         label = cls.__name__
         n = _labels[label] = _labels.get(label, 0) + 1
         if n > 1:  # two ResNets in one program are two models
@@ -119,9 +122,13 @@ def _enter_mode():
 def _call(self, *args, **kwargs):
     t = _thread
     if nvtx.tls.quiet:
+        if _compiled(self) and torch.is_grad_enabled():  # its backward runs compiled kernels
+            t.compiled_grad = True
         return _original_call(self, *args, **kwargs)
     if not t.mode_on:
         _enter_mode()
+    if _compiled(self):
+        return _compiled_module(self, args, kwargs, t)
     if t.root is None:
         return _outermost(self, args, kwargs, t)
     named = t.root.names.get(id(self))
@@ -161,21 +168,112 @@ def _outermost(module, args, kwargs, t):
         nvtx.pop()
 
 
-def _model_step(function, message):
+def _model_step(function, message, backward=False):
     """A training step's backward pass and optimizer step are the model's work too; their ops
-    run outside any module call. Never run uninstrumented: they change the model's state."""
+    run outside any module call. Never run uninstrumented: they change the model's state.
+    A backward through compiled code runs its compiled backward kernels: as compiled code's
+    forward, it runs bare, its work unknown (_run_compiled)."""
     def step(*args, **kwargs):
+        t = _thread
         if nvtx.tls.quiet:
             return function(*args, **kwargs)
-        if not _thread.mode_on:
+        if not t.mode_on:
             _enter_mode()
         nvtx.push(message)
+        t.steps += 1
         try:
+            if backward and t.compiled_grad:
+                t.compiled_grad = False
+                return _run_compiled(function, args, kwargs, COMPILED_BACKWARD)
             return function(*args, **kwargs)
         finally:
+            t.steps -= 1
             nvtx.pop()
     step.ceiling_step = True
     return step
+
+
+# torch.compile (2.x). Dynamo compiles no frame while a TorchDispatchMode is on the stack
+# ("non-infra torch dispatch mode present", torch/_dynamo/convert_frame.py): under this
+# mode a compiled model would run eagerly, op by op, a program other than the one measured.
+# So compiled code runs as compiled, with the mode popped and no range inside but one op
+# range without a formula that stands for its generated kernels, which no dispatch mode sees
+# op by op: the model's work is then unknown, and said to be (never a silent 0).
+COMPILED = b"torch.compile'd code (its generated kernels, not seen op by op) [no formula]"
+COMPILED_BACKWARD = (b"backward of torch.compile'd code (its generated kernels, not seen op by op) "
+                     b"[no formula]")
+
+
+def _compiled(module):
+    """torch.compile(module) returns an OptimizedModule wrapping the module (_orig_mod)."""
+    cls = type(module)
+    return cls.__name__ == "OptimizedModule" and cls.__module__.startswith("torch._dynamo")
+
+
+def _run_compiled(function, args, kwargs, message=COMPILED):
+    t = _thread
+    if torch.is_grad_enabled():  # its backward will run compiled kernels too
+        t.compiled_grad = True
+    nvtx.push(message)
+    nvtx.tls.quiet = True
+    try:
+        if _get_current_dispatch_mode() is _mode:
+            with _pop_mode_temporarily():
+                return function(*args, **kwargs)
+        return function(*args, **kwargs)  # a program's own mode above ours: Dynamo skips anyway
+    finally:
+        nvtx.tls.quiet = False
+        nvtx.pop()
+
+
+def _compiled_module(module, args, kwargs, t):
+    """A compiled module's call: inside a model, its compiled part; outermost, the model
+    (named after the module compiled), every call run compiled (none alternates)."""
+    if t.root is not None or t.steps:
+        return _run_compiled(_original_call, (module,) + args, kwargs)
+    root = _root_of(module)
+    nvtx.push(root.message)
+    t.root = root
+    t.stack.append(type(module).__name__)
+    try:
+        return _run_compiled(_original_call, (module,) + args, kwargs)
+    finally:
+        t.stack.pop()
+        t.root = None
+        nvtx.pop()
+
+
+def _compile_wrapper(compile_function):
+    """torch.compile, whose compiled functions (not modules: _call sees those) run as
+    compiled code: outside any model a model step of their own (a compiled training step is
+    the model's), inside one its compiled part. nn.Module.compile() compiles through it too."""
+    def wrap(compiled):
+        if isinstance(compiled, torch.nn.Module) or not callable(compiled):
+            return compiled
+        message = f"{getattr(compiled, '__name__', 'compiled')} (model step)".encode()
+
+        @functools.wraps(compiled)
+        def call(*args, **kwargs):
+            t = _thread
+            if nvtx.tls.quiet:
+                t.compiled_grad = t.compiled_grad or torch.is_grad_enabled()
+                return compiled(*args, **kwargs)
+            if t.root is not None or t.steps:
+                return _run_compiled(compiled, args, kwargs)
+            nvtx.push(message)
+            try:
+                return _run_compiled(compiled, args, kwargs)
+            finally:
+                nvtx.pop()
+        return call
+
+    @functools.wraps(compile_function)
+    def patched_compile(model=None, *args, **kwargs):
+        if model is None:  # torch.compile(mode=...) used as a decorator
+            decorate = compile_function(None, *args, **kwargs)
+            return lambda fn: wrap(decorate(fn))
+        return wrap(compile_function(model, *args, **kwargs))
+    return patched_compile
 
 
 _original_hook_for_profile = getattr(torch.optim.Optimizer, "_hook_for_profile", None)
@@ -202,6 +300,7 @@ def _step_pre_hook(optimizer, _args, _kwargs):
     if nvtx.tls.quiet:
         return None
     if t.step_open:  # the previous step raised, so its post-hook never closed its range
+        t.steps -= 1
         nvtx.pop()
     if not t.mode_on:
         _enter_mode()
@@ -211,12 +310,14 @@ def _step_pre_hook(optimizer, _args, _kwargs):
         message = _step_messages[cls] = f"{cls.__name__}.step (model step)".encode()
     nvtx.push(message)
     t.step_open = True
+    t.steps += 1
     return None
 
 
 def _step_post_hook(_optimizer, _args, _kwargs):
     if _thread.step_open:
         _thread.step_open = False
+        _thread.steps -= 1
         nvtx.pop()
 
 
@@ -243,7 +344,9 @@ def _install_step_ranges():
 def install(torch_module=None):
     """Called once torch is imported (calls.when_imported)."""
     torch.nn.Module.__call__ = _call
-    torch.autograd.backward = _model_step(torch.autograd.backward, b"backward (model step)")
+    torch.autograd.backward = _model_step(torch.autograd.backward, b"backward (model step)", backward=True)
+    if hasattr(torch, "compile"):  # torch 2.x
+        torch.compile = _compile_wrapper(torch.compile)
     # A mark starting "torch " becomes a note of the run (agent/run/torch_run.cpp).
     steps = "" if _install_step_ranges() else (
         "; optimizer steps have no range (this torch has neither step hooks nor "

@@ -26,6 +26,7 @@ struct ReportArgs {
     std::vector<std::string> records;
     bool json = false;
     bool detail = false;
+    bool force = false;
     std::string csv;
     std::string html;
     std::string profile;
@@ -58,6 +59,9 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
     app->add_option("--budget", args->budget_file,
                     "Judge against the budgets of this file instead of the record's (budgets set\n"
                     "after the measurement: no need to run again)");
+    app->add_flag("--force", args->force,
+                  "Let --html and --csv replace an existing file that is not a page or table\n"
+                  "ceiling wrote (without it such a file is refused: it may be a record)");
     add_threshold_options(app, args->thresholds);
     return {app, [args]() -> int {
                 check_output_paths({args->html, args->csv});
@@ -66,6 +70,13 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                                                  {args->thresholds.file, "--thresholds"}};
                 for (const auto& r : args->records) inputs.push_back({r, "a record to report"});
                 check_outputs_apart({{args->html, "--html"}, {args->csv, "--csv"}}, inputs);
+                // `report --html a.json b.json` took a.json for the page's name: a file that
+                // is not one of report's own outputs is kept unless the user insists.
+                check_replaceable({args->html, "--html"},
+                                  {"<!DOCTYPE html>", "<title>ceiling report</title>", "an HTML report"},
+                                  args->force);
+                check_replaceable({args->csv, "--csv"}, {"path,kind,model,", "", "a region table"},
+                                  args->force);
                 if (!args->csv.empty() && args->records.size() != 1)
                     throw UsageError("--csv takes one record (" + std::to_string(args->records.size()) + " given)");
                 std::optional<MachineProfile> profile;

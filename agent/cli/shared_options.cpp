@@ -6,6 +6,9 @@
 #include <optional>
 #include <sstream>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include "agent/machine/host_info.hpp"
@@ -146,6 +149,26 @@ void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vecto
         for (std::size_t j = i + 1; j < outputs.size(); ++j)
             if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path)) refuse(outputs[j]);
     }
+}
+
+void check_replaceable(const NamedPath& out, const OwnOutput& own, bool force) {
+    if (out.path.empty() || force) return;
+    // Not through a link (the writer replaces the link itself), never blocking on a FIFO.
+    const int fd = ::open(out.path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return;
+    std::string head(1024, '\0');
+    ssize_t n = -1;
+    if (fd >= 0) {
+        n = ::read(fd, head.data(), head.size());
+        ::close(fd);
+    }
+    // An empty file holds nothing to lose (mktemp made it for the output).
+    if (n == 0) return;
+    head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    if (head.starts_with(own.start) && head.find(own.mark) != std::string::npos) return;
+    throw UsageError(out.role + " " + out.path.string() + " exists and is not " + std::string(own.what) +
+                     " ceiling wrote (a record taken for the option's value?): name a new file, or "
+                     "give --force to replace it");
 }
 
 Budgets read_budget_file(const std::string& path) {

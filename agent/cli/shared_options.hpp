@@ -87,4 +87,13 @@ struct NamedPath {
 // same path once made absolute and normal.
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
+// What `report` writes, known by its first kilobyte: it begins with `start` and holds `mark`.
+struct OwnOutput {
+    std::string_view start, mark, what;  // `what` names it: "an HTML report"
+};
+// `report` replaces only what it wrote itself: an existing `out.path` that is not `own` (a
+// record taken for --html's value, a user's file, a link) is refused (UsageError, exit 2)
+// unless `force`.
+void check_replaceable(const NamedPath& out, const OwnOutput& own, bool force);
+
 }  // namespace ceiling::cli

@@ -1,6 +1,7 @@
 #include "agent/store/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,72 +23,98 @@ fs::path directory_of(const fs::path& path) {
     return dir.empty() ? fs::path(".") : dir;
 }
 
-std::string kind_of(const fs::file_status& st) {
-    switch (st.type()) {
-        case fs::file_type::directory: return "is a directory";
-        case fs::file_type::character:
-        case fs::file_type::block: return "is a device, not a regular file";
-        case fs::file_type::fifo: return "is a FIFO, not a regular file";
-        case fs::file_type::socket: return "is a socket, not a regular file";
-        default: return "is not a regular file";
-    }
-}
-}  // namespace
-
-fs::path write_target(const fs::path& path) {
-    fs::path p = path;
-    std::error_code ec;
-    // Follow a chain of links (bounded, as the kernel bounds it) to the file they name.
-    for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(p, ec)); ++hops) {
-        const fs::path next = fs::read_symlink(p, ec);
-        if (ec) break;
-        p = next.is_absolute() ? next : directory_of(p) / next;
-    }
-    return p;
+std::string kind_of(mode_t mode) {
+    if (S_ISDIR(mode)) return "is a directory";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "is a device, not a regular file";
+    if (S_ISFIFO(mode)) return "is a FIFO, not a regular file";
+    if (S_ISSOCK(mode)) return "is a socket, not a regular file";
+    return "is not a regular file";
 }
 
-void check_writable(const fs::path& given) {
-    const fs::path path = write_target(given);
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    if (fs::exists(st) && !fs::is_regular_file(st))
-        throw NotARegularFile("cannot write " + given.string() + ": " + kind_of(st) +
+// The name the file gets in its directory; a path naming a directory ("out/", ".") has none.
+std::string entry_name(const fs::path& path) {
+    const std::string name = path.filename().string();
+    if (name.empty() || name == "." || name == "..")
+        throw NotARegularFile("cannot write " + path.string() + ": names a directory, not a file");
+    return name;
+}
+
+// The entry `name` in the open directory, its link not followed: a regular file or a link
+// (which is replaced, not followed) may be written over, anything else is refused.
+// Returns false when there is none.
+bool existing_entry(int dir, const std::string& name, const fs::path& path, struct stat& st) {
+    if (::fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) return false;
+        fail(path, std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode) && !S_ISLNK(st.st_mode))
+        throw NotARegularFile("cannot write " + path.string() + ": " + kind_of(st.st_mode) +
                               " (ceiling writes only regular files; it would replace this)");
+    return true;
+}
+
+// The directory `path` goes in, created where missing and opened once: every later step is
+// relative to this descriptor.
+int open_directory(const fs::path& path) {
     const fs::path dir = directory_of(path);
+    std::error_code ec;
     fs::create_directories(dir, ec);
     if (ec) fail(path, ec.message());
-    if (access(dir.c_str(), W_OK) != 0) fail(path, std::strerror(errno));
-    if (fs::exists(path, ec) && access(path.c_str(), W_OK) != 0) fail(path, std::strerror(errno));
+    const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) fail(path, std::strerror(errno));
+    return fd;
 }
 
-namespace {
-// The content in a temporary file beside write_target(given), flushed and readable like
-// any file the user creates; returns its name. Throws like write_file_atomically.
-std::string write_temporary(const fs::path& given, const fs::path& path, const std::string& content) {
-    check_writable(given);
-    std::string tmpl = (directory_of(path) / ("." + path.filename().string() + ".XXXXXX")).string();
-    const int fd = mkstemp(tmpl.data());
-    if (fd < 0) fail(path, std::strerror(errno));
+struct Directory {
+    int fd;
+    ~Directory() { ::close(fd); }
+};
+
+// A new, empty temporary file ".NAME.XXXXXX" in the open directory, never through a link.
+int create_temporary(int dir, const std::string& name, const fs::path& path, std::string& tmp) {
+    static constexpr char letters[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        // Random, so that names planted in a shared directory cannot make every try fail.
+        unsigned char random[6] = {};
+        if (::getrandom(random, sizeof random, 0) != static_cast<ssize_t>(sizeof random))
+            fail(path, std::string("getrandom: ") + std::strerror(errno));
+        tmp = "." + name + ".";
+        for (unsigned char r : random) tmp += letters[r % (sizeof letters - 1)];
+        const int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0) return fd;
+        if (errno != EEXIST) fail(path, std::strerror(errno));
+    }
+    fail(path, "no free temporary name beside it");
+}
+
+// The content in a temporary file in `dir`, flushed, with the mode (and owner) the file it
+// replaces had, else 0666 less the umask; returns its name. Throws like write_file_atomically.
+std::string write_temporary(int dir, const std::string& name, const fs::path& path,
+                            const std::string& content) {
+    struct stat old {};
+    const bool replaces_file = existing_entry(dir, name, path, old) && S_ISREG(old.st_mode);
+    std::string tmp;
+    const int fd = create_temporary(dir, name, path, tmp);
+    auto give_up = [&](const std::string& why) {
+        ::close(fd);
+        ::unlinkat(dir, tmp.c_str(), 0);
+        fail(path, why);
+    };
     const char* p = content.data();
     std::size_t left = content.size();
     while (left > 0) {
         const ssize_t n = ::write(fd, p, left);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const std::string why = std::strerror(errno);
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            fail(path, why);
+            give_up(std::strerror(errno));
         }
         p += n;
         left -= static_cast<std::size_t>(n);
     }
-    // mkstemp makes it 0600. A file it replaces keeps its mode and owner (a private 0600
-    // record stays private), never wider than the umask allows; a new one is 0666 less it.
     const mode_t mask = ::umask(0);
     ::umask(mask);
-    struct stat old {};
-    if (::stat(path.c_str(), &old) == 0 && S_ISREG(old.st_mode)) {
+    if (replaces_file) {
+        // A private 0600 record stays private; never wider than the umask allows.
         ::fchmod(fd, old.st_mode & 0777 & ~mask);
         // Another owner's file keeps its owner where we may say so (root); else it becomes
         // ours, as any rewrite by us would.
@@ -98,33 +125,49 @@ std::string write_temporary(const fs::path& given, const fs::path& path, const s
     } else {
         ::fchmod(fd, 0666 & ~mask);
     }
-    if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    if (::fsync(fd) != 0) give_up(std::strerror(errno));
+    if (::close(fd) != 0) {
         const std::string why = std::strerror(errno);
-        ::unlink(tmpl.c_str());
+        ::unlinkat(dir, tmp.c_str(), 0);
         fail(path, why);
     }
-    return tmpl;
+    return tmp;
 }
 }  // namespace
 
-void write_file_atomically(const fs::path& given, const std::string& content) {
-    const fs::path path = write_target(given);
-    const std::string tmpl = write_temporary(given, path, content);
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+void check_writable(const fs::path& path) {
+    const std::string name = entry_name(path);
+    const Directory dir{open_directory(path)};
+    struct stat st {};
+    if (::faccessat(dir.fd, ".", W_OK, 0) != 0) fail(path, std::strerror(errno));
+    // A read-only file is refused now rather than replaced: the user made it so.
+    if (existing_entry(dir.fd, name, path, st) && S_ISREG(st.st_mode) &&
+        ::faccessat(dir.fd, name.c_str(), W_OK, 0) != 0)
+        fail(path, std::strerror(errno));
+}
+
+void write_file_atomically(const fs::path& path, const std::string& content) {
+    const std::string name = entry_name(path);
+    const Directory dir{open_directory(path)};
+    const std::string tmp = write_temporary(dir.fd, name, path, content);
+    // rename replaces the entry itself: a link there is replaced, its target untouched.
+    if (::renameat(dir.fd, tmp.c_str(), dir.fd, name.c_str()) != 0) {
         const std::string why = std::strerror(errno);
-        ::unlink(tmpl.c_str());
+        ::unlinkat(dir.fd, tmp.c_str(), 0);
         fail(path, why);
     }
 }
 
 bool write_new_file_atomically(const fs::path& path, const std::string& content) {
-    std::error_code ec;
-    if (fs::exists(fs::symlink_status(path, ec))) return false;
-    const std::string tmpl = write_temporary(path, path, content);
+    const std::string name = entry_name(path);
+    const Directory dir{open_directory(path)};
+    struct stat st {};
+    if (::fstatat(dir.fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) return false;
+    const std::string tmp = write_temporary(dir.fd, name, path, content);
     // link() never replaces: of two writers of the same name, one gets EEXIST.
-    const int linked = ::link(tmpl.c_str(), path.c_str());
+    const int linked = ::linkat(dir.fd, tmp.c_str(), dir.fd, name.c_str(), 0);
     const int e = errno;
-    ::unlink(tmpl.c_str());
+    ::unlinkat(dir.fd, tmp.c_str(), 0);
     if (linked == 0) return true;
     if (e == EEXIST) return false;
     fail(path, std::strerror(e));

@@ -14,12 +14,13 @@ struct NotARegularFile : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
-// The file a write to `path` lands in: a symbolic link is followed to its target (the link
-// stays a link and its target gets the new content); anything else is `path` itself.
-std::filesystem::path write_target(const std::filesystem::path& path);
-
-// Writes write_target(path) through a temporary file in its directory and a rename. Throws
-// NotARegularFile, or std::runtime_error("cannot write FILE: reason"); leaves no partial file.
+// Writes `path` through a temporary file in its directory and a rename, both made relative
+// to that directory opened once, so a directory swapped meanwhile cannot redirect them. A
+// final symbolic link is never followed: the link itself is replaced by the file (a link
+// planted in /tmp cannot point an output at someone else's file). A regular file it replaces
+// keeps its mode (never wider than the umask) and, where the caller may set it, its owner.
+// Throws NotARegularFile, or std::runtime_error("cannot write FILE: reason"); leaves no
+// partial file.
 void write_file_atomically(const std::filesystem::path& path, const std::string& content);
 
 // Like write_file_atomically, but never replaces anything: returns false, writing nothing,
@@ -27,9 +28,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::string&
 // up itself, which must never overwrite an earlier record.
 bool write_new_file_atomically(const std::filesystem::path& path, const std::string& content);
 
-// Checks, before long work starts, that `path` could be written: it is a regular file (or a
-// link to one) or does not exist yet, and its directory exists or can be created and is
-// writable. Throws NotARegularFile or std::runtime_error naming the file otherwise.
+// Checks, before long work starts, that `path` could be written: it is a regular file, a
+// symbolic link (replaced, never followed) or does not exist yet, and its directory exists
+// or can be created and is writable. Throws NotARegularFile or std::runtime_error naming the
+// file otherwise.
 void check_writable(const std::filesystem::path& path);
 
 }  // namespace ceiling::store

@@ -59,6 +59,9 @@ class BadInput : public ::testing::Test {
         std::ofstream(d / "binary.json") << std::string("{\"a\":\0\xff\xfe}", 9);
         std::ofstream(d / "target.html") << "old";
         fs::create_symlink("target.html", d / "link.html");
+        std::ofstream(d / "victim") << "precious";
+        fs::create_symlink(d / "victim", d / "planted.json");
+        fs::copy_file(d / "good.json", d / "other.json");
         ASSERT_EQ(mkfifo((d / "fifo").c_str(), 0600), 0);
         fs::create_directory(d / "folder");
         fs::copy_file(fs::path(CEILING_TEST_DATA) / "profile_synthetic.json", d / "synthetic.json");
@@ -90,13 +93,21 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         // Impossible values: the field is named.
         {{"report", "@/negative.json"}, 2, "executions[0].wall_s = -1", ""},
         {{"diff", "@/good.json", "@/negative.json"}, 2, "executions[0].wall_s = -1", ""},
-        // Writing: a FIFO or a device is refused before anything runs; a link is followed.
+        // Writing: a FIFO or a device is refused before anything runs.
         {{"report", "--html", "@/fifo", "@/good.json"}, 2, "is a FIFO, not a regular file", ""},
         {{"report", "--html", "@/folder", "@/good.json"}, 2, "is a directory", ""},
         {{"machine", "--quick", "--output", "@/fifo"}, 2, "is a FIFO, not a regular file", ""},
         {{"run", "-o", "@/fifo", "--", "/bin/true"}, 2, "is a FIFO, not a regular file", ""},
         {{"run", "-o", "@/folder", "--", "/bin/true"}, 2, "is a directory", ""},
-        {{"report", "--html", "@/link.html", "@/good.json"}, 0, "", "target.html"},
+        // report replaces only its own outputs: a record taken for --html's value, another
+        // file, a link, unless --force (which replaces the link, never its target).
+        {{"report", "--html", "@/other.json", "@/good.json"}, 2, "exists and is not an HTML report", ""},
+        {{"report", "--csv", "@/victim", "@/good.json"}, 2, "exists and is not a region table", ""},
+        {{"report", "--html", "@/link.html", "@/good.json"}, 2, "exists and is not an HTML report", ""},
+        {{"report", "--html", "@/link.html", "--force", "@/good.json"}, 0, "", "link.html"},
+        {{"report", "--html", "@/link.html", "@/good.json"}, 0, "", "link.html"},  // its own page now
+        // A link planted where -o writes is replaced, never followed.
+        {{"run", "-q", "-o", "@/planted.json", "--", "/bin/true"}, 0, "", "planted.json"},
         // Numbers: negative, overflowing, or given to a command that ignores them.
         {{"bound", "--flops", "-1", "--bytes", "1"}, 2, "--flops: '-1' must not be negative", ""},
         {{"bound", "--flops", "1e308", "--bytes", "1"}, 2, "'1e308' is out of range", ""},
@@ -142,9 +153,12 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         }
         EXPECT_EQ(before, after) << shown << ": changed files it was not asked to write";
     }
-    // The link is still a link, and its target got the page.
-    EXPECT_TRUE(fs::is_symlink(d / "link.html"));
-    EXPECT_NE(testing::slurp(d / "target.html").find("<html"), std::string::npos);
+    // The links became files; what they pointed to is untouched.
+    EXPECT_FALSE(fs::is_symlink(d / "link.html"));
+    EXPECT_NE(testing::slurp(d / "link.html").find("<html"), std::string::npos);
+    EXPECT_EQ(testing::slurp(d / "target.html"), "old");
+    EXPECT_FALSE(fs::is_symlink(d / "planted.json"));
+    EXPECT_EQ(testing::slurp(d / "victim"), "precious");
     EXPECT_EQ(fs::status(d / "fifo").type(), fs::file_type::fifo);
 }
 

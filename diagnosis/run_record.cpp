@@ -259,6 +259,7 @@ void to_json(nlohmann::json& j, const RunRecord& r) {
          {"roof_checks", r.roof_checks}};
     if (!r.op_summary.empty()) j["op_summary"] = r.op_summary;
     if (!r.model_region.empty()) j["model_region"] = r.model_region;
+    if (r.diagnosis) j["answer"] = r.answer;
 }
 
 // The unit is in the field names: bytes/s for a bandwidth roof, ops/s for a compute roof.
@@ -337,6 +338,8 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
         // Only torch runs have an op summary.
         if (const auto o = j.find("op_summary"); o != j.end()) o->get_to(r.op_summary);
         if (const auto m = j.find("model_region"); m != j.end()) m->get_to(r.model_region);
+        // Records written before the answer was kept are judged again when read (report).
+        if (const auto a = j.find("answer"); a != j.end()) a->get_to(r.answer);
     } catch (const nlohmann::json::exception& e) {
         // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
         throw std::invalid_argument(std::string("malformed run record: ") + e.what());

@@ -17,6 +17,7 @@
 
 #include "diagnosis/budget.hpp"
 #include "diagnosis/diagnosis.hpp"
+#include "diagnosis/answer.hpp"
 #include "diagnosis/op_summary.hpp"
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/measurement.hpp"
@@ -337,6 +338,7 @@ struct RunRecord {
     // The region whose diagnosis stood for the model's work in the run's (its heaviest model
     // region placed on the roofline); empty when none was.
     std::string model_region;
+    RunAnswer answer;  // what the answer stands on (answer.hpp), decided with the verdicts
 
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;

@@ -330,6 +330,7 @@ void judge_record(RunRecord& record) {
     if (record.budgets && !record.budgets->empty()) check_budgets(record, in);
     // Last: a model's row carries its region's diagnosis with every finding.
     record.op_summary = summarise_ops(record);
+    record.answer = decide_answer(record);
 }
 
 }  // namespace ceiling::judge

@@ -23,5 +23,9 @@ void judge_record(RunRecord& record);
 // nullopt none judged or some unknown.
 std::optional<bool> budgets_met(const RunRecord& record);
 
+// What the record's answer stands on (diagnosis/answer.hpp), from its verdicts: judge_record
+// keeps it in record.answer.
+RunAnswer decide_answer(const RunRecord& record);
+
 
 }  // namespace ceiling::judge

@@ -232,18 +232,6 @@ void time_table(const RunRecord& r, std::size_t room, std::vector<std::string>& 
                         (torch ? "op types" : "regions") + " (--detail)");
 }
 
-// What the first move can bring where the numbers give it: the model's share of the time
-// (what is left to win outside it), or how far the model's work is from its roof.
-std::string expected_gain(const Diagnosis& run) {
-    if (run.bound == Bound::not_the_model && run.model_share)
-        return "the model is " + percent(run.model_share->share) +
-               " of the wall time: the rest is where the time goes";
-    if (run.bound == Bound::compute || run.bound == Bound::bandwidth)
-        if (const RoofComparison* c = closest_roof(&run); c && *c->fraction > 0 && *c->fraction < 1)
-            return "the model's work up to " + fixed(1 / *c->fraction, 1) + "x faster at its roof";
-    return "";
-}
-
 struct Verdicts {
     std::vector<std::string> lines;       // the run's and the model's
     std::vector<std::string> first_move;  // the answer, printed last
@@ -263,25 +251,15 @@ Verdicts verdicts(const RunRecord& r) {
     add(v.lines, wrapped(bound_words(run) + (run.observation.empty() ? "" : ": " + run.observation) +
                              (contended ? " (taken under contention: other work held CPUs)" : ""),
                          "Run:   ", "       "));
-    const Diagnosis* model = r.model_region.empty() ? nullptr : diagnosis_of(r, r.model_region);
-    std::string heading = "Model: ", name = r.model_region;
-    // A run judged as a whole only in part (no model region, bound unknown): its longest
-    // region whose bound was decided stands beside it, as in the detailed summary.
-    if (!model && !run.bound)
-        if (const auto longest = longest_diagnosed(r, true)) {
-            model = longest->second;
-            heading = "Longest judged region: ";
-            name = longest->first->path;
-        }
-    if (model)
-        add(v.lines, wrapped(shortened(name, 60) + ": " + bound_words(*model) +
-                                 (model->roofs.empty() ? "" : ": " + roofs_text(*model)),
-                             heading, "       "));
-    // An unknown run whose model was judged moves by the model's move.
-    const Diagnosis& moved = !run.bound && model ? *model : run;
-    if (moved.first_move.empty()) return v;
-    const std::string gain = expected_gain(run);
-    add(v.first_move, wrapped(moved.first_move + (gain.empty() ? "" : " (" + gain + ")"),
+    // The region whose verdict stands beside the run's, as the judge chose it (answer.hpp).
+    const RunAnswer& a = r.answer;
+    if (const Diagnosis* stand_in = a.stand_in ? diagnosis_of(r, a.stand_in->path) : nullptr)
+        add(v.lines, wrapped(shortened(a.stand_in->path, 60) + ": " + bound_words(*stand_in) +
+                                 (stand_in->roofs.empty() ? "" : ": " + roofs_text(*stand_in)),
+                             a.stand_in_kind == StandIn::model ? "Model: " : "Longest judged region: ",
+                             "       "));
+    if (a.first_move.empty()) return v;
+    add(v.first_move, wrapped(a.first_move + (a.expected_gain.empty() ? "" : " (" + a.expected_gain + ")"),
                               "First move: ", "            "));
     return v;
 }

@@ -124,33 +124,31 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
     if (r.diagnosis) {
         Diagnosis run = *r.diagnosis;
         // Without whole-run counts the run's bound is unknown even where its regions were
-        // judged: the line says so and points at the longest of them, so it does not read
-        // as ceiling having judged nothing.
-        if (!run.bound)
-            if (const auto judged = longest_diagnosed(r, true)) {
-                // Side by side in one process counted once; in several processes (a pool of
-                // workers) the instances may still add up to more than the wall time.
-                const auto share_of = [&](const RecordedRegion& g) {
-                    const double share = g.open_s_per_execution() / r.whole.duration_s.mean;
-                    return (share > 1.0
-                                ? "instances in several processes adding up to " + percent(share)
-                                : percent(share)) +
-                           " of wall time";
-                };
-                // A longer region not judged (its work unknown: a torch model whose fused ops
-                // have no formula) comes first: the judged one may be a sliver of the run.
-                const auto longest = longest_diagnosed(r, false);
-                std::string longer;
-                if (longest && longest->first != judged->first)
-                    longer = "its longest region, " + longest->first->path + " (" +
-                             share_of(*longest->first) +
-                             "), is not judged: " + longest->second->observation + "; ";
-                run.observation = "for the run as a whole (" + run.observation + "); " + longer +
-                                  "its longest judged region, " + judged->first->path + " (" +
-                                  share_of(*judged->first) + "), is " + judged->second->diagnosis +
-                                  " (below)";
-                run.first_move.clear();  // the region's, below
-            }
+        // judged: the line says so and points at the longest of them (the judge's stand-in),
+        // so it does not read as ceiling having judged nothing.
+        const RunAnswer& a = r.answer;
+        if (!run.bound && a.stand_in && a.stand_in_kind == StandIn::longest_judged) {
+            // Side by side in one process counted once; in several processes (a pool of
+            // workers) the instances may still add up to more than the wall time.
+            const auto share_of = [](const AnswerRegion& g) {
+                return (g.wall_share > 1.0
+                            ? "instances in several processes adding up to " + percent(g.wall_share)
+                            : percent(g.wall_share)) +
+                       " of wall time";
+            };
+            std::string longer;
+            if (a.longer_unjudged)
+                longer = "its longest region, " + a.longer_unjudged->path + " (" +
+                         share_of(*a.longer_unjudged) + "), is not judged: " + a.longer_unjudged_why + "; ";
+            const Diagnosis* judged = nullptr;
+            for (const auto& v : r.region_diagnoses)
+                if (v.path == a.stand_in->path) judged = &v.diagnosis;
+            run.observation = "for the run as a whole (" + run.observation + "); " + longer +
+                              "its longest judged region, " + a.stand_in->path + " (" +
+                              share_of(*a.stand_in) + "), is " + (judged ? judged->diagnosis : "") +
+                              " (below)";
+            run.first_move.clear();  // the region's, below
+        }
         render_one_diagnosis(run, out, "  ");
     }
     for (const auto& v : r.region_diagnoses) {
@@ -167,60 +165,38 @@ void render_diagnosis(const RunRecord& r, std::ostream& out) {
         out << "  (no machine profile: regions are not placed on the roofline; run `ceiling machine`)\n";
 }
 
-// The next lever, in the method's order: the run's own diagnosis first (it holds the
-// system), else the longest judged region's.
-std::string next_lever(const RunRecord& r, const RecordedRegion* dominant) {
-    const Diagnosis* d = r.diagnosis && !r.diagnosis->levers.empty() ? &*r.diagnosis : nullptr;
-    if (!d && dominant)
-        for (const auto& v : r.region_diagnoses)
-            if (v.path == dominant->path && !v.diagnosis.levers.empty()) d = &v.diagnosis;
-    if (!d) return "unknown (no diagnosis with a lever: declare the work of the regions)";
-    return std::string(to_string(d->levers.front().lever)) + " (" + d->levers.front().move + ")";
-}
-
-// The longest region that was judged against a roof, and how close to it it ran.
-std::string headroom(const RunRecord& r, const RecordedRegion*& dominant) {
-    double longest = -1;
-    const Diagnosis* judged = nullptr;
-    for (const auto& v : r.region_diagnoses) {
-        const RecordedRegion* g = r.region(v.path);
-        if (!g || v.diagnosis.roofs.empty()) continue;
-        const double t = mean(g->total_s_per_execution);
-        if (t > longest) longest = t, dominant = g, judged = &v.diagnosis;
-    }
-    if (!judged) return "";
-    const RoofComparison* best = nullptr;
-    for (const auto& c : judged->roofs)
-        if (c.fraction && (!best || *c.fraction > *best->fraction)) best = &c;
-    if (!best) return "";
-    return "; the longest judged region, " + dominant->path + ", runs at " + percent(*best->fraction) +
-           " of its " + (best->kind == RoofKind::compute ? best->roof : best->level) + " roof";
-}
-
-// The method's deliberate stop: inside every budget with margin to spare, stop; otherwise
-// the next lever. With the achieved fraction of peak, so the next person knows what is left.
+// The method's deliberate stop as the judge called it (RunAnswer::stop), with the next lever
+// and how close the longest judged region ran to its roof, so the next person knows what is
+// left.
 void render_stop_line(const RunRecord& r, std::ostream& out) {
-    const auto met = budgets_met(std::span<const BudgetCheck>(r.budget_checks));
-    std::optional<double> margin;
-    for (const auto& c : r.budget_checks)
-        if (c.margin) margin = margin ? std::min(*margin, *c.margin) : *c.margin;
-    const RecordedRegion* dominant = nullptr;
-    const std::string left = headroom(r, dominant);
-    const std::string lever = next_lever(r, dominant);
+    const RunAnswer& a = r.answer;
+    if (!a.stop) return;
+    const std::string lever =
+        a.next_lever ? std::string(to_string(a.next_lever->lever)) + " (" + a.next_lever->move + ")"
+                     : "unknown (no diagnosis with a lever: declare the work of the regions)";
+    const std::string left =
+        a.headroom_region && a.headroom_fraction
+            ? "; the longest judged region, " + a.headroom_region->path + ", runs at " +
+                  percent(*a.headroom_fraction) + " of its " + a.headroom_roof + " roof"
+            : "";
     const double stop = r.thresholds.stop_margin;
     out << "  ";
-    if (met == false)
-        out << "a budget is missed: next lever " << lever << left << "\n";
-    else if (!met || !margin)
+    switch (*a.stop) {
+    case StopCall::missed: out << "a budget is missed: next lever " << lever << left << "\n"; break;
+    case StopCall::unmeasured:
         out << "not every budget was measured: no decision to stop" << left << "\n";
-    else if (*margin >= stop)
-        out << "inside every budget with at least " << percent(*margin) << " margin (stop_margin "
+        break;
+    case StopCall::stop:
+        out << "inside every budget with at least " << percent(*a.margin) << " margin (stop_margin "
             << percent(stop) << "): stop; spend the next lever, " << lever
             << ", only if a budget tightens" << left << "\n";
-    else
-        out << "inside every budget, but with only " << percent(*margin) << " margin (under "
+        break;
+    case StopCall::thin_margin:
+        out << "inside every budget, but with only " << percent(*a.margin) << " margin (under "
             << percent(stop) << ": thermal throttling or a year of features would break it): "
             << "next lever " << lever << left << "\n";
+        break;
+    }
 }
 
 void render_budgets(const RunRecord& r, std::ostream& out) {
@@ -247,19 +223,6 @@ void render_budgets(const RunRecord& r, std::ostream& out) {
 }
 
 }  // namespace
-
-std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
-    const RunRecord& r, bool bounded) {
-    std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> best;
-    if (!(r.whole.duration_s.count > 0 && r.whole.duration_s.mean > 0)) return best;
-    for (const auto& v : r.region_diagnoses) {
-        const RecordedRegion* g = r.region(v.path);
-        if (!g || (bounded && !v.diagnosis.bound)) continue;
-        if (!best || g->open_s_per_execution() > best->first->open_s_per_execution())
-            best = std::pair{g, &v.diagnosis};
-    }
-    return best;
-}
 
 std::string command_line(const std::vector<std::string>& argv) {
     std::string s;

@@ -28,11 +28,6 @@ std::string command_line(const std::vector<std::string>& argv);
 // nullopt when no execution measured it.
 std::optional<double> counter_total(const RunRecord& record, const std::string& name);
 
-// The longest region (open time per run) with a diagnosis, of those whose bound was decided
-// (`bounded`) or of all, with its diagnosis; none in a record without wall time.
-std::optional<std::pair<const RecordedRegion*, const Diagnosis*>> longest_diagnosed(
-    const RunRecord& r, bool bounded);
-
 // The depth of a region in its record's nesting (0 at top level).
 int region_depth(const RunRecord& record, const RecordedRegion& region);
 

@@ -154,6 +154,8 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
                              {"diagnosis", t.judged ? compact(*t.judged) : nlohmann::json(nullptr)}});
         j["op_types"] = std::move(types);
     }
+    // What the answer stands on, as the judge decided it (the text's Model / First move).
+    if (r.diagnosis) j["answer"] = r.answer;
     j["notes"] = r.notes;
     return j;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/judge/judge_record.hpp"
 #include "agent/output/run_answer.hpp"
 #include "diagnosis/statistics.hpp"
 
@@ -53,6 +54,7 @@ RunRecord many_regions(int regions) {
     c.verdict = Verdict::good;
     d.roofs.push_back(c);
     r.diagnosis = d;
+    r.answer = judge::decide_answer(r);  // as judge_record keeps it
     return r;
 }
 

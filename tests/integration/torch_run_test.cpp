@@ -94,6 +94,23 @@ TEST_P(TorchRun, FormulasMatchTorchsOwnShapes) {
     EXPECT_NE(r.out.find(", 0 failed"), std::string::npos) << r.out;
 }
 
+// A training step whole: AdamW's step a model range with Adam's work per element on each
+// optimizer path the torch has, forward and backward products by hand, no profiler-marker
+// ranges; in this process and in a record of `ceiling run --torch`.
+TEST_P(TorchRun, TrainingStepIsWholeInTheModel) {
+    CEILING_NEED_TORCH();
+    const std::string script = (programs / "training_checks.py").string();
+    const std::string path = "PYTHONPATH=" + instrumentation.string();
+    for (const std::vector<std::string>& extra :
+         {std::vector<std::string>{}, std::vector<std::string>{"--ceiling", CEILING_BINARY}}) {
+        std::vector<std::string> argv = {torch_python(), script};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        const auto r = run_process(argv, {path});
+        EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+        EXPECT_NE(r.out.find(", 0 failed"), std::string::npos) << r.out;
+    }
+}
+
 // One forward each at 224x224, batch 1: the models' declared FLOPs within 5% of twice their
 // published multiply-adds, and equal to the sum of their op ranges' declared work.
 TEST_P(TorchRun, DeclaredFlopsOfPublishedModels) {

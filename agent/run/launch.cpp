@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -19,6 +18,7 @@
 #include <unistd.h>
 
 #include "agent/machine/pmu_readings.hpp"
+#include "agent/run/child_signals.hpp"
 #include "collectors/clock.hpp"
 #include "collectors/fs_root.hpp"
 
@@ -166,14 +166,6 @@ std::vector<std::string> child_environment(const LaunchSpec& spec) {
     return env;
 }
 
-// Blocks until `pid` has exited, leaving it unreaped. False on an error other than EINTR.
-bool wait_exited(pid_t pid) {
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT) != 0)
-        if (errno != EINTR) return false;
-    return true;
-}
-
 // The I/O of an exited, unreaped process: final, with its reaped descendants'.
 std::optional<collectors::ProcIo> final_io(pid_t pid) {
     auto io = collectors::read_proc_io(collectors::FsRoot::system(), std::to_string(pid));
@@ -192,18 +184,8 @@ std::vector<char*> pointers(std::vector<std::string>& strings) {
     return p;
 }
 
+// The signals the child blocks until it is released (child_signals.hpp forwards them).
 constexpr std::array<int, 3> forwarded_signals = {SIGINT, SIGTERM, SIGHUP};
-
-std::atomic<pid_t> forward_to{0};
-std::atomic<int> first_signal{0};
-
-void on_signal(int sig, siginfo_t* info, void*) {
-    int expected = 0;
-    first_signal.compare_exchange_strong(expected, sig);
-    const pid_t child = forward_to.load();
-    // SI_KERNEL: the terminal sent it to the foreground process group, the program has it.
-    if (child > 0 && info && info->si_code != SI_KERNEL) ::kill(child, sig);
-}
 
 // Writes the byte that lets the child exec. A child already dead (killed before it read the
 // byte) has closed the pipe's read end, and the write would raise SIGPIPE, whose default
@@ -254,7 +236,6 @@ void throw_if_exec_failed(int exec_errors_read, pid_t pid, const LaunchSpec& spe
         int status = 0;
         while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
-        forward_to = 0;
         const bool not_found = exec_errno == ENOENT || exec_errno == ENOTDIR;
         throw LaunchFailure(not_found ? 127 : 126,
                             spec.argv.at(0) + ": cannot execute: " + errno_text(exec_errno));
@@ -302,37 +283,84 @@ void account_orphans(ChildResult& result) {
 
 }  // namespace
 
-SignalForwarding::SignalForwarding() {
-    first_signal = 0;
-    struct sigaction sa {};
-    sa.sa_sigaction = on_signal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    for (int s : forwarded_signals) ::sigaction(s, &sa, nullptr);
-}
-
-SignalForwarding::~SignalForwarding() {
-    struct sigaction sa {};
-    sa.sa_handler = SIG_DFL;
-    sigemptyset(&sa.sa_mask);
-    for (int s : forwarded_signals) ::sigaction(s, &sa, nullptr);
-    forward_to = 0;
-}
-
-std::optional<int> SignalForwarding::received() const {
-    const int s = first_signal.load();
-    return s ? std::optional<int>(s) : std::nullopt;
-}
-
 bool become_subreaper() { return ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0; }
+
+namespace {
+
+// A file with a NUL in its first line is a binary (of another machine, say), not a script:
+// bash's test before it hands a file exec refused to sh.
+bool looks_binary(const std::string& path) {
+    char head[256];
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return false;
+    const ssize_t n = ::read(fd, head, sizeof head);
+    ::close(fd);
+    for (ssize_t i = 0; i < n && head[i] != '\n'; ++i)
+        if (head[i] == '\0') return true;
+    return false;
+}
+
+// What the child execs, built before fork: nothing allocates after it.
+struct ExecPlan {
+    std::string exe;
+    std::vector<std::string> argv_strings, env_strings, sh_strings;
+    std::vector<char*> argv, envp, sh_argv;
+    bool script_fallback = false;  // exec's ENOEXEC runs it with /bin/sh, as execvp and bash do
+
+    ExecPlan(const ExecPlan&) = delete;  // the pointers point into its own strings
+    explicit ExecPlan(const LaunchSpec& spec)
+        : exe(spec.executable.string()), argv_strings(spec.argv), env_strings(child_environment(spec)) {
+        argv = pointers(argv_strings);
+        envp = pointers(env_strings);
+        sh_strings = {"/bin/sh", exe};
+        sh_strings.insert(sh_strings.end(), argv_strings.begin() + (argv_strings.empty() ? 0 : 1),
+                          argv_strings.end());
+        sh_argv = pointers(sh_strings);
+        script_fallback = !looks_binary(exe);
+    }
+};
+
+// The forked child: waits for the go byte, then execs; exec's errno goes to `exec_errors`.
+// Async-signal-safe calls only.
+[[noreturn]] void exec_child(const ExecPlan& plan, int exec_errors, int go, pid_t parent) {
+    // The program does not outlive a ceiling killed with SIGKILL (or crashed): nothing
+    // would reap it or say what it did. A parent gone before this took effect is seen by
+    // getppid.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(127);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    // The forwarded signals stay blocked until the go byte is read: one forwarded in the
+    // meantime then ends the child at the unblocking below, after ceiling's write, not
+    // before it (which made that write raise SIGPIPE in ceiling).
+    sigset_t forwarded;
+    sigemptyset(&forwarded);
+    for (int s : forwarded_signals) sigaddset(&forwarded, s);
+    ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
+    for (int s : forwarded_signals) ::sigaction(s, &dfl, nullptr);
+    char c = 0;
+    while (::read(go, &c, 1) < 0 && errno == EINTR) {
+    }
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execve(plan.exe.c_str(), plan.argv.data(), plan.envp.data());
+    int e = errno;
+    // A script without a "#!" line: the kernel does not know how to run it, a shell does.
+    if (e == ENOEXEC && plan.script_fallback) {
+        ::execve(plan.sh_argv[0], plan.sh_argv.data(), plan.envp.data());
+        e = errno;
+    }
+    while (::write(exec_errors, &e, sizeof e) < 0 && errno == EINTR) {
+    }
+    ::_exit(127);
+}
+
+}  // namespace
 
 ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& on_started,
                       const std::function<void()>& on_ended) {
-    std::vector<std::string> argv_strings = spec.argv;
-    std::vector<std::string> env_strings = child_environment(spec);
-    std::vector<char*> argv = pointers(argv_strings);
-    std::vector<char*> envp = pointers(env_strings);
-    const std::string exe = spec.executable.string();
+    const ExecPlan plan(spec);
 
     // exec_errors reports exec's errno (close-on-exec: EOF means exec succeeded); go holds
     // the child back until counters are attached.
@@ -346,6 +374,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
         throw std::runtime_error("pipe: " + errno_text(errno));
     }
 
+    const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
         const int e = errno;
@@ -353,36 +382,13 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
         throw std::runtime_error("fork: " + errno_text(e));
     }
     if (pid == 0) {
-        // Async-signal-safe calls only from here on.
         ::close(exec_errors[0]);
         ::close(go[1]);
-        struct sigaction dfl {};
-        dfl.sa_handler = SIG_DFL;
-        sigemptyset(&dfl.sa_mask);
-        // The forwarded signals stay blocked until the go byte is read: one forwarded in the
-        // meantime then ends the child at the unblocking below, after ceiling's write, not
-        // before it (which made that write raise SIGPIPE in ceiling).
-        sigset_t forwarded;
-        sigemptyset(&forwarded);
-        for (int s : forwarded_signals) sigaddset(&forwarded, s);
-        ::sigprocmask(SIG_BLOCK, &forwarded, nullptr);
-        for (int s : forwarded_signals) ::sigaction(s, &dfl, nullptr);
-        char c = 0;
-        while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execve(exe.c_str(), argv.data(), envp.data());
-        const int e = errno;
-        while (::write(exec_errors[1], &e, sizeof e) < 0 && errno == EINTR) {
-        }
-        ::_exit(127);
+        exec_child(plan, exec_errors[1], go[0], parent);
     }
 
     ::close(exec_errors[1]);
     ::close(go[0]);
-    forward_to = pid;
     if (spec.before_exec) spec.before_exec(pid);
     ChildResult result;
     result.pid = pid;
@@ -402,7 +408,7 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
     if (on_started) on_started(pid);
     // Waited for without reaping first: an exited, unreaped process still has its final
     // /proc/PID/io (its own and its reaped descendants'), which reaping folds into ceiling's.
-    if (!wait_exited(pid)) throw std::runtime_error("waitid: " + errno_text(errno));
+    if (!wait_for_exit(pid)) throw std::runtime_error("waitid: " + errno_text(errno));
     result.end_ns = collectors::now_ns();
     if (rusage self_end{}; self_read && ::getrusage(RUSAGE_SELF, &self_end) == 0)
         result.observer_wakeups = static_cast<double>(self_end.ru_nvcsw - self_start.ru_nvcsw);
@@ -410,7 +416,6 @@ ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& 
         if (const auto after =
                 collectors::read_cpu_throttling(collectors::FsRoot::system(), *result.limits.cpu))
             result.throttling = collectors::throttling_delta(*throttled_before, *after);
-    forward_to = 0;
     if (on_ended) on_ended();
     reap_child(result, pid);
     account_orphans(result);

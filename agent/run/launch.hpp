@@ -1,7 +1,8 @@
 #pragma once
 // Launching a wrapped program the way a shell would, without a shell: PATH lookup with sh's
-// 127 / 126 conventions, the program's stdio untouched, signals forwarded, the exit status,
-// resource usage and I/O of everything it ran collected when it ends.
+// 127 / 126 conventions (a script without "#!" run by /bin/sh), the program's stdio
+// untouched, signals forwarded (child_signals.hpp), the exit status, resource usage and I/O
+// of everything it ran collected when it ends.
 
 #include <cstdint>
 #include <filesystem>
@@ -85,21 +86,6 @@ struct LaunchFailure : std::runtime_error {
 };
 ChildResult run_child(const LaunchSpec& spec, const std::function<void(pid_t)>& on_started,
                       const std::function<void()>& on_ended);
-
-// SIGINT, SIGTERM and SIGHUP while a program runs: sent to ceiling by kill(1) they are
-// forwarded to the program; sent by the terminal (to the whole foreground process group)
-// the program got them already and they are not sent twice. Either way ceiling itself keeps
-// running, to reap the program and write a record marked partial. Installed for the life
-// of the object; one at a time.
-class SignalForwarding {
-  public:
-    SignalForwarding();
-    ~SignalForwarding();
-    SignalForwarding(const SignalForwarding&) = delete;
-    SignalForwarding& operator=(const SignalForwarding&) = delete;
-    // The first forwarded-or-received signal, if any (SIGINT, SIGTERM, SIGHUP).
-    std::optional<int> received() const;
-};
 
 // The counters of one execution, as the record keeps them: wait4's CPU time, faults and
 // context switches, the final I/O, the program's own peak memory and the host's load.

@@ -8,9 +8,16 @@
 #include <stdexcept>
 #include <thread>
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <ctime>
+#include <string_view>
+
 #include "agent/inject/nvtx_event_format.hpp"
+#include "agent/run/child_signals.hpp"
 #include "agent/run/gpu_regions.hpp"
 #include "agent/run/launch.hpp"
 #include "agent/machine/pmu_readings.hpp"
@@ -42,31 +49,61 @@ std::optional<fs::path> find_inject_library() {
     return std::nullopt;
 }
 
+constexpr std::string_view capture_prefix = "ceiling-run-";
+
+// A capture directory is locked (flock) by the ceiling that uses it while it runs. One left
+// unlocked was left by a ceiling killed with SIGKILL, whose cleanup never ran, and holds
+// what its program wrote (on a 64 MiB /dev/shm, most of it): removed by the next run. Only
+// our own, and a minute old: one just made is locked a moment after mkdtemp.
+void remove_stale_capture_dirs(const fs::path& base) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(base, ec)) {
+        const std::string name = e.path().filename().string();
+        struct stat st {};
+        if (!name.starts_with(capture_prefix) || name.size() != capture_prefix.size() + 6 ||
+            ::lstat(e.path().c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != ::geteuid() ||
+            ::time(nullptr) - st.st_mtime < 60)
+            continue;
+        const int fd = ::open(e.path().c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) continue;
+        if (::flock(fd, LOCK_EX | LOCK_NB) == 0) fs::remove_all(e.path(), ec);
+        ::close(fd);
+    }
+}
+
+// Removes the capture directory however the loop ends (a launch failure throws), and holds
+// its lock until then.
+struct CaptureDir {
+    fs::path dir;
+    int lock = -1;
+    ~CaptureDir() {
+        std::error_code ec;
+        if (!dir.empty()) fs::remove_all(dir, ec);
+        if (lock >= 0) ::close(lock);
+    }
+};
+
 // Captures (NVTX and CUDA) go to tmpfs when there is one: the injected program writes
 // ~6 MB/s at 100k ranges/s, which should not become disk I/O of the measured program.
-fs::path make_capture_dir() {
+void make_capture_dir(CaptureDir& made) {
     std::vector<fs::path> bases;
     if (const char* d = std::getenv("CEILING_TMPDIR"); d && *d) bases.emplace_back(d);
     bases.emplace_back("/dev/shm");
     if (const char* d = std::getenv("TMPDIR"); d && *d) bases.emplace_back(d);
     bases.emplace_back("/tmp");
     for (const auto& base : bases) {
-        std::string tmpl = (base / "ceiling-run-XXXXXX").string();
-        if (::mkdtemp(tmpl.data())) return tmpl;
+        remove_stale_capture_dirs(base);
+        std::string tmpl = (base / (std::string(capture_prefix) + "XXXXXX")).string();
+        if (!::mkdtemp(tmpl.data())) continue;
+        made.dir = tmpl;
+        made.lock = ::open(tmpl.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (made.lock >= 0) ::flock(made.lock, LOCK_EX | LOCK_NB);
+        return;
     }
     throw std::runtime_error(
         "cannot create a temporary directory for NVTX and CUDA captures (tried /dev/shm, $TMPDIR, "
         "/tmp)");
 }
-
-// Removes the capture directory however the loop ends (a launch failure throws).
-struct RemovedAtExit {
-    fs::path dir;
-    ~RemovedAtExit() {
-        std::error_code ec;
-        if (!dir.empty()) fs::remove_all(dir, ec);
-    }
-};
 
 void add_note_once(std::vector<std::string>& notes, const std::string& note) {
     if (std::find(notes.begin(), notes.end(), note) == notes.end()) notes.push_back(note);
@@ -361,8 +398,8 @@ ProgramRun run_program(const RunPlan& plan) {
     // GPU activity through the CUDA injection library, when this build has one; a program
     // that never initialises CUDA never loads it.
     const CudaInjection cuda = cuda_injection_environment("", false);
-    RemovedAtExit capture_base;
-    if (inject || cuda.unavailable.empty()) capture_base.dir = make_capture_dir();
+    CaptureDir capture_base;
+    if (inject || cuda.unavailable.empty()) make_capture_dir(capture_base);
     if (inject) {
         if (const char* existing = std::getenv("NVTX_INJECTION64_PATH"); existing && *existing)
             run.notes.push_back(std::string("NVTX_INJECTION64_PATH=") + existing +

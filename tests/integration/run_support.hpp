@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,6 +86,19 @@ public:
         return false;
     }
     void signal(int sig) { kill(pid_, sig); }
+    pid_t pid() const { return pid_; }
+    // Its exit status once it ended within `timeout_s`; nothing (it still runs) otherwise.
+    std::optional<int> wait_for(double timeout_s) {
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+        int status = 0;
+        while (waitpid(pid_, &status, WNOHANG) == 0) {
+            if (std::chrono::steady_clock::now() > end) return std::nullopt;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        reaped_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    std::string out() const { return slurp(out_); }
     int wait() {
         int status = 0;
         waitpid(pid_, &status, 0);

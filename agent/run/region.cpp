@@ -54,6 +54,10 @@ std::optional<double> parse_amount(std::string_view text, bool bytes) {
     return std::nullopt;
 }
 
+// The largest double below 2^64: what a record's *_bytes fields may hold and read back
+// (diagnosis/quantity_domains.cpp).
+constexpr double max_declared_bytes = 18446744073709549568.0;
+
 }  // namespace
 
 DeclaredName parse_declared_work(std::string_view message) {
@@ -86,6 +90,9 @@ DeclaredName parse_declared_work(std::string_view message) {
         if (key == "ops" || key == "bytes" || key == "working_set" || key == "written") {
             const auto v = parse_amount(value, key != "ops");
             if (!v) return fail("'" + std::string(value) + "' is not a non-negative amount");
+            // A record keeps byte amounts as 64-bit counts: more would not read back.
+            if (key != "ops" && *v > max_declared_bytes)
+                return fail("'" + std::string(value) + "' bytes is more than a 64-bit count holds");
             if (key == "written")
                 w.written_bytes = *v;
             else

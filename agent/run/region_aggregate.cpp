@@ -301,7 +301,9 @@ void add_instance(RegionAcc& a, const RegionInstance& r, std::size_t x) {
         a.any_push_pop = true;
         a.self_s += d - static_cast<double>(r.child_ns) * 1e-9;
     }
-    if (r.work) {
+    // An instance cut short (its process ended inside it) did not do the work it declares:
+    // that work over its time would read as a rate beyond any roof.
+    if (r.work && !r.unclosed) {
         a.ops += r.work->ops;
         a.bytes += r.work->compulsory_bytes;
         a.working_set = std::max(a.working_set, r.work->working_set_bytes);

@@ -5,6 +5,7 @@
 #include <map>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include "agent/run/launch.hpp"
 #include "agent/machine/launch_context.hpp"
 #include "agent/run/region.hpp"
+#include "diagnosis/run_record.hpp"
 #include "agent/judge/region_judging.hpp"
 #include "tests/unit/agent/nvtx_capture_files.hpp"
 
@@ -67,6 +69,28 @@ TEST(DeclaredWork, ByteAmountsTakeUnitsAndNothingInfiniteIsDeclared) {
     EXPECT_FALSE(parse_declared_work("x {ops=1GB}").error.empty()) << "operations are not bytes";
     EXPECT_FALSE(parse_declared_work("x {ops=1e300T}").error.empty()) << "infinite once scaled";
     EXPECT_FALSE(parse_declared_work("x {bytes=1e400}").error.empty()) << "beyond a double";
+}
+
+// What parses, a record holds and reads back: report and diff read every record run writes
+// (bytes=2e19 and working_set=1e20 were stored, then refused as beyond a 64-bit count).
+TEST(DeclaredWork, EveryDeclaredAmountReadsBackFromARecord) {
+    EXPECT_FALSE(parse_declared_work("x {bytes=2e19}").error.empty());
+    EXPECT_FALSE(parse_declared_work("x {working_set=1e20}").error.empty());
+    for (const char* message : {"x {bytes=1.8e19 working_set=18e18 written=1e19 ops=1e300}",
+                                "x {ops=1e290G bytes=0}", "x {bytes=17Ti ops=4}"}) {
+        const auto d = parse_declared_work(message);
+        ASSERT_TRUE(d.work) << message << ": " << d.error;
+        RunRecord record;
+        RecordedRegion region;
+        region.path = region.name = d.name;
+        region.measurement.work = d.work;
+        record.regions.push_back(region);
+        RunRecord back;
+        ASSERT_NO_THROW(back = parse_run_record(nlohmann::json(record).dump())) << message;
+        ASSERT_TRUE(back.regions.at(0).measurement.work);
+        EXPECT_EQ(back.regions[0].measurement.work->compulsory_bytes, d.work->compulsory_bytes) << message;
+        EXPECT_EQ(back.regions[0].measurement.work->ops, d.work->ops) << message;
+    }
 }
 
 // written= names the stores among the bytes (a triad stores one array of three), so the
@@ -488,7 +512,8 @@ TEST(CapturePeak, TheLargestPeakOfTheRecordingProcessesIsKept) {
 
 // Instances still open when their process ended (the run interrupted mid-range) did not do the
 // work they declare: beside closed ones they are left out of the region's timing, and the
-// diagnosis says so; a region with only such instances is timed on them.
+// diagnosis says so; a region with only such instances is timed on them, and their declared
+// work gives no rate.
 TEST(CutShort, InstancesStillOpenAtTheEndAreLeftOutOfTheTiming) {
     constexpr std::int64_t ms = 1'000'000;
     NvtxCapture cap;
@@ -500,7 +525,7 @@ TEST(CutShort, InstancesStillOpenAtTheEndAreLeftOutOfTheTiming) {
         r.end_ns = end;
         r.unclosed = open;
         Work w;
-        w.ops = 1e6;
+        w.ops = open ? 5e6 : 1e6;
         r.work = w;
         cap.instances.push_back(r);
     };
@@ -523,6 +548,11 @@ TEST(CutShort, InstancesStillOpenAtTheEndAreLeftOutOfTheTiming) {
     EXPECT_NE(said->detail.find("1 instance still open"), std::string::npos) << said->detail;
     EXPECT_EQ(main->measurement.duration_s.count, 1u) << "only open instances: timed on them";
     EXPECT_FALSE(judge::cut_short(*main));
+    // Their declared work is not work done: the closed instances' alone, and none for a
+    // region never closed (a crash inside it read 1000-1900 % of a roof).
+    ASSERT_TRUE(walk->measurement.work);
+    EXPECT_DOUBLE_EQ(walk->measurement.work->ops, 1e6);
+    EXPECT_FALSE(main->measurement.work) << "a rate from work it never finished";
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ table{border-collapse:collapse;font-size:13px}th,td{border:1px solid #dee2e6;pad
 th{background:#f1f3f5;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .model{color:#1971c2;font-weight:bold}.muted{color:#868e96;white-space:pre-line;font-size:12px}
 tr.group th{background:#e7f5ff}pre.answer{font-size:13px;border-color:#74c0fc}
-details{margin-top:16px}summary{cursor:pointer;font-weight:bold;font-size:14px})";
+details{margin-top:16px}summary{cursor:pointer;font-weight:bold;font-size:14px}
+svg{max-width:100%;height:auto})";
 
 void region_table(const RunRecord& r, std::ostringstream& h) {
     if (r.regions.empty()) {

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "diagnosis/format.hpp"
 
@@ -71,6 +72,26 @@ std::string marker(const std::string& variant, double x, double y, const std::st
 void spread(std::vector<double>& ys, double gap) {
     for (std::size_t i = 1; i < ys.size(); ++i) ys[i] = std::max(ys[i], ys[i - 1] + gap);
 }
+
+// A text's width in the chart's sans-serif, from its length: generous (6.8 px a character at
+// 11 px, digits and capitals included) so that a box reserved for it holds it. The HTML test
+// measures the rendered boxes (report_test: no label clipped or overprinted).
+double text_width(const std::string& text, double font_px = 11) {
+    return static_cast<double>(text.size()) * font_px * 0.62;
+}
+
+// The boxes labels and markers already take, so the next label goes where it overprints none.
+struct Box {
+    double x0, y0, x1, y1;
+};
+struct Taken {
+    std::vector<Box> boxes;
+    bool free(const Box& b) const {
+        for (const auto& t : boxes)
+            if (b.x0 < t.x1 && t.x0 < b.x1 && b.y0 < t.y1 && t.y0 < b.y1) return false;
+        return true;
+    }
+};
 
 }  // namespace
 
@@ -277,6 +298,9 @@ Frame chart_frame(const ChartRoofs& roofs, const std::vector<RooflinePoint>& pts
     // The point list beside the plot sets the height when it is longer than the plot.
     f.height =
         std::max<double>(o.height, f.top + row * static_cast<double>(pts.size() + 2) + f.bottom);
+    // The list beside the plot as wide as its longest name: a legend never cut off.
+    for (std::size_t i = 0; i < pts.size(); ++i)
+        f.right = std::max(f.right, 24 + 14 + text_width(std::to_string(i + 1) + ". " + pts[i].label) + 12);
     f.pw = o.width - f.left - 20, f.ph = f.height - f.top - f.bottom;
     f.width = o.width + f.right;
     return f;
@@ -319,7 +343,7 @@ void draw_frame(std::ostream& s, const Frame& f, const std::string& title) {
 // Bandwidth roofs: rate = intensity x bandwidth, up to the highest compute roof; the
 // label lies on the line, turned to its slope.
 void draw_bandwidth_roofs(std::ostream& s, const Frame& f,
-                          const std::map<std::string, const BandwidthRoof*>& bandwidth) {
+                          const std::map<std::string, const BandwidthRoof*>& bandwidth, Taken& taken) {
     const double slope_deg =
         -std::atan2(f.ph / (f.ly1 - f.ly0), f.pw / (f.lx1 - f.lx0)) * 180 / M_PI;
     for (const auto& [level, r] : bandwidth) {
@@ -332,18 +356,32 @@ void draw_bandwidth_roofs(std::ostream& s, const Frame& f,
         s << "<line class=\"roof bandwidth\" x1=\"" << num(f.X(x_start)) << "\" y1=\""
           << num(f.Y(x_start * bw)) << "\" x2=\"" << num(f.X(x_end)) << "\" y2=\""
           << num(f.Y(x_end * bw)) << "\" stroke=\"" << colour << "\" stroke-width=\"2\"/>\n";
-        const double lx =
-            std::pow(10, std::log10(x_start) + 0.15 * (std::log10(x_end) - std::log10(x_start)));
+        // Along the line where it overprints no other label or point: roofs of close
+        // bandwidths run side by side, so their labels take turns along them.
+        const std::string label = level + " " + si(bw, "B/s");
+        const double w = text_width(label), rad = slope_deg * M_PI / 180;
+        auto box_at = [&](double t) {
+            const double lx = std::pow(10, std::log10(x_start) + t * (std::log10(x_end) - std::log10(x_start)));
+            const double x = f.X(lx), y = f.Y(lx * bw) - 4;
+            return std::pair{lx, Box{x, y + w * std::sin(rad) - 11, x + w * std::cos(rad), y + 2}};
+        };
+        auto [lx, box] = box_at(0.15);
+        for (const double t : {0.15, 0.05, 0.3, 0.45, 0.6, 0.75, 0.9})
+            if (const auto tried = box_at(t); taken.free(tried.second)) {
+                std::tie(lx, box) = tried;
+                break;
+            }
+        taken.boxes.push_back(box);
         s << "<text class=\"roof-label\" fill=\"" << colour << "\" transform=\"translate("
           << num(f.X(lx)) << "," << num(f.Y(lx * bw) - 4) << ") rotate(" << num(slope_deg) << ")\">"
-          << xml_escape(level + " " + si(bw, "B/s")) << "</text>\n";
+          << xml_escape(label) << "</text>\n";
     }
 }
 
 // Compute roofs: flat from the fastest bandwidth roof's ridge point on, labelled at their
 // right end with name and value, stacked where they would overprint.
 void draw_compute_roofs(std::ostream& s, const Frame& f,
-                        const std::map<std::string, const ComputeRoof*>& compute) {
+                        const std::map<std::string, const ComputeRoof*>& compute, Taken& taken) {
     std::vector<std::pair<double, const ComputeRoof*>> flat;
     for (const auto& [name, r] : compute) flat.push_back({f.Y(r->ops_per_s.median), r});
     std::sort(flat.begin(), flat.end(),
@@ -363,15 +401,44 @@ void draw_compute_roofs(std::ostream& s, const Frame& f,
               : r->engine == Engine::scalar ? "2 3"
                                             : "none")
           << "\"/>\n";
-        s << "<text class=\"roof-label\" x=\"" << num(f.left + f.pw - 4) << "\" y=\""
+        const std::string label = r->name + " " + si(rate, "op/s");
+        const double right = f.left + f.pw - 4;
+        taken.boxes.push_back({right - text_width(label), label_y[i] - 11, right, label_y[i] + 2});
+        s << "<text class=\"roof-label\" x=\"" << num(right) << "\" y=\""
           << num(label_y[i]) << "\" text-anchor=\"end\" fill=\"#343a40\">"
-          << xml_escape(r->name + " " + si(rate, "op/s")) << "</text>\n";
+          << xml_escape(label) << "</text>\n";
     }
 }
 
-// Points, numbered; the list beside the plot names them.
+// Where each point's number goes: beside its marker on the first side (up right, up left,
+// down right, down left) that overprints no marker or number placed before it. The markers
+// and numbers are then taken for the roofs' labels.
+std::vector<std::pair<double, double>> place_numbers(const Frame& f, const std::vector<RooflinePoint>& pts,
+                                                     Taken& taken) {
+    for (const auto& p : pts) {
+        const double x = f.X(p.intensity), y = f.Y(p.ops_per_s);
+        taken.boxes.push_back({x - 5, y - 5, x + 5, y + 5});
+    }
+    std::vector<std::pair<double, double>> at;
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+        const double x = f.X(pts[i].intensity), y = f.Y(pts[i].ops_per_s);
+        const double w = text_width(std::to_string(i + 1), 9);
+        std::pair<double, double> chosen{x + 7, y - 5};
+        for (const auto& [dx, dy] : {std::pair{7.0, -5.0}, {-7.0 - w, -5.0}, {7.0, 13.0}, {-7.0 - w, 13.0}})
+            if (taken.free({x + dx, y + dy - 9, x + dx + w, y + dy + 1})) {
+                chosen = {x + dx, y + dy};
+                break;
+            }
+        taken.boxes.push_back({chosen.first, chosen.second - 9, chosen.first + w, chosen.second + 1});
+        at.push_back(chosen);
+    }
+    return at;
+}
+
+// Points, numbered where place_numbers put the numbers; the list beside the plot names them.
 void draw_points(std::ostream& s, const Frame& f, const std::vector<RooflinePoint>& pts,
-                 std::map<std::string, std::string>& family_colour) {
+                 std::map<std::string, std::string>& family_colour,
+                 const std::vector<std::pair<double, double>>& numbers) {
     const double list_x = f.left + f.pw + 24;
     s << "<text x=\"" << num(list_x) << "\" y=\"" << num(f.top - 10) << "\" font-weight=\"bold\">"
       << (pts.empty() ? "no points" : "points (naive \u25a0, optimized \u25cf, library \u25b2)")
@@ -393,8 +460,8 @@ void draw_points(std::ostream& s, const Frame& f, const std::vector<RooflinePoin
               << num(f.Y(*p.judged_per_s)) << "\" stroke=\"" << colour << "\"/>\n";
         s << "<g class=\"point\" data-n=\"" << n << "\">" << marker(p.variant, x, y, colour)
           << "/><title>" << xml_escape(tip) << "</title></g>\n";
-        s << "<text class=\"point-number\" x=\"" << num(x + 7) << "\" y=\"" << num(y - 5)
-          << "\" font-size=\"9\">" << n << "</text>\n";
+        s << "<text class=\"point-number\" x=\"" << num(numbers[i].first) << "\" y=\""
+          << num(numbers[i].second) << "\" font-size=\"9\">" << n << "</text>\n";
         const double ly = f.top + 4 + row * static_cast<double>(i + 1);
         s << marker(p.variant, list_x + 5, ly - 4, colour) << "/>\n";
         s << "<text class=\"point-label\" x=\"" << num(list_x + 14) << "\" y=\"" << num(ly) << "\">"
@@ -419,13 +486,17 @@ std::string render_roofline_svg(const MachineProfile& profile,
                                                        (threads == 1 ? " thread)" : " threads)")
                                                  : "");
     draw_frame(s, f, title);
-    draw_bandwidth_roofs(s, f, roofs.bandwidth);
-    draw_compute_roofs(s, f, roofs.compute);
+    // Labels placed so none overprints another: points' numbers first, then the compute
+    // roofs' (at their right ends), then the bandwidth roofs' along their lines.
+    Taken taken;
+    const auto numbers = place_numbers(f, pts, taken);
+    draw_compute_roofs(s, f, roofs.compute, taken);
+    draw_bandwidth_roofs(s, f, roofs.bandwidth, taken);
     if (roofs.compute.empty() && roofs.bandwidth.empty())
         s << "<text x=\"" << num(f.left + f.pw / 2) << "\" y=\"" << num(f.top + f.ph / 2)
           << "\" text-anchor=\"middle\" fill=\"#868e96\">no roofs measured at this thread "
              "count</text>\n";
-    draw_points(s, f, pts, family_colour);
+    draw_points(s, f, pts, family_colour, numbers);
     s << "</svg>\n";
     return s.str();
 }

@@ -5,6 +5,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <set>
 
 #include "agent/store/profile_store.hpp"
 #include "tests/integration/run_support.hpp"
@@ -224,6 +227,106 @@ TEST(Report, SuiteAndRunPagesHaveTheirOwnLayoutInTheDom) {
     EXPECT_NE(run.find("Run:   ", answer), std::string::npos) << "the verdict in the answer";
     EXPECT_NE(run.find("wall time", details), std::string::npos) << "the detailed summary below";
     EXPECT_EQ(run.find(".0</td>"), std::string::npos) << "a whole count printed with a decimal";
+}
+
+// The run page's roofline as Chromium lays it out: a script added to a copy of the page
+// (without its CSP, which forbids scripts) measures the rendered boxes: at most 12 points in
+// distinct colours, every legend name whole and inside the picture, and no label (roof,
+// point number, legend) overprinting another. Fourteen regions with long names and work at
+// intensities a decade apart, two of them roofs' labels' neighbours.
+TEST(Report, RooflineLabelsNeitherClipNorOverprintInChromium) {
+    std::string chromium;
+    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+        if (access(c, X_OK) == 0) chromium = c;
+    if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
+    TempDir dir;
+    ASSERT_EQ(ceiling_run(dir / "r.json", {"-q", "--profile", std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json"},
+                          {nvtx_target, "many"})
+                  .exit_code,
+              0);
+    ASSERT_EQ(run_ceiling({"report", (dir / "r.json").string(), "--html", (dir / "r.html").string()}).exit_code, 0);
+    std::ifstream in(dir / "r.html");
+    std::string page((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto csp = page.find("<meta http-equiv=\"Content-Security-Policy\"");
+    ASSERT_NE(csp, std::string::npos);
+    page.erase(csp, page.find('>', csp) + 1 - csp);
+    const std::string measure = R"(<script>
+(() => {
+  const out = {labels: [], clipped: [], overlaps: [], colours: []};
+  const svg = [...document.querySelectorAll('svg')].find(s => s.querySelector('.point-label'));
+  if (svg) {
+    const box = svg.getBoundingClientRect();
+    const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim());
+    const rects = texts.map(t => t.getBoundingClientRect());
+    texts.forEach((t, i) => {
+      if (rects[i].right > box.right + 0.5 || rects[i].left < box.left - 0.5) out.clipped.push(t.textContent);
+      if (t.classList.contains('point-label')) out.labels.push(t.textContent);
+    });
+    for (let i = 0; i < texts.length; ++i) for (let j = i + 1; j < texts.length; ++j) {
+      const a = rects[i], b = rects[j];
+      const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+      const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+      if (w > 1 && h > 1) out.overlaps.push(texts[i].textContent + ' / ' + texts[j].textContent);
+    }
+    svg.querySelectorAll('g.point > :first-child').forEach(m => out.colours.push(m.getAttribute('fill') || m.getAttribute('stroke')));
+  }
+  const pre = document.createElement('pre');
+  pre.id = 'measured';
+  pre.textContent = 'MEASURED' + JSON.stringify(out) + 'END';
+  document.body.appendChild(pre);
+})();
+</script>)";
+    page.insert(page.rfind("</body>"), measure);
+    std::ofstream(dir / "m.html") << page;
+    const std::string dom =
+        run_process({chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-extensions",
+                     "--user-data-dir=" + (dir / "profile").string(), "--window-size=1200,1400", "--dump-dom",
+                     "file://" + (dir / "m.html").string()})
+            .out;
+    // The script's own text holds the markers too: the last pair is what it wrote.
+    const auto from = dom.rfind("MEASURED{"), to = dom.rfind("}END");
+    ASSERT_TRUE(from != std::string::npos && to != std::string::npos && to > from) << dom.substr(0, 2000);
+    std::string text = dom.substr(from + 8, to + 1 - (from + 8));
+    for (const auto& [entity, c] : {std::pair{"&quot;", "\""}, {"&lt;", "<"}, {"&gt;", ">"}, {"&amp;", "&"}})
+        for (std::size_t at; (at = text.find(entity)) != std::string::npos;) text.replace(at, std::string(entity).size(), c);
+    const auto measured = nlohmann::json::parse(text);
+    const auto labels = measured["labels"].get<std::vector<std::string>>();
+    EXPECT_EQ(labels.size(), 12u) << "the longest 12 of 14 regions";
+    for (const auto& l : labels)
+        EXPECT_NE(l.find("a descriptive region name as real programs write them"), std::string::npos)
+            << "a legend name cut: " << l;
+    EXPECT_TRUE(measured["clipped"].empty()) << measured["clipped"].dump();
+    EXPECT_TRUE(measured["overlaps"].empty()) << measured["overlaps"].dump();
+    const auto colours = measured["colours"].get<std::vector<std::string>>();
+    EXPECT_EQ(std::set<std::string>(colours.begin(), colours.end()).size(), colours.size())
+        << measured["colours"].dump();
+}
+
+// Region names are the program's (or a shared record's): printed raw, ESC moved the cursor
+// and recoloured the terminal, a newline forged a line. Text escapes them; the record and
+// JSON keep them exact.
+TEST(Report, NamesWithControlCharactersAreEscapedInTextAndKeptInJson) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const std::string evil = "evil\x1b[31mred", lines = "two\nlines\r";
+    const auto run = run_ceiling({"run", "--detail", "-o", (dir / "r.json").string(), "--", nvtx_target,
+                                  "names", evil, lines});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.regions.size(), 2u);
+    EXPECT_EQ(rec.regions[0].name, evil);
+    EXPECT_EQ(rec.regions[1].name, lines);
+    const auto text = run_ceiling({"report", "--detail", (dir / "r.json").string()});
+    const auto diff = run_ceiling({"diff", (dir / "r.json").string(), (dir / "r.json").string()});
+    for (const auto& [what, out] : {std::pair{"run", run.err}, {"report", text.out}, {"diff", diff.out}}) {
+        EXPECT_EQ(out.find('\x1b'), std::string::npos) << what << ": a raw ESC\n" << out;
+        EXPECT_EQ(out.find('\r'), std::string::npos) << what;
+        EXPECT_EQ(out.find("two\nlines"), std::string::npos) << what << ": a raw newline";
+        EXPECT_NE(out.find("evil\\x1b[31mred"), std::string::npos) << what << "\n" << out;
+    }
+    EXPECT_NE(text.out.find("two\\nlines\\r"), std::string::npos) << text.out;
+    const auto json = nlohmann::json::parse(run_ceiling({"report", "--json", (dir / "r.json").string()}).out);
+    EXPECT_NE(json.dump().find("evil\\u001b[31mred"), std::string::npos) << "JSON keeps the name";
 }
 
 }  // namespace

@@ -5,9 +5,13 @@
 //   nvtx_target startup N         300 ms busy before its first range (a script's imports),
 //                                 N x forward 20 ms busy, 60 ms busy after the last
 //   nvtx_target declared N        N x "gemm {ops=... bytes=...}" busy ranges
+//   nvtx_target many              14 ranges with long names, each declaring work of its own
+//                                 intensity (a roofline with more points than it shows)
 //   nvtx_target calibrate         iterations of light work that take ~10 us
 //   nvtx_target heavy R I         R push/pop ranges around I iterations each (100k/s at 10 us)
 //   nvtx_target crash             segfault inside an open range
+//   nvtx_target names MSG...      one range per MSG, nested in order, 5 ms busy inside the
+//                                 innermost (names with control characters, declared work)
 //   nvtx_target fork              a range in the parent and one in a forked child
 //   nvtx_target frames N          N x frame{model 2 ms busy (every 50th frame 8 ms), 1 ms busy}
 //   nvtx_target serve SOCKET      a local server (not under ceiling): 20 ms busy per request
@@ -29,6 +33,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <cmath>
 #include <string>
 #include <thread>
 #include <vector>
@@ -190,6 +195,23 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
+    if (mode == "many") {
+        // Times 1..14 ms at 0.1 Gop/s (well below any roof) and intensities 1/128 .. 64 op/B:
+        // distinct points, of which the chart shows the longest.
+        for (int i = 0; i < 14; ++i) {
+            const unsigned ops_k = 100u * static_cast<unsigned>(i + 1);
+            const double bytes_k = ops_k * std::ldexp(1.0, 7 - i);
+            const std::string name = "stage " + std::to_string(i + 1) +
+                                     ": a descriptive region name as real programs write them {ops=" +
+                                     std::to_string(ops_k) + "K bytes=" +
+                                     std::to_string(static_cast<long long>(bytes_k)) +
+                                     "K precision=fp32 engine=vector}";
+            nvtxRangePushA(name.c_str());
+            busy(0.001 * (i + 1));
+            nvtxRangePop();
+        }
+        return 0;
+    }
     if (mode == "calibrate") {
         // Iterations of tiny_work that take ~10 us here, for `heavy` (scripts/bench-run).
         const auto t0 = std::chrono::steady_clock::now();
@@ -222,6 +244,12 @@ int main(int argc, char** argv) {
             tiny_work(iterations);
             nvtxRangePop();
         }
+        return 0;
+    }
+    if (mode == "names") {
+        for (int i = 2; i < argc; ++i) nvtxRangePushA(argv[i]);
+        busy(0.005);
+        for (int i = 2; i < argc; ++i) nvtxRangePop();
         return 0;
     }
     if (mode == "crash") {

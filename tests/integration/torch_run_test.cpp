@@ -111,6 +111,17 @@ TEST_P(TorchRun, TrainingStepIsWholeInTheModel) {
     }
 }
 
+// The model zoo (torchvision CNNs, ViT-B/16, an encoder layer, an SDPA decoder block's
+// prefill and KV-cache decode, training steps): ceiling's matrix-product FLOPs within 1 % of
+// an independent count (FlopCounterMode where it sees everything, by hand where it does not).
+TEST_P(TorchRun, ModelZooMatchesIndependentCounts) {
+    CEILING_NEED_TORCH();
+    const auto r = run_process({torch_python(), (programs / "model_zoo.py").string()},
+                               {"PYTHONPATH=" + instrumentation.string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(" checks, 0 failed"), std::string::npos) << r.out;
+}
+
 // One forward each at 224x224, batch 1: the models' declared FLOPs within 5% of twice their
 // published multiply-adds, and equal to the sum of their op ranges' declared work.
 TEST_P(TorchRun, DeclaredFlopsOfPublishedModels) {

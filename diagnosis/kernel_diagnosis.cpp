@@ -436,6 +436,9 @@ Diagnosis diagnose_kernel(const MachineProfile& profile, const Measurement& m, c
     if (!sides.written_bytes && m.work) sides.written_bytes = m.work->written_bytes;
     if (auto side = ridge_side(d, sides)) {
         add_finding(d, FindingKind::assumption, std::move(side->finding));
+        // The side's moves change the code (its loads, chains, vectors, tiles): a library's
+        // op (Premise::own_code) keeps the finding and the table's move alone.
+        if (!licensed(Premise::own_code, e)) return d;
         const bool two = licensed(Premise::stores_from_two_threads, sides);
         d.first_move = std::string(side->right ? right_of_ridge_move
                                    : side->l1  ? (two ? left_of_ridge_l1_move

@@ -238,6 +238,24 @@ TEST_F(DiagnoseKernel, HalfwayIsLatencyBoundButGood) {
     EXPECT_EQ(d.verdict, Verdict::good);
 }
 
+// A library's op (a PyTorch op) below both roofs keeps the ridge's finding but not its
+// moves, which change the code (chains, vectors, tiles, loads in flight): its move is the
+// table's as its evidence licenses it (no dependency stalls).
+TEST_F(DiagnoseKernel, ALibrarysOpGetsTheRidgesFindingButNotItsCodeMoves) {
+    Evidence library;
+    library.library_op = true;
+    const Measurement m = timed_work(work(1e7, 1e9, 1e9), 1e9 / (0.02 * 110e9));
+    const Diagnosis own = diagnose_kernel(profile, m, t);
+    const Diagnosis lib = diagnose_kernel(profile, m, t, std::nullopt, library);
+    ASSERT_EQ(own.bound, Bound::latency);
+    ASSERT_EQ(lib.bound, Bound::latency);
+    EXPECT_EQ(own.first_move.rfind(std::string(left_of_ridge_move), 0), 0u) << own.first_move;
+    EXPECT_EQ(lib.first_move, "tiny kernels, dispatch overhead");
+    bool finding = false;
+    for (const auto& f : lib.findings) finding = finding || f.detail.find("of the ridge") != std::string::npos;
+    EXPECT_TRUE(finding);
+}
+
 // Latency bound says which side of the ridge the work lies on, with the figures: right of it
 // the gap is in the core, left of it in memory latency. Other bounds say nothing of it.
 TEST_F(DiagnoseKernel, LatencyBoundSaysWhichSideOfTheRidgeItLiesOn) {

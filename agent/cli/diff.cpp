@@ -10,6 +10,7 @@
 #include "agent/cli/shared_options.hpp"
 #include "agent/judge/judge_record.hpp"
 #include "agent/output/diff.hpp"
+#include "agent/output/printable_names.hpp"
 #include "diagnosis/format.hpp"
 #include "agent/output/summary_json.hpp"
 #include "agent/store/run_store.hpp"
@@ -42,6 +43,11 @@ double regression_threshold(const std::string& text) {
     if (used == 0 || used != t.size() || !(v >= 0) || !std::isfinite(v))
         throw UsageError("--fail-on-regression: '" + text +
                          "' is not a threshold (a fraction such as 0.05, or 5%)");
+    // "5" meant as 5 % would gate only at 500 %: a CI gate that never fires. A fraction
+    // above 1 is refused; a percentage says so with its '%'.
+    if (!percent && v > 1)
+        throw UsageError("--fail-on-regression: '" + text + "' would mean " + ceiling::percent(v) +
+                         " slower: give a fraction (0.05) or a percentage (" + t + "%)");
     return percent ? v / 100 : v;
 }
 }  // namespace
@@ -81,16 +87,21 @@ Command add_diff(CLI::App& root, const GlobalOptions&) {
                     r->thresholds = thresholds_of(args->thresholds, r->thresholds);
                     judge::judge_record(*r);
                 }
-                const auto diff = output::diff_records(before, after);
+                // Text shows names a program chose escaped; JSON keeps them exact.
+                std::optional<RunRecord> before_shown, after_shown;
+                const auto diff = args->json ? output::diff_records(before, after)
+                                             : output::diff_records(shown_as_text(before, before_shown),
+                                                                    shown_as_text(after, after_shown));
                 if (args->json)
                     std::cout << output::diff_json(diff, args->before, args->after).dump(1) << "\n";
                 else
-                    output::render_diff(diff, args->before, args->after, std::cout);
+                    output::render_diff(diff, output::escaped(args->before), output::escaped(args->after),
+                                        std::cout);
                 if (!gated) return exit_ok;
                 const auto slower = output::regressions(diff, threshold);
                 if (slower.empty()) return exit_ok;
                 std::string names;
-                for (const auto* r : slower) names += (names.empty() ? "" : ", ") + r->name;
+                for (const auto* r : slower) names += (names.empty() ? "" : ", ") + output::escaped(r->name);
                 std::cerr << "ceiling diff: regression beyond the noise"
                           << (threshold > 0 ? " and " + percent(threshold) : std::string())
                           << ": " << names << "\n";

@@ -12,6 +12,7 @@
 #include "agent/judge/judge_record.hpp"
 #include "agent/store/atomic_file.hpp"
 #include "agent/output/html_report.hpp"
+#include "agent/output/printable_names.hpp"
 #include "agent/output/run_answer.hpp"
 #include "agent/output/run_summary.hpp"
 #include "agent/output/suite_table.hpp"
@@ -114,6 +115,13 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                     std::cout << (records.size() == 1 ? out[0] : out).dump(1) << "\n";
                     return exit_ok;
                 }
+                // Text shows names a program chose escaped (the record, JSON, CSV keep them).
+                for (std::size_t i = 0; i < records.size(); ++i) {
+                    std::optional<RunRecord> escaped;
+                    shown_as_text(records[i], escaped);
+                    if (escaped) records[i] = std::move(*escaped);
+                    names[i] = output::escaped(names[i]);
+                }
                 if (records.size() > 1) {
                     output::render_rank_summary(records, names, std::cout);
                     std::cout << "\n";
@@ -128,8 +136,8 @@ Command add_report(CLI::App& root, const GlobalOptions&) {
                         output::render_run_answer(records[i], std::cout);
                     if (i + 1 < records.size()) std::cout << "\n";
                 }
-                if (!args->html.empty()) std::cout << "\nHTML report: " << args->html << "\n";
-                if (!args->csv.empty()) std::cout << "CSV: " << args->csv << "\n";
+                if (!args->html.empty()) std::cout << "\nHTML report: " << output::escaped(args->html) << "\n";
+                if (!args->csv.empty()) std::cout << "CSV: " << output::escaped(args->csv) << "\n";
                 return exit_ok;
             }};
 }

@@ -272,11 +272,18 @@ int program_status(const RunRecord& record, const measure::ProgramRun& run) {
     return status;
 }
 
-// The record, the trace and the CSV written; what failed to be written, or empty.
-// `paths.record` becomes the name a default record was written under.
-std::string save_run_files(const RunArgs& a, const measure::ProgramRun& run,
-                           const measure::RunPlan& plan, const RunRecord& record, RunPaths& paths) {
+// What save_run_files could not write: `lost` says why (empty: everything was written);
+// the record itself may have been saved though a trace or CSV was not.
+struct SaveOutcome {
+    bool record_saved = false;
     std::string lost;
+};
+
+// The record, the trace and the CSV written. `paths.record` becomes the name a default
+// record was written under.
+SaveOutcome save_run_files(const RunArgs& a, const measure::ProgramRun& run,
+                           const measure::RunPlan& plan, const RunRecord& record, RunPaths& paths) {
+    SaveOutcome saved;
     try {
         if (a.output.empty()) {
             // Named when written: the first candidate of this second that names nothing.
@@ -287,22 +294,23 @@ std::string save_run_files(const RunArgs& a, const measure::ProgramRun& run,
         } else {
             store::save_run_record(record, paths.record);
         }
+        saved.record_saved = true;
         if (!paths.trace.empty())
             store::write_file_atomically(
                 paths.trace, measure::run_trace(run, measure::program_name(plan)).dump());
         if (!a.csv.empty()) store::write_file_atomically(a.csv, output::regions_csv(record));
     } catch (const std::exception& e) {
-        lost = e.what();
+        saved.lost = e.what();
     }
-    return lost;
+    return saved;
 }
 
 // The summary on stderr (JSON or text), and the record's name where the user needs it; the
 // JSON written to --json FILE. False when that file could not be written.
 bool print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunRecord& record,
-                       const RunPaths& paths, const std::string& lost) {
+                       const RunPaths& paths, const SaveOutcome& saved) {
     const auto json = [&] {
-        return output::summary_json(record, lost.empty() ? paths.record : std::string()).dump(1) + "\n";
+        return output::summary_json(record, saved.record_saved ? paths.record : std::string()).dump(1) + "\n";
     };
     bool written = true;
     if (!a.json_file.empty()) {
@@ -319,14 +327,19 @@ bool print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunR
     }
     if (!global.quiet) {
         std::cerr << "\n";
+        // Names the program chose are shown escaped; the record keeps them exact.
+        std::optional<RunRecord> escaped;
+        const RunRecord& shown = shown_as_text(record, escaped);
         if (a.detail)
-            output::render_run_summary(record, std::cerr);
+            output::render_run_summary(shown, std::cerr);
         else
-            output::render_run_answer(record, std::cerr);
-        if (lost.empty())
+            output::render_run_answer(shown, std::cerr);
+        if (saved.lost.empty())
             std::cerr << "record: " << paths.record
                       << (paths.trace.empty() ? "" : "  trace: " + paths.trace) << "\n";
-    } else if (lost.empty() && a.output.empty()) {
+        else if (saved.record_saved)
+            std::cerr << "record: " << paths.record << "\n";
+    } else if (saved.record_saved && a.output.empty()) {
         // Quiet, but a name ceiling chose is the one thing the user cannot know otherwise.
         std::cerr << "record: " << paths.record << "\n";
     }
@@ -378,11 +391,14 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
 
     const int status = program_status(record, run);
     // The measurement is shown even when the record cannot be written.
-    const std::string lost = save_run_files(a, run, plan, record, paths);
-    const bool json_written = print_run_summary(a, global, record, paths, lost);
-    if (!lost.empty()) {
-        spdlog::error("{}{}", lost,
-                      global.quiet ? "" : " (the summary above is all that is kept of this run)");
+    const SaveOutcome saved = save_run_files(a, run, plan, record, paths);
+    const bool json_written = print_run_summary(a, global, record, paths, saved);
+    if (!saved.lost.empty()) {
+        // Only where the record is lost is the summary all that is kept.
+        spdlog::error("{}{}", saved.lost,
+                      saved.record_saved ? " (the record was saved: " + paths.record + ")"
+                      : global.quiet     ? std::string()
+                                         : std::string(" (the summary above is all that is kept of this run)"));
         return status != 0 ? status : exit_failed;
     }
     if (status == 0 && a.fail_on_budget && judge::budgets_met(record) == false)

@@ -11,7 +11,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "agent/judge/judge_record.hpp"
 #include "agent/machine/host_info.hpp"
+#include "agent/output/printable_names.hpp"
 #include "agent/machine/machine.hpp"
 #include "agent/store/atomic_file.hpp"
 #include "agent/output/progress.hpp"
@@ -149,6 +151,14 @@ void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vecto
         for (std::size_t j = i + 1; j < outputs.size(); ++j)
             if (!outputs[j].path.empty() && same_file(out.path, outputs[j].path)) refuse(outputs[j]);
     }
+}
+
+const RunRecord& shown_as_text(const RunRecord& record, std::optional<RunRecord>& escaped) {
+    escaped = output::with_printable_names(record);
+    if (!escaped) return record;
+    // The verdicts name the regions: judged again, they name them escaped.
+    judge::judge_record(*escaped);
+    return *escaped;
 }
 
 void check_replaceable(const NamedPath& out, const OwnOutput& own, bool force) {

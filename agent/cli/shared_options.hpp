@@ -14,6 +14,7 @@
 #include "agent/cli/command.hpp"
 #include "diagnosis/budget.hpp"
 #include "diagnosis/machine_profile.hpp"
+#include "diagnosis/run_record.hpp"
 #include "diagnosis/thresholds.hpp"
 
 namespace ceiling::cli {
@@ -86,6 +87,11 @@ struct NamedPath {
 // same file is the same inode where both exist (a link to an input is that input), else the
 // same path once made absolute and normal.
 void check_outputs_apart(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
+// `record` as a text output shows it: itself, or where a name in it holds a control character
+// (ESC, NUL, a newline), a copy in `escaped` with those names escaped and judged again
+// (output/printable_names.hpp).
+const RunRecord& shown_as_text(const RunRecord& record, std::optional<RunRecord>& escaped);
 
 // What `report` writes, known by its first kilobyte: it begins with `start` and holds `mark`.
 struct OwnOutput {

@@ -118,6 +118,8 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         // An empty value (an unset variable in a CI script) is refused: the gate would pass.
         {{"run", "--latency-budget", "", "--fail-on-budget", "--", "/bin/true"}, 2, "an empty value", ""},
         {{"run", "--budget", "", "--fail-on-budget", "--", "/bin/true"}, 2, "an empty value", ""},
+        // A bare 5 read as 500 %: a gate that never fires.
+        {{"diff", "--fail-on-regression=5", "@/good.json", "@/good.json"}, 2, "would mean 500% slower", ""},
         {{"bound", "llm", "--params", "7B", "--flops", "1e9"},
          2,
          "--flops is an option of `bound`",
@@ -162,13 +164,20 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
     EXPECT_EQ(fs::status(d / "fifo").type(), fs::file_type::fifo);
 }
 
-// Output that could not be written is a failed output: report, bound, machine --show and
-// doctor printed into /dev/full and exited 0.
+// Output that could not be written is a failed output: report, diff, bound, machine --show
+// and doctor printed into /dev/full and exited 0.
 TEST(BadInputOutput, StandardOutputThatCannotBeWrittenIsAFailure) {
     if (access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full here";
     const std::string ceiling = CEILING_BINARY;
-    for (const std::string args : {"bound --flops 1e9 --bytes 1e6", "bound --flops 1e9 --bytes 1e6 --json",
-                                   "doctor --no-self-test --json"}) {
+    TempDir dir;
+    const std::string record = (dir / "r.json").string();
+    ASSERT_EQ(run_ceiling({"-q", "run", "-o", record, "--", "/bin/true"}).exit_code, 0);
+    const std::string profile = std::string(CEILING_TEST_DATA) + "/profile_synthetic.json";
+    for (const std::string args : {std::string("bound --flops 1e9 --bytes 1e6"),
+                                   std::string("bound --flops 1e9 --bytes 1e6 --json"),
+                                   std::string("doctor --no-self-test --json"), "report " + record,
+                                   "report --json " + record, "diff " + record + " " + record,
+                                   "machine --show --output " + profile}) {
         const auto r = testing::run_process({"/bin/sh", "-c", ceiling + " " + args + " > /dev/full"});
         EXPECT_EQ(r.exit_code, 1) << args << "\n" << r.err;
         EXPECT_NE(r.err.find("cannot write standard output"), std::string::npos) << args << "\n" << r.err;

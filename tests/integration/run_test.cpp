@@ -570,6 +570,22 @@ TEST(Run, ARecordThatCannotBeWrittenStillLeavesTheSummary) {
     EXPECT_EQ(r.err.find("record: "), std::string::npos) << r.err;
 }
 
+// A trace that cannot be written beside a record that was: the error says the record was
+// saved (not "the summary above is all that is kept"), and --json names it.
+TEST(Run, ATraceThatCannotBeWrittenSaysTheRecordWasSaved) {
+    TempDir dir;
+    const auto d = dir / "traces";
+    std::filesystem::create_directory(d);
+    const auto r = ceiling_run(dir / "r.json", {"--trace", (d / "t.json").string(), "--json", (dir / "s.json").string()},
+                               {"/bin/sh", "-c", "rm -rf '" + d.string() + "' && touch '" + d.string() + "'"});
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("cannot write " + (d / "t.json").string()), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the record was saved: " + (dir / "r.json").string()), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("all that is kept"), std::string::npos) << r.err;
+    EXPECT_EQ(read_json(dir / "s.json").at("record"), (dir / "r.json").string());
+    EXPECT_FALSE(read_record(dir / "r.json").command.empty());
+}
+
 // SIGINT between two executions of a quick program (the execution it reaches may end well
 // before the signal arrives) still ends the run with 128+SIGINT.
 TEST(Run, InterruptedBetweenExecutionsExitsWith130) {

@@ -89,7 +89,56 @@ def _root_of(module):
     return root
 
 
+_Tensor = torch.Tensor
+
+
+def _key_of(a):
+    """What a formula reads of an argument: a tensor's shape and dtype (never its values),
+    a list's items, anything else as it is."""
+    if isinstance(a, _Tensor):
+        return (a.shape, a.dtype)
+    if isinstance(a, (list, tuple)):
+        return tuple([_key_of(x) for x in a])
+    return a
+
+
+# A call's range message by what its formula reads (the op, its enclosing module's class, its
+# arguments' shapes, dtypes and other values): a model's calls repeat the same ops on the same
+# shapes, so the formula runs once per distinct call, not per call (issue: the formulas were
+# most of the per-op cost). Bounded: a program whose shapes never repeat clears it.
+_messages = {}
+MESSAGES_MAX = 200_000
+
+
+def _message(func, entry, args, kwargs, module_class):
+    try:
+        # Tensors inline (most arguments): a call per argument is a tenth of the cost.
+        key = (func, module_class,
+               tuple([(a.shape, a.dtype) if isinstance(a, _Tensor) else _key_of(a) for a in args]),
+               tuple([(k, _key_of(v)) for k, v in kwargs.items()]) if kwargs else None)
+        message = _messages.get(key)
+    except TypeError:  # an argument that cannot be a key (unhashable): described afresh
+        key = message = None
+    if message is None:
+        try:
+            message = formulas.describe(func, entry, args, kwargs, module_class).encode()
+        except Exception:  # an argument no formula foresaw: listed, never guessed
+            message = f"{formulas.op_name(func)} [no formula]".encode()
+        if key is not None:
+            if len(_messages) >= MESSAGES_MAX:
+                _messages.clear()
+            _messages[key] = message
+    return message
+
+
 class _OpMode(TorchDispatchMode):
+    # torch 2.x wraps a mode's __torch_dispatch__ in torch._disable_dynamo (a frame and a
+    # context switch per op: half a microsecond); nothing here is ever compiled, and compiled
+    # code runs with this mode set aside (_run_compiled), so the wrapper buys nothing.
+    @classmethod
+    def _should_skip_dynamo(cls):
+        return False
+
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         entry = _entries.get(func)
@@ -98,11 +147,7 @@ class _OpMode(TorchDispatchMode):
         if entry[3] == formulas.PROFILER_MARKER:
             return func(*args, **kwargs)
         stack = _thread.stack
-        try:
-            message = formulas.describe(func, entry, args, kwargs, stack[-1] if stack else None)
-        except Exception:  # an argument no formula foresaw: listed, never guessed
-            message = f"{formulas.op_name(func)} [no formula]"
-        nvtx.push(message.encode())
+        nvtx.push(_message(func, entry, args, kwargs, stack[-1] if stack else None))
         try:
             return func(*args, **kwargs)
         finally:

@@ -294,13 +294,13 @@ void to_json(nlohmann::json& j, const BudgetCheck& c) {
     if (!c.region.empty()) j["region"] = c.region;
 }
 void from_json(const nlohmann::json& j, BudgetCheck& c) {
-    j.at("name").get_to(c.name);
+    get_field(j, "name", c.name);
     c.region = j.value("region", std::string());
-    j.at("budget").get_to(c.budget);
+    get_field(j, "budget", c.budget);
     get_optional(j, "actual", c.actual);
-    j.at("outcome").get_to(c.outcome);
+    get_field(j, "outcome", c.outcome);
     get_optional(j, "margin", c.margin);
-    j.at("note").get_to(c.note);
+    get_field(j, "note", c.note);
 }
 
 void to_json(nlohmann::json& j, const BudgetActuals& a) {

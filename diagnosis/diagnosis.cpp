@@ -210,34 +210,34 @@ void to_json(nlohmann::json& j, const RoofComparison& c) {
          {"verdict", c.verdict}};
 }
 void from_json(const nlohmann::json& j, RoofComparison& c) {
-    j.at("kind").get_to(c.kind);
+    get_field(j, "kind", c.kind);
     const std::string u = unit_of(c.kind);
-    j.at("roof").get_to(c.roof);
-    j.at("level").get_to(c.level);
-    j.at("kernel").get_to(c.kernel);
+    get_field(j, "roof", c.roof);
+    get_field(j, "level", c.level);
+    get_field(j, "kernel", c.kernel);
     get_optional(j, "precision", c.precision);
     get_optional(j, "engine", c.engine);
-    j.at("threads").get_to(c.threads);
+    get_field(j, "threads", c.threads);
     get_optional(j, ("achieved_" + u).c_str(), c.achieved_per_s);
     get_optional(j, ("roof_" + u).c_str(), c.roof_per_s);
     get_optional(j, "fraction", c.fraction);
     get_optional(j, "source", c.source);
-    j.at("verdict").get_to(c.verdict);
+    get_field(j, "verdict", c.verdict);
 }
 
 void to_json(nlohmann::json& j, const Finding& f) { j = {{"kind", f.kind}, {"detail", f.detail}}; }
 void from_json(const nlohmann::json& j, Finding& f) {
-    j.at("kind").get_to(f.kind);
-    j.at("detail").get_to(f.detail);
+    get_field(j, "kind", f.kind);
+    get_field(j, "detail", f.detail);
 }
 
 void to_json(nlohmann::json& j, const RegionShare& r) {
     j = {{"name", r.name}, {"total_s", r.total_s}, {"share", r.share}};
 }
 void from_json(const nlohmann::json& j, RegionShare& r) {
-    j.at("name").get_to(r.name);
-    j.at("total_s").get_to(r.total_s);
-    j.at("share").get_to(r.share);
+    get_field(j, "name", r.name);
+    get_field(j, "total_s", r.total_s);
+    get_field(j, "share", r.share);
 }
 
 void to_json(nlohmann::json& j, const ModelShare& m) {
@@ -251,14 +251,14 @@ void to_json(nlohmann::json& j, const ModelShare& m) {
          {"top_non_model", m.top_non_model}};
 }
 void from_json(const nlohmann::json& j, ModelShare& m) {
-    j.at("model_s").get_to(m.model_s);
-    j.at("wall_s").get_to(m.wall_s);
-    j.at("share").get_to(m.share);
-    j.at("outside_regions_s").get_to(m.outside_regions_s);
+    get_field(j, "model_s", m.model_s);
+    get_field(j, "wall_s", m.wall_s);
+    get_field(j, "share", m.share);
+    get_field(j, "outside_regions_s", m.outside_regions_s);
     get_optional(j, "before_regions_s", m.before_regions_s);
     get_optional(j, "after_regions_s", m.after_regions_s);
-    j.at("overlapping").get_to(m.overlapping);
-    j.at("top_non_model").get_to(m.top_non_model);
+    get_field(j, "overlapping", m.overlapping);
+    get_field(j, "top_non_model", m.top_non_model);
 }
 
 void to_json(nlohmann::json& j, const CapacityEvidence& c) {
@@ -268,10 +268,10 @@ void to_json(nlohmann::json& j, const CapacityEvidence& c) {
          {"against", c.against}};
 }
 void from_json(const nlohmann::json& j, CapacityEvidence& c) {
-    j.at("footprint_bytes").get_to(c.footprint_bytes);
-    j.at("capacity_bytes").get_to(c.capacity_bytes);
-    j.at("fraction").get_to(c.fraction);
-    j.at("against").get_to(c.against);
+    get_field(j, "footprint_bytes", c.footprint_bytes);
+    get_field(j, "capacity_bytes", c.capacity_bytes);
+    get_field(j, "fraction", c.fraction);
+    get_field(j, "against", c.against);
 }
 
 void to_json(nlohmann::json& j, const SystemSignal& s) {
@@ -284,11 +284,11 @@ void to_json(nlohmann::json& j, const SystemSignal& s) {
          {"qualifier_value", s.qualifier_value}};
 }
 void from_json(const nlohmann::json& j, SystemSignal& s) {
-    j.at("name").get_to(s.name);
+    get_field(j, "name", s.name);
     get_optional(j, "value", s.value);
-    j.at("threshold").get_to(s.threshold);
-    j.at("fired").get_to(s.fired);
-    j.at("meaning").get_to(s.meaning);
+    get_field(j, "threshold", s.threshold);
+    get_field(j, "fired", s.fired);
+    get_field(j, "meaning", s.meaning);
     get_optional(j, "qualifier", s.qualifier);
     get_optional(j, "qualifier_value", s.qualifier_value);
 }
@@ -297,8 +297,8 @@ void to_json(nlohmann::json& j, const LeverAdvice& l) {
     j = {{"lever", l.lever}, {"move", l.move}};
 }
 void from_json(const nlohmann::json& j, LeverAdvice& l) {
-    j.at("lever").get_to(l.lever);
-    j.at("move").get_to(l.move);
+    get_field(j, "lever", l.lever);
+    get_field(j, "move", l.move);
 }
 
 void to_json(nlohmann::json& j, const Diagnosis& d) {
@@ -321,22 +321,22 @@ void to_json(nlohmann::json& j, const Diagnosis& d) {
          {"duration_s", d.duration_s}};
 }
 void from_json(const nlohmann::json& j, Diagnosis& d) {
-    j.at("subject").get_to(d.subject);
+    get_field(j, "subject", d.subject);
     get_optional(j, "bound", d.bound);
-    j.at("observation").get_to(d.observation);
-    j.at("diagnosis").get_to(d.diagnosis);
-    j.at("first_move").get_to(d.first_move);
-    j.at("levers").get_to(d.levers);
-    j.at("also_held").get_to(d.also_held);
-    j.at("verdict").get_to(d.verdict);
+    get_field(j, "observation", d.observation);
+    get_field(j, "diagnosis", d.diagnosis);
+    get_field(j, "first_move", d.first_move);
+    get_field(j, "levers", d.levers);
+    get_field(j, "also_held", d.also_held);
+    get_field(j, "verdict", d.verdict);
     get_optional(j, "intensity_ops_per_byte", d.intensity_ops_per_byte);
     get_optional(j, "attainable_ops_per_s", d.attainable_ops_per_s);
     get_optional(j, "level", d.level);
-    j.at("roofs").get_to(d.roofs);
+    get_field(j, "roofs", d.roofs);
     get_optional(j, "model_share", d.model_share);
     get_optional(j, "capacity", d.capacity);
-    j.at("system").get_to(d.system);
-    j.at("findings").get_to(d.findings);
+    get_field(j, "system", d.system);
+    get_field(j, "findings", d.findings);
     get_optional(j, "duration_s", d.duration_s);
 }
 

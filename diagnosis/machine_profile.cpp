@@ -183,26 +183,26 @@ void from_json(const nlohmann::json& j, MachineProfile& p) {
                                     ": run `ceiling machine` again");
     try {
         p.schema_version = version->get<int>();
-        j.at("created_at").get_to(p.created_at);
-        j.at("duration_s").get_to(p.duration_s);
-        j.at("quick").get_to(p.quick);
-        j.at("build").get_to(p.build);
-        j.at("host").get_to(p.host);
-        j.at("method").get_to(p.method);
-        j.at("clocks").get_to(p.clocks);
-        j.at("compute_roofs").get_to(p.compute_roofs);
-        j.at("bandwidth_roofs").get_to(p.bandwidth_roofs);
-        if (auto s = j.find("sweep"); s != j.end()) s->get_to(p.sweep);  // absent in a record's copy
-        j.at("latencies").get_to(p.latencies);
-        j.at("overheads").get_to(p.overheads);
-        j.at("absent").get_to(p.absent);
-        if (auto g = j.find("gpus"); g != j.end())
-            g->get_to(p.gpus);  // absent in profiles before issue 7
-        if (auto s = j.find("storage"); s != j.end() && !s->is_null())
-            p.storage = s->get<StorageRoof>();  // absent: not measured, or an older profile
-    } catch (const nlohmann::json::exception& e) {
-        // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
+        get_field(j, "created_at", p.created_at);
+        get_field(j, "duration_s", p.duration_s);
+        get_field(j, "quick", p.quick);
+        get_field(j, "build", p.build);
+        get_field(j, "host", p.host);
+        get_field(j, "method", p.method);
+        get_field(j, "clocks", p.clocks);
+        get_field(j, "compute_roofs", p.compute_roofs);
+        get_field(j, "bandwidth_roofs", p.bandwidth_roofs);
+        if (j.contains("sweep")) get_field(j, "sweep", p.sweep);  // absent in a record's copy
+        get_field(j, "latencies", p.latencies);
+        get_field(j, "overheads", p.overheads);
+        get_field(j, "absent", p.absent);
+        if (j.contains("gpus")) get_field(j, "gpus", p.gpus);  // absent in profiles before issue 7
+        get_optional(j, "storage", p.storage);  // absent: not measured, or an older profile
+    } catch (const std::invalid_argument& e) {
+        // FieldError names the member by its path ("compute_roofs[0].threads: type must be ...").
         throw std::invalid_argument(std::string("malformed machine profile: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(std::string("malformed machine profile: ") + json_detail::library_words(e));
     }
 }
 

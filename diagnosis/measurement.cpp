@@ -19,12 +19,12 @@ void to_json(nlohmann::json& j, const Work& w) {
          {"written_bytes", w.written_bytes ? nlohmann::json(*w.written_bytes) : nlohmann::json()}};
 }
 void from_json(const nlohmann::json& j, Work& w) {
-    j.at("precision").get_to(w.precision);
-    j.at("engine").get_to(w.engine);
-    j.at("device").get_to(w.device);
-    j.at("ops").get_to(w.ops);
-    j.at("compulsory_bytes").get_to(w.compulsory_bytes);
-    j.at("working_set_bytes").get_to(w.working_set_bytes);
+    get_field(j, "precision", w.precision);
+    get_field(j, "engine", w.engine);
+    get_field(j, "device", w.device);
+    get_field(j, "ops", w.ops);
+    get_field(j, "compulsory_bytes", w.compulsory_bytes);
+    get_field(j, "working_set_bytes", w.working_set_bytes);
     // Absent in records written before it existed; null when unknown.
     if (const auto it = j.find("written_bytes"); it != j.end() && !it->is_null())
         w.written_bytes = it->get<double>();
@@ -38,21 +38,21 @@ void to_json(nlohmann::json& j, const CounterValue& c) {
          {"running_fraction", c.running_fraction}, {"low_confidence", c.low_confidence}};
 }
 void from_json(const nlohmann::json& j, CounterValue& c) {
-    j.at("name").get_to(c.name);
-    j.at("value").get_to(c.value);
-    j.at("unit").get_to(c.unit);
-    j.at("source").get_to(c.source);
+    get_field(j, "name", c.name);
+    get_field(j, "value", c.value);
+    get_field(j, "unit", c.unit);
+    get_field(j, "source", c.source);
     get_optional(j, "running_fraction", c.running_fraction);
-    j.at("low_confidence").get_to(c.low_confidence);
+    get_field(j, "low_confidence", c.low_confidence);
 }
 
 void to_json(nlohmann::json& j, const CountedKind& k) {
     j = {{"device", k.device}, {"precision", k.precision}, {"engine", k.engine}};
 }
 void from_json(const nlohmann::json& j, CountedKind& k) {
-    j.at("device").get_to(k.device);
-    j.at("precision").get_to(k.precision);
-    j.at("engine").get_to(k.engine);
+    get_field(j, "device", k.device);
+    get_field(j, "precision", k.precision);
+    get_field(j, "engine", k.engine);
 }
 
 void to_json(nlohmann::json& j, const Measurement& m) {
@@ -70,18 +70,18 @@ void to_json(nlohmann::json& j, const Measurement& m) {
          {"counters", m.counters}};
 }
 void from_json(const nlohmann::json& j, Measurement& m) {
-    j.at("name").get_to(m.name);
-    j.at("threads").get_to(m.threads);
+    get_field(j, "name", m.name);
+    get_field(j, "threads", m.threads);
     get_optional(j, "work", m.work);
-    j.at("durations_s").get_to(m.durations_s);
-    j.at("duration_s").get_to(m.duration_s);
+    get_field(j, "durations_s", m.durations_s);
+    get_field(j, "duration_s", m.duration_s);
     get_optional(j, "measured_ops", m.measured_ops);
     get_optional(j, "measured_bytes", m.measured_bytes);
     get_optional(j, "measured_ops_source", m.measured_ops_source);
     get_optional(j, "measured_bytes_source", m.measured_bytes_source);
     get_optional(j, "measured_kind", m.measured_kind);  // absent in older records
     get_optional(j, "work_spread", m.work_spread);      // likewise
-    j.at("counters").get_to(m.counters);
+    get_field(j, "counters", m.counters);
 }
 
 }  // namespace ceiling

@@ -31,9 +31,9 @@ void to_json(nlohmann::json& j, const OpTypeRow& r) {
          {"diagnosis", r.judged}};
 }
 void from_json(const nlohmann::json& j, OpTypeRow& r) {
-    j.at("name").get_to(r.name);
-    j.at("calls_per_run").get_to(r.calls);
-    j.at("time_s_per_run").get_to(r.time_s);
+    get_field(j, "name", r.name);
+    get_field(j, "calls_per_run", r.calls);
+    get_field(j, "time_s_per_run", r.time_s);
     get_optional(j, "ops_per_run", r.ops);
     get_optional(j, "bytes_per_run", r.bytes);
     get_optional(j, "busy_cores", r.busy_cores);
@@ -52,9 +52,9 @@ void to_json(nlohmann::json& j, const InstrumentationCost& c) {
          {"first_call_op_time_s", c.first_call_op_time_s}};
 }
 void from_json(const nlohmann::json& j, InstrumentationCost& c) {
-    j.at("model").get_to(c.model);
-    j.at("calls_instrumented").get_to(c.calls_instrumented);
-    j.at("calls_uninstrumented").get_to(c.calls_uninstrumented);
+    get_field(j, "model", c.model);
+    get_field(j, "calls_instrumented", c.calls_instrumented);
+    get_field(j, "calls_uninstrumented", c.calls_uninstrumented);
     get_optional(j, "instrumented_call_s", c.instrumented_s);
     get_optional(j, "uninstrumented_call_s", c.uninstrumented_s);
     get_optional(j, "op_time_per_call_s", c.op_time_s);
@@ -70,10 +70,10 @@ void to_json(nlohmann::json& j, const OpSummary& s) {
          {"instrumentation", s.costs}};
 }
 void from_json(const nlohmann::json& j, OpSummary& s) {
-    j.at("types").get_to(s.types);
-    j.at("models").get_to(s.models);
-    j.at("unformulated").get_to(s.unformulated);
-    j.at("instrumentation").get_to(s.costs);
+    get_field(j, "types", s.types);
+    get_field(j, "models", s.models);
+    get_field(j, "unformulated", s.unformulated);
+    get_field(j, "instrumentation", s.costs);
 }
 
 }  // namespace ceiling

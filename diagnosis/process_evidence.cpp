@@ -515,7 +515,7 @@ void to_json(nlohmann::json& j, const ProcessAccounting& p) {
          {"cpu_quota_throttled_s", p.cpu_quota_throttled_s}};
 }
 void from_json(const nlohmann::json& j, ProcessAccounting& p) {
-    j.at("wall_s").get_to(p.wall_s);
+    get_field(j, "wall_s", p.wall_s);
     get_optional(j, "cores_used", p.cores_used);
     get_optional(j, "user_s", p.user_s);
     get_optional(j, "system_s", p.system_s);

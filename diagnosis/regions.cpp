@@ -185,11 +185,11 @@ void to_json(nlohmann::json& j, const RegionTiming& r) {
          {"non_model_s", r.non_model_s}};
 }
 void from_json(const nlohmann::json& j, RegionTiming& r) {
-    j.at("name").get_to(r.name);
+    get_field(j, "name", r.name);
     get_optional(j, "parent", r.parent);
-    j.at("model").get_to(r.model);
-    j.at("total_s").get_to(r.total_s);
-    j.at("count").get_to(r.count);
+    get_field(j, "model", r.model);
+    get_field(j, "total_s", r.total_s);
+    get_field(j, "count", r.count);
     get_optional(j, "non_model_s", r.non_model_s);
 }
 

@@ -376,16 +376,16 @@ void to_json(nlohmann::json& j, const ComputeCeiling& c) {
          {"noisy", c.noisy}};
 }
 void from_json(const nlohmann::json& j, ComputeCeiling& c) {
-    j.at("name").get_to(c.name);
-    j.at("precision").get_to(c.precision);
-    j.at("engine").get_to(c.engine);
-    j.at("instruction").get_to(c.instruction);
-    j.at("threads").get_to(c.threads);
-    j.at("measured_threads").get_to(c.measured_threads);
-    j.at("basis").get_to(c.basis);
-    j.at("ops_per_s").get_to(c.ops_per_s);
+    get_field(j, "name", c.name);
+    get_field(j, "precision", c.precision);
+    get_field(j, "engine", c.engine);
+    get_field(j, "instruction", c.instruction);
+    get_field(j, "threads", c.threads);
+    get_field(j, "measured_threads", c.measured_threads);
+    get_field(j, "basis", c.basis);
+    get_field(j, "ops_per_s", c.ops_per_s);
     get_optional(j, "theoretical_ops_per_s", c.theoretical_ops_per_s);
-    j.at("noisy").get_to(c.noisy);
+    get_field(j, "noisy", c.noisy);
 }
 
 void to_json(nlohmann::json& j, const BandwidthCeiling& c) {
@@ -400,15 +400,15 @@ void to_json(nlohmann::json& j, const BandwidthCeiling& c) {
          {"noisy", c.noisy}};
 }
 void from_json(const nlohmann::json& j, BandwidthCeiling& c) {
-    j.at("level").get_to(c.level);
-    j.at("kernel").get_to(c.kernel);
-    j.at("threads").get_to(c.threads);
-    j.at("measured_threads").get_to(c.measured_threads);
-    j.at("basis").get_to(c.basis);
-    j.at("bytes_per_s").get_to(c.bytes_per_s);
+    get_field(j, "level", c.level);
+    get_field(j, "kernel", c.kernel);
+    get_field(j, "threads", c.threads);
+    get_field(j, "measured_threads", c.measured_threads);
+    get_field(j, "basis", c.basis);
+    get_field(j, "bytes_per_s", c.bytes_per_s);
     get_optional(j, "capacity_bytes", c.capacity_bytes);
-    j.at("capacity_from").get_to(c.capacity_from);
-    j.at("noisy").get_to(c.noisy);
+    get_field(j, "capacity_from", c.capacity_from);
+    get_field(j, "noisy", c.noisy);
 }
 
 void to_json(nlohmann::json& j, const LevelRoof& l) {
@@ -428,11 +428,11 @@ void to_json(nlohmann::json& j, const Roofline& r) {
          {"levels", r.levels}};
 }
 void from_json(const nlohmann::json& j, Roofline& r) {
-    j.at("precision").get_to(r.precision);
-    j.at("engine").get_to(r.engine);
-    j.at("threads").get_to(r.threads);
+    get_field(j, "precision", r.precision);
+    get_field(j, "engine", r.engine);
+    get_field(j, "threads", r.threads);
     get_optional(j, "compute", r.compute);
-    j.at("levels").get_to(r.levels);
+    get_field(j, "levels", r.levels);
 }
 
 void to_json(nlohmann::json& j, const RooflinePoint& p) {
@@ -446,14 +446,14 @@ void to_json(nlohmann::json& j, const RooflinePoint& p) {
          {"limited_by", p.limited_by}};
 }
 void from_json(const nlohmann::json& j, RooflinePoint& p) {
-    j.at("intensity_ops_per_byte").get_to(p.intensity_ops_per_byte);
-    j.at("level").get_to(p.level);
-    j.at("working_set_known").get_to(p.working_set_known);
-    j.at("compute_ops_per_s").get_to(p.compute_ops_per_s);
-    j.at("bytes_per_s").get_to(p.bytes_per_s);
-    j.at("ridge_ops_per_byte").get_to(p.ridge_ops_per_byte);
-    j.at("attainable_ops_per_s").get_to(p.attainable_ops_per_s);
-    j.at("limited_by").get_to(p.limited_by);
+    get_field(j, "intensity_ops_per_byte", p.intensity_ops_per_byte);
+    get_field(j, "level", p.level);
+    get_field(j, "working_set_known", p.working_set_known);
+    get_field(j, "compute_ops_per_s", p.compute_ops_per_s);
+    get_field(j, "bytes_per_s", p.bytes_per_s);
+    get_field(j, "ridge_ops_per_byte", p.ridge_ops_per_byte);
+    get_field(j, "attainable_ops_per_s", p.attainable_ops_per_s);
+    get_field(j, "limited_by", p.limited_by);
 }
 
 }  // namespace ceiling

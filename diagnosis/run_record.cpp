@@ -86,23 +86,23 @@ void to_json(nlohmann::json& j, const ProcessEnd& e) {
          {"shell_status", e.shell_status()}};
 }
 void from_json(const nlohmann::json& j, ProcessEnd& e) {
-    j.at("kind").get_to(e.kind);
+    get_field(j, "kind", e.kind);
     get_optional(j, "exit_code", e.exit_code);
     get_optional(j, "signal", e.signal);
-    j.at("signal_name").get_to(e.signal_name);
-    j.at("core_dumped").get_to(e.core_dumped);
-    j.at("message").get_to(e.message);
+    get_field(j, "signal_name", e.signal_name);
+    get_field(j, "core_dumped", e.core_dumped);
+    get_field(j, "message", e.message);
 }
 
 void to_json(nlohmann::json& j, const Series& s) {
     j = {{"name", s.name}, {"unit", s.unit}, {"source", s.source}, {"t_s", s.t_s}, {"values", s.values}};
 }
 void from_json(const nlohmann::json& j, Series& s) {
-    j.at("name").get_to(s.name);
-    j.at("unit").get_to(s.unit);
-    j.at("source").get_to(s.source);
-    j.at("t_s").get_to(s.t_s);
-    j.at("values").get_to(s.values);
+    get_field(j, "name", s.name);
+    get_field(j, "unit", s.unit);
+    get_field(j, "source", s.source);
+    get_field(j, "t_s", s.t_s);
+    get_field(j, "values", s.values);
     if (s.t_s.size() != s.values.size())
         throw std::invalid_argument("series '" + s.name + "': t_s and values differ in length");
 }
@@ -111,10 +111,10 @@ void to_json(nlohmann::json& j, const ProcessUse& p) {
     j = {{"pid", p.pid}, {"name", p.name}, {"cpu_s", p.cpu_s}, {"seen_s", p.seen_s}};
 }
 void from_json(const nlohmann::json& j, ProcessUse& p) {
-    j.at("pid").get_to(p.pid);
-    j.at("name").get_to(p.name);
-    j.at("cpu_s").get_to(p.cpu_s);
-    j.at("seen_s").get_to(p.seen_s);
+    get_field(j, "pid", p.pid);
+    get_field(j, "name", p.name);
+    get_field(j, "cpu_s", p.cpu_s);
+    get_field(j, "seen_s", p.seen_s);
 }
 
 void to_json(nlohmann::json& j, const Execution& e) {
@@ -125,15 +125,15 @@ void to_json(nlohmann::json& j, const Execution& e) {
     if (!e.processes.empty()) j["processes"] = e.processes;
 }
 void from_json(const nlohmann::json& j, Execution& e) {
-    j.at("index").get_to(e.index);
-    j.at("warmup").get_to(e.warmup);
+    get_field(j, "index", e.index);
+    get_field(j, "warmup", e.warmup);
     get_optional(j, "pid", e.pid);
-    j.at("wall_s").get_to(e.wall_s);
-    j.at("end").get_to(e.end);
-    j.at("counters").get_to(e.counters);
-    j.at("time_series").get_to(e.time_series);
+    get_field(j, "wall_s", e.wall_s);
+    get_field(j, "end", e.end);
+    get_field(j, "counters", e.counters);
+    get_field(j, "time_series", e.time_series);
     e.counting = j.value("counting", false);
-    if (j.contains("processes")) j.at("processes").get_to(e.processes);
+    if (j.contains("processes")) get_field(j, "processes", e.processes);
 }
 
 void to_json(nlohmann::json& j, const RecordedRegion& r) {
@@ -170,17 +170,17 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"labels", r.labels}};
 }
 void from_json(const nlohmann::json& j, RecordedRegion& r) {
-    j.at("kind").get_to(r.kind);
-    j.at("path").get_to(r.path);
-    j.at("name").get_to(r.name);
-    j.at("parent").get_to(r.parent);
-    j.at("domain").get_to(r.domain);
-    j.at("model").get_to(r.model);
-    j.at("instances").get_to(r.instances);
-    j.at("threads").get_to(r.threads);
-    j.at("processes").get_to(r.processes);
-    j.at("unclosed").get_to(r.unclosed);
-    j.at("total_s_per_execution").get_to(r.total_s_per_execution);
+    get_field(j, "kind", r.kind);
+    get_field(j, "path", r.path);
+    get_field(j, "name", r.name);
+    get_field(j, "parent", r.parent);
+    get_field(j, "domain", r.domain);
+    get_field(j, "model", r.model);
+    get_field(j, "instances", r.instances);
+    get_field(j, "threads", r.threads);
+    get_field(j, "processes", r.processes);
+    get_field(j, "unclosed", r.unclosed);
+    get_field(j, "total_s_per_execution", r.total_s_per_execution);
     get_optional(j, "self_s", r.self_s);
     get_optional(j, "busy_cores", r.busy_cores);
     get_optional(j, "busy_cores_error", r.busy_cores_error);
@@ -198,17 +198,17 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "storage_wait_threads", r.storage_wait_threads);
     get_optional(j, "concurrency", r.concurrency);
     get_optional(j, "non_model_s", r.non_model_s);
-    j.at("measurement").get_to(r.measurement);
-    j.at("durations_subsampled").get_to(r.durations_subsampled);
-    if (const auto it = j.find("labels"); it != j.end()) it->get_to(r.labels);
+    get_field(j, "measurement", r.measurement);
+    get_field(j, "durations_subsampled", r.durations_subsampled);
+    if (j.contains("labels")) get_field(j, "labels", r.labels);
 }
 
 void to_json(nlohmann::json& j, const RegionVerdict& v) {
     j = {{"path", v.path}, {"diagnosis", v.diagnosis}};
 }
 void from_json(const nlohmann::json& j, RegionVerdict& v) {
-    j.at("path").get_to(v.path);
-    j.at("diagnosis").get_to(v.diagnosis);
+    get_field(j, "path", v.path);
+    get_field(j, "diagnosis", v.diagnosis);
 }
 
 void to_json(nlohmann::json& j, const RunOptions& o) {
@@ -218,8 +218,8 @@ void to_json(nlohmann::json& j, const RunOptions& o) {
          {"model_regions", o.model_regions}};
 }
 void from_json(const nlohmann::json& j, RunOptions& o) {
-    j.at("repeat").get_to(o.repeat);
-    j.at("warmup").get_to(o.warmup);
+    get_field(j, "repeat", o.repeat);
+    get_field(j, "warmup", o.warmup);
     get_optional(j, "interval_s", o.interval_s);
     get_optional(j, "model_regions", o.model_regions);
 }
@@ -278,16 +278,16 @@ void to_json(nlohmann::json& j, const RoofCheck& c) {
 void from_json(const nlohmann::json& j, RoofCheck& c) {
     c.kind = j.contains("kind") ? j.at("kind").get<RoofKind>() : RoofKind::bandwidth;
     const std::string unit = c.kind == RoofKind::compute ? "ops" : "bytes";
-    j.at("level").get_to(c.level);
-    j.at("kernel").get_to(c.kernel);
-    j.at("threads").get_to(c.threads);
-    j.at("profile_" + unit + "_per_s").get_to(c.profile_per_s);
-    j.at("now_" + unit + "_per_s").get_to(c.now_per_s);
+    get_field(j, "level", c.level);
+    get_field(j, "kernel", c.kernel);
+    get_field(j, "threads", c.threads);
+    get_field(j, "profile_" + unit + "_per_s", c.profile_per_s);
+    get_field(j, "now_" + unit + "_per_s", c.now_per_s);
     if (const auto s = j.find("now_slowest_" + unit + "_per_s"); s != j.end() && !s->is_null())
         c.slowest_per_s = s->get<double>();
     if (const auto t = j.find("profile_threads"); t != j.end() && !t->is_null())
         c.profile_threads = t->get<int>();
-    if (const auto b = j.find("beside"); b != j.end() && !b->is_null()) b->get_to(c.beside);
+    if (const auto b = j.find("beside"); b != j.end() && !b->is_null()) get_field(j, "beside", c.beside);
 }
 
 void from_json(const nlohmann::json& j, RunRecord& r) {
@@ -301,48 +301,50 @@ void from_json(const nlohmann::json& j, RunRecord& r) {
                                     std::to_string(run_record_schema_version));
     try {
         r.schema_version = version->get<int>();
-        j.at("kind").get_to(r.kind);
-        j.at("created_at").get_to(r.created_at);
-        j.at("command").get_to(r.command);
-        j.at("executable").get_to(r.executable);
-        j.at("working_directory").get_to(r.working_directory);
-        j.at("hostname").get_to(r.hostname);
+        get_field(j, "kind", r.kind);
+        get_field(j, "created_at", r.created_at);
+        get_field(j, "command", r.command);
+        get_field(j, "executable", r.executable);
+        get_field(j, "working_directory", r.working_directory);
+        get_field(j, "hostname", r.hostname);
         get_optional(j, "rank", r.rank);
         get_optional(j, "world_size", r.world_size);
-        j.at("rank_source").get_to(r.rank_source);
-        j.at("versions").get_to(r.versions);
-        j.at("environment").get_to(r.environment);
-        j.at("options").get_to(r.options);
-        j.at("partial").get_to(r.partial);
-        j.at("partial_reason").get_to(r.partial_reason);
-        j.at("end").get_to(r.end);
-        j.at("executions").get_to(r.executions);
-        j.at("whole").get_to(r.whole);
-        j.at("regions").get_to(r.regions);
-        j.at("model_time_s_per_execution").get_to(r.model_time_s_per_execution);
-        j.at("region_time_s_per_execution").get_to(r.region_time_s_per_execution);
+        get_field(j, "rank_source", r.rank_source);
+        get_field(j, "versions", r.versions);
+        get_field(j, "environment", r.environment);
+        get_field(j, "options", r.options);
+        get_field(j, "partial", r.partial);
+        get_field(j, "partial_reason", r.partial_reason);
+        get_field(j, "end", r.end);
+        get_field(j, "executions", r.executions);
+        get_field(j, "whole", r.whole);
+        get_field(j, "regions", r.regions);
+        get_field(j, "model_time_s_per_execution", r.model_time_s_per_execution);
+        get_field(j, "region_time_s_per_execution", r.region_time_s_per_execution);
         if (j.contains("before_regions_s_per_execution"))
-            j.at("before_regions_s_per_execution").get_to(r.before_regions_s_per_execution);
+            get_field(j, "before_regions_s_per_execution", r.before_regions_s_per_execution);
         if (j.contains("after_regions_s_per_execution"))
-            j.at("after_regions_s_per_execution").get_to(r.after_regions_s_per_execution);
+            get_field(j, "after_regions_s_per_execution", r.after_regions_s_per_execution);
         get_optional(j, "machine_profile", r.machine_profile);
-        j.at("machine_profile_path").get_to(r.machine_profile_path);
-        j.at("thresholds").get_to(r.thresholds);
+        get_field(j, "machine_profile_path", r.machine_profile_path);
+        get_field(j, "thresholds", r.thresholds);
         get_optional(j, "budgets", r.budgets);
-        j.at("budget_checks").get_to(r.budget_checks);
+        get_field(j, "budget_checks", r.budget_checks);
         get_optional(j, "diagnosis", r.diagnosis);
-        j.at("region_diagnoses").get_to(r.region_diagnoses);
-        j.at("notes").get_to(r.notes);
+        get_field(j, "region_diagnoses", r.region_diagnoses);
+        get_field(j, "notes", r.notes);
         // Records written before roof checks existed have none.
-        if (const auto c = j.find("roof_checks"); c != j.end()) c->get_to(r.roof_checks);
+        if (j.contains("roof_checks")) get_field(j, "roof_checks", r.roof_checks);
         // Only torch runs have an op summary.
-        if (const auto o = j.find("op_summary"); o != j.end()) o->get_to(r.op_summary);
-        if (const auto m = j.find("model_region"); m != j.end()) m->get_to(r.model_region);
+        if (j.contains("op_summary")) get_field(j, "op_summary", r.op_summary);
+        if (j.contains("model_region")) get_field(j, "model_region", r.model_region);
         // Records written before the answer was kept are judged again when read (report).
-        if (const auto a = j.find("answer"); a != j.end()) a->get_to(r.answer);
-    } catch (const nlohmann::json::exception& e) {
-        // nlohmann's messages name the key ("key 'x' not found") or the type mismatch.
+        if (j.contains("answer")) get_field(j, "answer", r.answer);
+    } catch (const std::invalid_argument& e) {
+        // FieldError names the member by its path ("regions[3].unclosed: type must be ...").
         throw std::invalid_argument(std::string("malformed run record: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
+        throw std::invalid_argument(std::string("malformed run record: ") + json_detail::library_words(e));
     }
 }
 

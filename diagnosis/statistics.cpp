@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "diagnosis/json_support.hpp"
+
 namespace ceiling {
 
 double percentile(std::span<const double> sorted, double q) {
@@ -76,14 +78,14 @@ void to_json(nlohmann::json& j, const Summary& s) {
 }
 
 void from_json(const nlohmann::json& j, Summary& s) {
-    j.at("count").get_to(s.count);
-    j.at("median").get_to(s.median);
-    j.at("p90").get_to(s.p90);
-    j.at("p99").get_to(s.p99);
-    j.at("min").get_to(s.min);
-    j.at("max").get_to(s.max);
-    j.at("mean").get_to(s.mean);
-    j.at("rel_spread").get_to(s.rel_spread);
+    get_field(j, "count", s.count);
+    get_field(j, "median", s.median);
+    get_field(j, "p90", s.p90);
+    get_field(j, "p99", s.p99);
+    get_field(j, "min", s.min);
+    get_field(j, "max", s.max);
+    get_field(j, "mean", s.mean);
+    get_field(j, "rel_spread", s.rel_spread);
 }
 
 }  // namespace ceiling

@@ -54,6 +54,8 @@ class BadInput : public ::testing::Test {
         auto j = nlohmann::json::parse(testing::slurp(d / "good.json"));
         j["executions"][0]["wall_s"] = -1;
         std::ofstream(d / "negative.json") << j.dump();
+        j["executions"][0]["wall_s"] = "fast";
+        std::ofstream(d / "wrongtype.json") << j.dump();
         std::ofstream(d / "profile.json")
             << R"({"schema_version": 1, "host": {}, "compute_roofs": []})";
         std::ofstream(d / "binary.json") << std::string("{\"a\":\0\xff\xfe}", 9);
@@ -93,6 +95,8 @@ TEST_F(BadInput, EachCaseEndsWithItsStatusAndOneLineAndTouchesNothingElse) {
         // Impossible values: the field is named.
         {{"report", "@/negative.json"}, 2, "executions[0].wall_s = -1", ""},
         {{"diff", "@/good.json", "@/negative.json"}, 2, "executions[0].wall_s = -1", ""},
+        // A value of the wrong type: the field is named, not only the JSON library's words.
+        {{"report", "@/wrongtype.json"}, 2, "executions[0].wall_s: type must be number, but is string", ""},
         // Writing: a FIFO or a device is refused before anything runs.
         {{"report", "--html", "@/fifo", "@/good.json"}, 2, "is a FIFO, not a regular file", ""},
         {{"report", "--html", "@/folder", "@/good.json"}, 2, "is a directory", ""},

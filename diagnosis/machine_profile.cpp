@@ -107,26 +107,13 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DispatchOverheads, threads, fork_join_s, empt
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Absence, what, reason)
 
 // --- GPU (issue 7) ---
-namespace {
-
-const GpuComputeRoof* best_compute_of(const std::vector<GpuComputeRoof>& roofs, Precision p,
-                                      Engine e, bool library) {
+const GpuComputeRoof* GpuProfile::best_compute_roof(Precision p, Engine e) const {
     const GpuComputeRoof* best = nullptr;
-    for (const auto& r : roofs)
-        if (r.precision == p && r.engine == e && r.library == library &&
+    for (const auto& r : compute_roofs)
+        if (r.precision == p && r.engine == e && !r.library &&
             (!best || r.ops_per_s.median > best->ops_per_s.median))
             best = &r;
     return best;
-}
-
-}  // namespace
-
-const GpuComputeRoof* GpuProfile::best_compute_roof(Precision p, Engine e) const {
-    return best_compute_of(compute_roofs, p, e, false);
-}
-
-const GpuComputeRoof* GpuProfile::library_reference(Precision p, Engine e) const {
-    return best_compute_of(compute_roofs, p, e, true);
 }
 
 const GpuBandwidthRoof* GpuProfile::best_bandwidth_roof(const std::string& level) const {

@@ -205,9 +205,6 @@ struct GpuProfile {
     // PCIe is measured only through cudaMemcpy, so it has figures but no roof.
     const GpuComputeRoof* best_compute_roof(Precision p, Engine e) const;
     const GpuBandwidthRoof* best_bandwidth_roof(const std::string& level) const;
-    // The highest library figure of this precision and engine (nullptr: none): a reference
-    // to compare our roof with ("tensor roof vs cuBLAS"), never a roof.
-    const GpuComputeRoof* library_reference(Precision p, Engine e) const;
 };
 // --- end GPU ---
 

@@ -29,6 +29,23 @@ TEST(Scripts, EveryBashScriptParses) {
     EXPECT_GE(parsed, 5) << "too few bash scripts found in " << dir;
 }
 
+// The Python the scripts run (gpu-check's judges) must compile as well.
+TEST(Scripts, EveryPythonScriptCompiles) {
+    const auto dir =
+        std::filesystem::path(CEILING_TEST_DATA).parent_path().parent_path() / "scripts";
+    testing::TempDir cache;
+    int compiled = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().extension() != ".py") continue;
+        const auto r = testing::run_process(
+            {"python3", "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], cfile=sys.argv[2], doraise=True)",
+             entry.path().string(), (cache / "out.pyc").string()});
+        EXPECT_EQ(r.exit_code, 0) << entry.path() << ": " << r.err;
+        ++compiled;
+    }
+    EXPECT_GE(compiled, 1) << "no Python script found in " << dir;
+}
+
 // The GPU check's judges run here on crafted files (--judge DIR): a judge that crashes on a
 // file it did not expect is a FAIL line naming it, never a step that passes by printing
 // nothing; and a GEMV counted with null counts is judged, not a traceback.

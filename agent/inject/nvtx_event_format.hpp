@@ -64,7 +64,11 @@ struct EventFileHeader {
     float range_ns = 0;
     float cpu_read_ns = 0;
     float calibration_ns = 0;
-    std::uint8_t reserved[12] = {};
+    // Events this thread could not record once the capture's file system ran out of space
+    // (a small /dev/shm): counted here, in the chunk it was writing, while the program runs
+    // on. 0 in captures from before it (the bytes were reserved, zero).
+    std::uint32_t dropped_events = 0;
+    std::uint8_t reserved[8] = {};
 };
 static_assert(sizeof(EventFileHeader) == 64);
 

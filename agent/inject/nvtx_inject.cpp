@@ -154,28 +154,51 @@ struct ThreadState {
     int depth = 0;
     std::int64_t last_thread_cpu_ns = 0;  // when this thread last read its own CPU time
     bool failed = false;  // could not create a chunk: stop trying on this thread
+    // The capture's file system ran out of space: this thread records nothing more, and
+    // counts what it drops in the header of the chunk it keeps mapped.
+    bool full = false;
+    int fd = -1;  // the chunk's file, kept open to reserve its pages before they are written
     CacheEntry cache[256];
 
     ~ThreadState() { release(); }
     void release() {
         if (map) ::munmap(map, chunk_bytes);
+        if (fd >= 0) ::close(fd);
         map = nullptr;
+        fd = -1;
         next = end = nullptr;
     }
+    // An event that cannot be recorded: counted where the reader finds it.
+    void drop() {
+        if (full && map) ++static_cast<EventFileHeader*>(map)->dropped_events;
+    }
+    // Reserves the chunk's bytes [offset, offset + len) in its file before they are written:
+    // a mapped sparse file whose file system is full (a 64 MiB /dev/shm) kills the program
+    // with SIGBUS at the first store into an unbacked page, so a failed reservation stops
+    // recording instead.
+    bool reserve(std::size_t offset, std::size_t len) {
+        return ::posix_fallocate(fd, static_cast<off_t>(offset), static_cast<off_t>(len)) == 0;
+    }
     bool open_chunk() {
+        if (full) return false;
         release();
         if (failed) return false;
         if (tid == 0) tid = static_cast<int>(::syscall(SYS_gettid));
         char path[PATH_MAX + 128];  // dir is at most PATH_MAX - 64, the rest is numbers
         std::snprintf(path, sizeof path, "%s/%d-%llu-%d-%u.evt", g->dir, g->pid,
                       static_cast<unsigned long long>(g->load_ns), tid, chunk);
-        const int fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        fd = ::open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0) return failed = true, false;
         void* m = MAP_FAILED;
-        if (::ftruncate(fd, static_cast<off_t>(chunk_bytes)) == 0)
+        // The header's page reserved before it is written (the rest as populate reaches it).
+        if (::ftruncate(fd, static_cast<off_t>(chunk_bytes)) == 0 && reserve(0, populate_bytes))
             m = ::mmap(nullptr, chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        ::close(fd);
-        if (m == MAP_FAILED) return failed = true, false;
+        if (m == MAP_FAILED) {
+            ::close(fd);
+            fd = -1;
+            ::unlink(path);  // nothing of it was written: no empty chunk for the reader
+            return failed = true, false;
+        }
         map = m;
         auto* header = new (m) EventFileHeader{};
         header->pid = g->pid;
@@ -189,20 +212,27 @@ struct ThreadState {
         header->calibration_ns = g->calibration_ns;
         next = reinterpret_cast<Event*>(static_cast<char*>(m) + sizeof(EventFileHeader));
         end = next + chunk_events;
-        populate(static_cast<char*>(m));
+        populate(static_cast<char*>(m), true);
         return true;
     }
     // Maps in the chunk's pages from `from` (page aligned) to the next populate_bytes
     // boundary at once, ahead of the writes: written one 4 KiB page fault at a time, the
     // 13 MB of events of 200 000 ranges cost ~3 000 faults in the program. A thread that
     // records little still costs only what it wrote, rounded up to populate_bytes.
-    void populate(char* from) {
-        if (populate_failed) return;
+    // Reserves them first (`reserved`: already done); false, and the thread stops recording,
+    // where the file system has no room for them.
+    bool populate(char* from, bool reserved = false) {
         const auto a = reinterpret_cast<std::uintptr_t>(from);
-        const auto to = std::min((a | (populate_bytes - 1)) + 1,
-                                 reinterpret_cast<std::uintptr_t>(map) + chunk_bytes);
-        if (to > a && ::madvise(from, to - a, MADV_POPULATE_WRITE) != 0)
+        const auto base = reinterpret_cast<std::uintptr_t>(map);
+        const auto to = std::min((a | (populate_bytes - 1)) + 1, base + chunk_bytes);
+        if (!reserved && fd >= 0 && to > a && !reserve(a - base, to - a)) {
+            full = true;
+            end = next;
+            return false;
+        }
+        if (!populate_failed && to > a && ::madvise(from, to - a, MADV_POPULATE_WRITE) != 0)
             populate_failed = true;  // before Linux 5.14: pages fault in as before
+        return true;
     }
     static constexpr std::uintptr_t populate_bytes = std::uintptr_t{256} << 10;
     bool populate_failed = false;
@@ -273,9 +303,10 @@ std::uint32_t domain_of(nvtxDomainHandle_t d) {
 
 void emit_to(ThreadState& s, EventKind kind, std::int64_t t, std::uint32_t string,
              std::uint32_t domain, std::uint64_t range_id) {
-    if (s.next == s.end && !s.open_chunk()) return;
-    if ((reinterpret_cast<std::uintptr_t>(s.next) & (ThreadState::populate_bytes - 1)) == 0)
-        s.populate(reinterpret_cast<char*>(s.next));
+    if (s.next == s.end && !s.open_chunk()) return s.drop();
+    if ((reinterpret_cast<std::uintptr_t>(s.next) & (ThreadState::populate_bytes - 1)) == 0 &&
+        !s.populate(reinterpret_cast<char*>(s.next)))
+        return s.drop();
     Event* e = s.next++;
     e->t_ns = t;
     e->range_id = range_id;
@@ -464,6 +495,7 @@ void after_fork_child() {
     state.chunk = 0;
     state.tid = 0;
     state.failed = false;
+    state.full = false;
 }
 
 struct Slot {

@@ -525,6 +525,7 @@ void read_thread(CaptureReading& reading, EventReader& reader, const std::string
         for (auto events = reader.next(); !events.empty(); events = reader.next())
             if (!std::all_of(events.begin(), events.end(), handle)) break;
         reading.cap.recorded_events += counts.range_events + counts.cpu_events;
+        reading.cap.dropped_events += c.header.dropped_events;
         reading.cost.add_chunk(image, c.header, counts.range_events, counts.cpu_events);
     }
     thread.close_open_ranges();
@@ -611,6 +612,13 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
     attribute_thread_cpu(reading);
     reading.cost.write_to(cap);
     put_in_order(cap);
+    if (cap.dropped_events > 0)
+        cap.warnings.push_back(
+            "the capture's file system ran out of space (" + dir.parent_path().string() +
+            "): " + std::to_string(cap.dropped_events) +
+            " NVTX events after that were not recorded (the program ran on); ranges open "
+            "then end with the program and later ones are missing. Give it more room "
+            "(a larger /dev/shm: docker --shm-size) or another directory (CEILING_TMPDIR)");
     return cap;
 }
 

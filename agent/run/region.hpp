@@ -127,6 +127,8 @@ struct NvtxCapture {
     // the time that cost the program, from the costs it timed in the process (the chunk
     // headers' range_ns and cpu_read_ns): absent when a chunk with events had none.
     std::uint64_t recorded_events = 0;
+    // Events the injection library could not record when the capture's file system was full.
+    std::uint64_t dropped_events = 0;
     std::optional<double> recording_s;
     // The largest peak resident set of its processes that recorded, each read at its exit
     // (IMAGE.peak): exact however short the program; absent where none exited normally.

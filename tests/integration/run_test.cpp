@@ -213,6 +213,27 @@ TEST(Run, PeakMemoryOfARecordingProcessIsReadAtItsExit) {
     }
 }
 
+// A capture directory on a file system too small for the program's ranges (Docker's 64 MiB
+// /dev/shm, here a 2 MiB tmpfs): the program runs to its end and keeps its status (a mapped
+// sparse file used to kill it with SIGBUS), and the record says how many events were lost.
+TEST(Run, ACaptureThatRunsOutOfSpaceDropsEventsNotTheProgram) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    std::filesystem::create_directories(dir / "small");
+    if (run_process({"mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", (dir / "small").string()}).exit_code != 0)
+        GTEST_SKIP() << "cannot mount a small tmpfs here (needs root and mount rights)";
+    const auto r = ceiling_run(dir / "r.json", {}, {nvtx_target, "heavy", "100000", "20"},
+                               {"CEILING_TMPDIR=" + (dir / "small").string()});
+    run_process({"umount", (dir / "small").string()});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    ASSERT_EQ(rec.executions.size(), 1u);
+    EXPECT_TRUE(rec.executions[0].end.succeeded()) << rec.executions[0].end.message;
+    bool said = false;
+    for (const auto& n : rec.notes) said = said || n.find("ran out of space") != std::string::npos;
+    EXPECT_TRUE(said) << r.err;
+}
+
 // ceiling says what recording the program's ranges cost it: every event counted (a push
 // and a pop per range), at the cost the injection library timed in the program, a part of
 // the wall time and never zero.

@@ -98,7 +98,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ComputeRoof, name, precision, en
                                                 clock_chain, clock_density,
                                                 measured_instructions_per_cycle,
                                                 instructions_per_cycle, cores, theoretical_source,
-                                                noisy)
+                                                theoretical_from_measurement, noisy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepPoint, kernel, threads, working_set_bytes, bytes_per_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BandwidthRoof, level, kernel, threads, bytes_per_s,
                                    min_working_set_bytes, max_working_set_bytes, noisy)

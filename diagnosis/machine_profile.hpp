@@ -87,6 +87,10 @@ struct ComputeRoof {
     std::optional<double> instructions_per_cycle;           // what the theoretical value used
     int cores = 0;                   // physical cores the theoretical value counts
     std::string theoretical_source;  // where instructions_per_cycle came from
+    // instructions_per_cycle is the measurement's, not the peak table's (PortBasis::
+    // from_measurement): measured/theoretical then agrees by construction and is no check.
+    // False in profiles written before it was kept.
+    bool theoretical_from_measurement = false;
     bool noisy = false;              // rel_spread above the noise threshold
 };
 

@@ -261,6 +261,9 @@ PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::str
         }
         b.instructions_per_cycle = ipc;
         b.disagrees = measured && !agrees(*measured, ipc);
+        // Where the row lists two counts the measurement chose between them: the theory then
+        // follows the measurement, and cannot confirm it.
+        b.from_measurement = row->alternative > 0 && measured;
         return b;
     }
     const std::string unknown = uarch ? std::string(uarch->name) + " table has no row for this roof"

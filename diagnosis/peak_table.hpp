@@ -64,7 +64,10 @@ std::optional<double> theoretical_ops_per_s(const Microarchitecture& uarch, std:
 struct PortBasis {
     std::optional<double> instructions_per_cycle;
     std::string source;  // e.g. "Zen 4 table row (AMD ...), measured 1.00/cycle: confirmed"
-    bool from_measurement = false;  // the count is the measurement's, not a table's
+    // The count is the measurement's, not a table's: a plausible count nearest it (a CPU or
+    // roof the table does not know), or the one of a row's two counts it picked. A measured/
+    // theoretical ratio then agrees by construction and checks nothing.
+    bool from_measurement = false;
     bool disagrees = false;         // table and measurement differ by more than 15 %
 };
 PortBasis decide_instructions_per_cycle(const Microarchitecture* uarch, std::string_view roof,

@@ -95,7 +95,10 @@ ComputeCeiling make_compute_ceiling(const ComputeRoof& r, const Choice& c, int t
     out.measured_threads = c.measured_threads;
     out.basis = c.basis;
     out.ops_per_s = c.value;
-    if (c.basis == RoofBasis::measured) out.theoretical_ops_per_s = r.theoretical_ops_per_s;
+    if (c.basis == RoofBasis::measured) {
+        out.theoretical_ops_per_s = r.theoretical_ops_per_s;
+        out.theoretical_from_measurement = r.theoretical_from_measurement;
+    }
     out.noisy = r.noisy;
     return out;
 }
@@ -236,6 +239,7 @@ Roofline make_busy_roofline(const MachineProfile& p, Precision precision, Engine
                 per_core > one.compute->ops_per_s ? r.compute->threads : 1;
             r.compute->basis = RoofBasis::scaled;
             r.compute->theoretical_ops_per_s.reset();
+            r.compute->theoretical_from_measurement = false;
         }
     }
     for (auto& level : r.levels) {
@@ -373,6 +377,7 @@ void to_json(nlohmann::json& j, const ComputeCeiling& c) {
          {"basis", c.basis},
          {"ops_per_s", c.ops_per_s},
          {"theoretical_ops_per_s", c.theoretical_ops_per_s},
+         {"theoretical_from_measurement", c.theoretical_from_measurement},
          {"noisy", c.noisy}};
 }
 void from_json(const nlohmann::json& j, ComputeCeiling& c) {
@@ -385,6 +390,9 @@ void from_json(const nlohmann::json& j, ComputeCeiling& c) {
     get_field(j, "basis", c.basis);
     get_field(j, "ops_per_s", c.ops_per_s);
     get_optional(j, "theoretical_ops_per_s", c.theoretical_ops_per_s);
+    // Absent in records written before it was kept: false, as those records were read.
+    if (j.contains("theoretical_from_measurement"))
+        get_field(j, "theoretical_from_measurement", c.theoretical_from_measurement);
     get_field(j, "noisy", c.noisy);
 }
 

@@ -37,6 +37,9 @@ struct ComputeCeiling {
     RoofBasis basis = RoofBasis::measured;
     double ops_per_s = 0;
     std::optional<double> theoretical_ops_per_s;  // only for a ceiling measured as is
+    // The theoretical value's per-cycle count came from the measurement (ComputeRoof::
+    // theoretical_from_measurement): no check of the roof.
+    bool theoretical_from_measurement = false;
     bool noisy = false;
 };
 

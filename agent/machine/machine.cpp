@@ -131,6 +131,7 @@ void add_theory(ComputeRoof& r, const kernels::ComputeKernel& k, const Microarch
     r.theoretical_source = b.source;
     if (!b.instructions_per_cycle) return;
     r.instructions_per_cycle = b.instructions_per_cycle;
+    r.theoretical_from_measurement = b.from_measurement;
     r.theoretical_ops_per_s =
         *r.clock_hz * *b.instructions_per_cycle * k.ops_per_instruction * r.cores;
 }

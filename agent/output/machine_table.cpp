@@ -92,9 +92,15 @@ void render_clocks(const MachineProfile& p, std::ostream& out) {
     t.render(out);
 }
 
-// The compute roofs' table; true when one measured more than `above_theory` of its
-// theoretical value (the note under the table says what that means).
-bool compute_roof_table(const MachineProfile& p, std::ostream& out) {
+// What the compute roofs' table found worth a note under it.
+struct TheoryNotes {
+    bool above = false;             // a roof measured more than `above_theory` of its theory
+    bool from_measurement = false;  // a theoretical value whose per-cycle count was measured
+};
+
+// The compute roofs' table. A theoretical value whose per-cycle count the measurement chose
+// says so beside it, and its measured/theoretical is "n/a": it agrees by construction.
+TheoryNotes compute_roof_table(const MachineProfile& p, std::ostream& out) {
     TextTable t;
     t.column("roof")
         .column("instruction")
@@ -106,13 +112,18 @@ bool compute_roof_table(const MachineProfile& p, std::ostream& out) {
         .column("theoretical", A::right)
         .column("meas/theo", A::right)
         .column("");
-    bool above = false;
+    TheoryNotes notes;
     for (const auto& r : p.compute_roofs) {
-        std::string versus = "-";
-        if (r.theoretical_ops_per_s) {
+        std::string versus = "-", theory = "-";
+        if (r.theoretical_ops_per_s && r.theoretical_from_measurement) {
+            theory = si(*r.theoretical_ops_per_s, "op/s") + " (from measurement)";
+            versus = "n/a";
+            notes.from_measurement = true;
+        } else if (r.theoretical_ops_per_s) {
             const double f = r.ops_per_s.median / *r.theoretical_ops_per_s;
+            theory = si(*r.theoretical_ops_per_s, "op/s");
             versus = percent(f) + (f > above_theory ? " !" : "");
-            above = above || f > above_theory;
+            notes.above = notes.above || f > above_theory;
         }
         // per cycle: what the theoretical value used (what the measurement gave).
         std::string ipc = r.instructions_per_cycle ? fixed(*r.instructions_per_cycle, 2) : "-";
@@ -120,26 +131,29 @@ bool compute_roof_table(const MachineProfile& p, std::ostream& out) {
             ipc += " (" + fixed(*r.measured_instructions_per_cycle, 2) + ")";
         t.row({r.name, r.instruction, std::to_string(r.threads), si(r.ops_per_s.median, "op/s"),
                range(r.ops_per_s, 1e-9, 1) + " G", r.clock_hz ? si(*r.clock_hz, "Hz") : "-",
-               ipc, r.theoretical_ops_per_s ? si(*r.theoretical_ops_per_s, "op/s") : "-",
-               versus, r.noisy ? "noisy" : ""});
+               ipc, theory, versus, r.noisy ? "noisy" : ""});
     }
     t.render(out);
-    return above;
+    return notes;
 }
 
 void render_compute_roofs(const MachineProfile& p, std::ostream& out) {
     if (p.compute_roofs.empty()) return;
     out << "\nCompute roofs (ops/s: FLOP/s for floats, int ops/s for int8; a multiply-add is "
            "2)\n";
-    const bool above = compute_roof_table(p, out);
+    const TheoryNotes notes = compute_roof_table(p, out);
     out << "clock: the roof's own, from a chain of dependent adds woven into its loop at the "
            "shortest\n  length that sets the time; per cycle: instructions per cycle per core "
            "the theoretical\n  value used (measured: roof rate / clock / cores); theoretical = "
            "clock x per cycle x\n  ops/instruction x physical cores in use.\n";
-    if (above)
+    if (notes.above)
         out << "! measured more than 5% above theoretical: the instructions-per-cycle table or "
                "the clock\n  measurement is wrong for this CPU; the roof itself is what ran "
                "(up to 5% above is the\n  clock measurement's own noise).\n";
+    if (notes.from_measurement)
+        out << "(from measurement): the peak table does not know this CPU's count for the roof, "
+               "or lists\n  two, and the measured rate chose it: that theoretical value follows "
+               "the measurement\n  and checks nothing (meas/theo n/a).\n";
     std::set<std::string> seen;
     for (const auto& r : p.compute_roofs)
         if (!r.theoretical_source.empty() && seen.insert(r.name).second) {

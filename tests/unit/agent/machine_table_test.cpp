@@ -60,5 +60,30 @@ TEST(MachineTable, DramLikeCacheLatencyIsFlagged) {
     EXPECT_EQ(rendered(p).find("DRAM-like"), std::string::npos);
 }
 
+// A theoretical value whose per-cycle count the measurement chose says so, and its
+// measured/theoretical is no percentage: it would read as agreement the table never gave.
+TEST(MachineTable, TheoryFromTheMeasurementIsMarkedAndNotCompared) {
+    MachineProfile p;
+    ComputeRoof table = roof("fp32_fma512", 1, 1.22e11);
+    table.theoretical_ops_per_s = 1.25e11;
+    ComputeRoof inferred = roof("fp32_fma256", 1, 6.1e10);
+    inferred.theoretical_ops_per_s = 6.24e10;
+    inferred.theoretical_from_measurement = true;
+    p.compute_roofs = {table, inferred};
+    const auto s = rendered(p);
+    const auto line = [&](const std::string& name) {
+        const auto at = s.find("\n" + name + " ");
+        return at == std::string::npos ? std::string() : s.substr(at + 1, s.find('\n', at + 1) - at - 1);
+    };
+    EXPECT_NE(line("fp32_fma256").find("(from measurement)"), std::string::npos) << s;
+    EXPECT_NE(line("fp32_fma256").find("n/a"), std::string::npos) << s;
+    EXPECT_EQ(line("fp32_fma256").find("98%"), std::string::npos) << s;
+    EXPECT_EQ(line("fp32_fma512").find("from measurement"), std::string::npos) << s;
+    EXPECT_NE(line("fp32_fma512").find("98%"), std::string::npos) << s;
+    EXPECT_NE(s.find("(from measurement): the peak table does not know"), std::string::npos) << s;
+    p.compute_roofs = {table};
+    EXPECT_EQ(rendered(p).find("from measurement"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace ceiling::output

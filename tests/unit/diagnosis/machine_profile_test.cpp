@@ -77,6 +77,19 @@ TEST(MachineProfile, JsonRoundTripKeepsEverything) {
     EXPECT_FALSE(parse_machine_profile(older.dump()).storage);
 }
 
+// Whether a theoretical value's count came from the measurement is kept; profiles written
+// before it was kept read as the table's.
+TEST(MachineProfile, TheoryFromTheMeasurementIsKept) {
+    MachineProfile p = sample();
+    p.compute_roofs[0].theoretical_from_measurement = true;
+    nlohmann::json j = p;
+    EXPECT_EQ(j["compute_roofs"][0]["theoretical_from_measurement"], true);
+    EXPECT_TRUE(parse_machine_profile(j.dump()).compute_roofs[0].theoretical_from_measurement);
+    EXPECT_FALSE(parse_machine_profile(j.dump()).compute_roofs[1].theoretical_from_measurement);
+    j["compute_roofs"][0].erase("theoretical_from_measurement");
+    EXPECT_FALSE(parse_machine_profile(j.dump()).compute_roofs[0].theoretical_from_measurement);
+}
+
 // What judging reads: everything but the working-set sweep, which is skipped while parsing,
 // and a profile without one is written without the key (a run record's copy).
 TEST(MachineProfile, WithoutTheSweepKeepsEverythingElse) {

@@ -148,8 +148,14 @@ TEST(PortBasis, WhereTheTableListsTwoCountsTheMeasurementPicks) {
     EXPECT_EQ(decide_instructions_per_cycle(skx, "fp32_fma512", 1.9).instructions_per_cycle, 2);
     const auto b = decide_instructions_per_cycle(skx, "fp32_fma512", 1.03);
     EXPECT_NE(b.source.find("picks"), std::string::npos) << b.source;
+    // Picked by the measurement, the count follows it: no check of it.
+    EXPECT_TRUE(b.from_measurement);
+    EXPECT_TRUE(decide_instructions_per_cycle(skx, "fp32_fma512", 1.9).from_measurement);
+    // Without a measurement the first count stands, the table's.
+    EXPECT_FALSE(decide_instructions_per_cycle(skx, "fp32_fma512", std::nullopt).from_measurement);
     // 256-bit rows are not ambiguous: two ports on every part.
     EXPECT_EQ(decide_instructions_per_cycle(skx, "fp32_fma256", 1.0).instructions_per_cycle, 2);
+    EXPECT_FALSE(decide_instructions_per_cycle(skx, "fp32_fma256", 1.0).from_measurement);
 }
 
 TEST(PortBasis, AnUnknownCpuTakesAPlausibleMeasuredCountOrNothing) {

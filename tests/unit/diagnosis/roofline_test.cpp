@@ -305,5 +305,24 @@ TEST_F(RooflineTest, JsonRoundTrip) {
     EXPECT_EQ(nlohmann::json(pj.get<RooflinePoint>()), pj);
 }
 
+// A theoretical value the measurement chose travels with the ceiling measured as is, into
+// the record's JSON, and goes with the theoretical value where a ceiling is scaled.
+TEST_F(RooflineTest, TheoryFromTheMeasurementTravelsWithItsValue) {
+    for (auto& roof : profile.compute_roofs) roof.theoretical_from_measurement = true;
+    const Roofline one = make_roofline(profile, Precision::fp32, Engine::vector, 1);
+    ASSERT_TRUE(one.compute && one.compute->theoretical_ops_per_s);
+    EXPECT_TRUE(one.compute->theoretical_from_measurement);
+    const nlohmann::json j = one;
+    EXPECT_EQ(j.at("compute").at("theoretical_from_measurement"), true);
+    EXPECT_TRUE(j.get<Roofline>().compute->theoretical_from_measurement);
+    const Roofline two = make_roofline(profile, Precision::fp32, Engine::vector, 2);
+    EXPECT_FALSE(two.compute->theoretical_ops_per_s);
+    EXPECT_FALSE(two.compute->theoretical_from_measurement);
+    // A record written before the flag was kept: the table's.
+    nlohmann::json older = j;
+    older["compute"].erase("theoretical_from_measurement");
+    EXPECT_FALSE(older.get<Roofline>().compute->theoretical_from_measurement);
+}
+
 }  // namespace
 }  // namespace ceiling

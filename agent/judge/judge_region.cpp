@@ -49,6 +49,15 @@ Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds
         d.first_move = "its time is what is known: the ops with formulas are judged by type in the "
                        "op summary";
     }
+    // Its one instance still open when its process ended: its declared work is not counted (a
+    // range cut short did not do it), so asking for it would mislead.
+    if (reg.unclosed && reg.instances <= 1) {
+        d.observation = "its one instance was still open when its process ended (killed, or an "
+                        "exit inside the range): cut short, it did not do the work it declares";
+        d.first_move = "nothing to judge: end the range before the process exits, or let it run "
+                       "to its end";
+        return d;
+    }
     if (reg.measurement.duration_s.count > 0) d.duration_s = reg.measurement.duration_s;
     // Its process (and those it started) mostly idle while it was open: whatever its work,
     // the region waited, and what it waited for comes before any roof: a CPU, where its

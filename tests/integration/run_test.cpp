@@ -282,6 +282,13 @@ TEST(Run, RegionOpenAtACrashEndsWithTheProgram) {
     ASSERT_NE(doomed, nullptr);
     EXPECT_TRUE(doomed->unclosed);
     EXPECT_GE(doomed->total_s_per_execution.at(0), 0.020);
+    // Its verdict says it was cut short, never to declare its work.
+    for (const auto& v : rec.region_diagnoses)
+        if (v.path == "doomed") {
+            EXPECT_NE(v.diagnosis.observation.find("still open when its process ended"), std::string::npos)
+                << v.diagnosis.observation;
+            EXPECT_EQ(v.diagnosis.first_move.find("declare"), std::string::npos) << v.diagnosis.first_move;
+        }
 }
 
 TEST(Run, RegionsOfForkedChildrenAreRecorded) {

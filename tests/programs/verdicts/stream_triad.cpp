@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -44,8 +45,11 @@ std::unique_ptr<float[], Free> huge_page_floats(std::size_t n) {
 
 }  // namespace
 
-int main() {
+// `overcount`: the range declares twice the bytes the loop moves, a miscount the corpus must
+// catch (verdicts_test.cpp: VerdictsOverCount), never set aside as the host's drift.
+int main(int argc, char** argv) {
     using namespace verdicts;
+    const double declared_per_moved = argc > 1 && std::string_view(argv[1]) == "overcount" ? 2 : 1;
     const int threads = cpus();
     const std::size_t n =
         std::max<std::size_t>(2 * llc_bytes(), std::size_t{64} << 20) / sizeof(float);
@@ -70,8 +74,9 @@ int main() {
 
     const double elements = static_cast<double>(n) * passes;
     // Per element: two loads and a store of 4 bytes, a multiply and an add.
-    nvtxRangePushA(
-        declared("triad", 2 * elements, 12 * elements, 12.0 * static_cast<double>(n)).c_str());
+    nvtxRangePushA(declared("triad", 2 * elements, declared_per_moved * 12 * elements,
+                            12.0 * static_cast<double>(n))
+                       .c_str());
     for (int p = 0; p < passes; ++p) pass();
     nvtxRangePop();
     std::printf("threads=%d passes=%d check=%g\n", threads, passes, static_cast<double>(a[n / 2]));

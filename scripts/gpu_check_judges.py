@@ -40,6 +40,26 @@ def rc_of(out, name):
         return "not run"
 
 
+# ---- ceiling doctor ---------------------------------------------------------------------------
+# DIR/doctor.rc (its exit status) and DIR/doctor.txt (what it printed): doctor is wired, so
+# its failure is a failure (it once printed "not wired yet" and counted nothing).
+def doctor(out):
+    rc = rc_of(out, "doctor.rc")
+    try:
+        said = [x.strip() for x in open(f"{out}/doctor.txt") if x.strip()]
+    except OSError:
+        said = []
+    last = said[-1] if said else "no output"
+    if rc == "0":
+        print(f"PASS  ceiling doctor: {last}")
+    else:
+        status = "not run" if rc == "not run" else f"exited {rc}" if rc else "no exit status"
+        print(f"FAIL  ceiling doctor: {status} ({last})")
+
+
+doctor.MIN_LINES = 1
+
+
 # ---- GPU unit tests ----------------------------------------------------------------------
 # Per binary EXE: DIR/EXE.rc (exit status, or "missing" when the binary was not there),
 # DIR/EXE.json (gtest's --gtest_output=json on the device) and DIR/EXE.nogpu.json (the same
@@ -490,7 +510,7 @@ def criteria_lines(out):
 
 criteria_lines.MIN_LINES = len(CRITERIA)
 
-JUDGES = {f.__name__: f for f in (unit_tests, suite, gpu_run, cpu_run, counted_run, criteria_lines)}
+JUDGES = {f.__name__: f for f in (doctor, unit_tests, suite, gpu_run, cpu_run, counted_run, criteria_lines)}
 
 
 def main(argv):

@@ -74,6 +74,11 @@ std::ostream& operator<<(std::ostream& o, const GpuJudge& j) { return o << j.jud
 const std::string device_test = R"("name": "EachMeasuredRoofLiesBetweenItsFloorAndItsTheoreticalValue")";
 
 const GpuJudge gpu_judges[] = {
+    {"doctor", "PASS  ceiling doctor: all checks passed",
+     {{"doctor.rc", "1\n"}, {"doctor.txt", "CUPTI: counters not permitted (NVreg_RestrictProfilingToAdminUsers=1)\n"}},
+     "FAIL  ceiling doctor: exited 1 (CUPTI: counters not permitted",
+     {{"doctor.rc", ""}, {"doctor.txt", ""}},
+     "FAIL  ceiling doctor: no exit status (no output)"},
     {"unit_tests", "PASS  GPU unit tests: 3 device tests ran and passed",
      {{"test_kernels.json",
        R"({"testsuites": [{"name": "GpuRoofs", "testsuite": [{)" + device_test +

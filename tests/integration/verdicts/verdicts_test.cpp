@@ -292,9 +292,9 @@ struct Tally {
     std::string reasons() const {
         std::string s = std::to_string(set_aside.size()) + " runs set aside";
         if (busiest > 0)
-            s += ", others started only while other work kept at most " +
-                 std::to_string(contended_share) + " of the CPUs busy (it kept up to " +
-                 fixed2(busiest) + " CPUs busy)";
+            s += "; a run starts only while other work keeps at most " +
+                 std::to_string(static_cast<int>(contended_share * 100)) +
+                 " % of the CPUs busy, and it kept up to " + fixed2(busiest) + " CPUs busy";
         const std::size_t from = set_aside.size() > 4 ? set_aside.size() - 4 : 0;
         for (std::size_t i = from; i < set_aside.size(); ++i) s += "\n    " + set_aside[i];
         return s;

@@ -1,5 +1,5 @@
 // Every judge of the scripts the tests never run whole (scripts/gpu-check, bench-kernels,
-// bench-ceilings, bench-run) runs here on saved outputs (tests/data/scripts/: synthetic files in
+// bench-ceilings, bench-run; and check-layers, on trees) runs here on saved outputs (tests/data/scripts/: synthetic files in
 // the formats the tools write, since this machine has no GPU and the benchmarks take minutes),
 // through each script's own --judge: a good one must pass, a failing one fail with the line
 // that says why, and a malformed one fail too (a judge that crashes or reads nothing never
@@ -288,6 +288,35 @@ TEST(BenchRunJudge, TheNvtxGoalIsNotMetWithRangesMissingFromARecord) {
     r = judge("bench-run", "bench-run/good", {{"nvtx.recorded", ""}});
     EXPECT_EQ(r.exit_code, 1) << r;
     EXPECT_TRUE(r.says("FAIL: not every range recorded")) << r;
+}
+
+// ---- scripts/check-layers ----------------------------------------------------------------------
+
+// The house's arrows (docs/DESIGN.md, section 2) judged on trees: this repository passes; a
+// tree whose diagnosis room includes the run room fails naming the include; a tree without
+// the rooms the table names fails rather than passing by checking nothing.
+TEST(CheckLayersJudge, PassesThisTreeFailsAWrongArrowAndATreeWithoutTheRooms) {
+    const std::string script = (repo() / "scripts" / "check-layers").string();
+    auto r = run_process({"bash", script, repo().string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    TempDir tree;
+    for (const char* room : {"agent/cli", "agent/run", "agent/suite", "agent/machine", "agent/judge",
+                             "agent/output", "agent/store", "agent/inject", "diagnosis",
+                             "collectors", "kernels"})
+        fs::create_directories(tree / room);
+    std::ofstream(tree / "diagnosis" / "work.cpp") << "#include \"diagnosis/work.hpp\"\n";
+    r = run_process({"bash", script, tree.path().string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    std::ofstream(tree / "diagnosis" / "bound.cpp") << "#include \"agent/run/region.hpp\"\n";
+    r = run_process({"bash", script, tree.path().string()});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("diagnosis/bound.cpp:1: diagnosis may not include agent/run/region.hpp"),
+              std::string::npos)
+        << r.out;
+    TempDir bare;
+    r = run_process({"bash", script, bare.path().string()});
+    EXPECT_EQ(r.exit_code, 1) << r.out << r.err;
+    EXPECT_NE(r.err.find("check-layers: no folder"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -181,6 +181,16 @@ TEST(GpuCheckJudges, ACaseThatRanAndWasNotJudgedFails) {
     EXPECT_TRUE(r.says("FAIL  counters_vs_ncu 2 of 3 cases compared; not: nms/greedy/optimized/4096"))
         << r;
     EXPECT_EQ(r.exit_code, 1);
+    // A case unavailable here ran nothing: named, not counted against the comparison.
+    r = judge("gpu-check", "gpu-check/good",
+              {{"cases.json", edited("gpu-check/good", "cases.json", [](auto& j) {
+                    j.push_back(nlohmann::json{{"name", "gemm/bf16/library/8192x8192x8192"},
+                                               {"unavailable", "cuBLAS not found"}});
+                })}},
+              {"criteria_lines"});
+    EXPECT_TRUE(r.says("PASS  counters_vs_ncu 4 values of 2 cases, all within 3%; 1 unavailable "
+                       "here: gemm/bf16/library/8192x8192x8192"))
+        << r;
 }
 
 // ---- scripts/bench-kernels -------------------------------------------------------------------

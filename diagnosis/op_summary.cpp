@@ -8,21 +8,17 @@
 namespace ceiling {
 
 namespace {
-std::string label(const RecordedRegion& r, const std::string& key) {
-    const auto it = r.labels.find(key);
-    return it == r.labels.end() ? std::string() : it->second;
-}
 }  // namespace
 
 bool summarised_by_ops(const RecordedRegion& region) {
-    const std::string role = label(region, torch_role_label);
+    const std::string role = region.label(torch_role_label);
     return region.model && (role == "op" || role == "module");
 }
 
 bool diagnosis_summarised_by_ops(const RecordedRegion& region) {
     if (summarised_by_ops(region)) return true;
     const auto& w = region.measurement.work;
-    return label(region, torch_role_label) == "op" && (!w || (w->ops == 0 && w->compulsory_bytes == 0));
+    return region.label(torch_role_label) == "op" && (!w || (w->ops == 0 && w->compulsory_bytes == 0));
 }
 
 void to_json(nlohmann::json& j, const OpTypeRow& r) {

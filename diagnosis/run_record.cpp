@@ -59,6 +59,12 @@ const RecordedRegion* RunRecord::region(const std::string& path) const {
     return nullptr;
 }
 
+const Diagnosis* RunRecord::diagnosis_of(const std::string& path) const {
+    for (const auto& v : region_diagnoses)
+        if (v.path == path) return &v.diagnosis;
+    return nullptr;
+}
+
 std::string_view to_string(RecordKind k) { return enum_name(k, record_kind_names); }
 std::string_view to_string(EndKind k) { return enum_name(k, end_kind_names); }
 std::string_view to_string(RegionKind k) { return enum_name(k, region_kind_names); }

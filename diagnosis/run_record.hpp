@@ -206,6 +206,11 @@ struct RecordedRegion {
     // "problem", "variant", "shape", "series", "implementation", "advice" (a known handicap
     // of the implementation here, with its fix) and "detail". Empty for NVTX ranges.
     std::map<std::string, std::string> labels;
+    // A label's value; empty where the region has none.
+    std::string label(const std::string& key) const {
+        const auto it = labels.find(key);
+        return it == labels.end() ? std::string() : it->second;
+    }
     // Mean per timed execution of the time it was open: its instances' time, those side by
     // side in one process counted once (concurrency). Instances in several processes still
     // add up.
@@ -343,6 +348,8 @@ struct RunRecord {
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;
     const RecordedRegion* region(const std::string& path) const;
+    // The judged diagnosis of the region at `path`; nullptr where it was not judged.
+    const Diagnosis* diagnosis_of(const std::string& path) const;
 };
 
 void to_json(nlohmann::json& j, const RoofCheck& c);

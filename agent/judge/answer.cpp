@@ -12,12 +12,6 @@
 namespace ceiling::judge {
 namespace {
 
-const Diagnosis* diagnosis_of(const RunRecord& r, const std::string& path) {
-    for (const auto& v : r.region_diagnoses)
-        if (v.path == path) return &v.diagnosis;
-    return nullptr;
-}
-
 // Its time per run over the wall time: open time (instances side by side in one process
 // counted once).
 AnswerRegion answer_region(const RunRecord& r, const RecordedRegion& g) {
@@ -103,7 +97,7 @@ void choose_headroom(const RunRecord& r, RunAnswer& a) {
 void choose_next_lever(const RunRecord& r, RunAnswer& a) {
     const Diagnosis* d = r.diagnosis && !r.diagnosis->levers.empty() ? &*r.diagnosis : nullptr;
     if (!d && a.headroom_region)
-        if (const Diagnosis* h = diagnosis_of(r, a.headroom_region->path); h && !h->levers.empty()) d = h;
+        if (const Diagnosis* h = r.diagnosis_of(a.headroom_region->path); h && !h->levers.empty()) d = h;
     if (d) a.next_lever = d->levers.front();
 }
 
@@ -129,7 +123,7 @@ RunAnswer decide_answer(const RunRecord& record) {
         a.first_move = run.first_move;
         // An unknown run whose stand-in was judged moves by the stand-in's move.
         if (!run.bound && a.stand_in)
-            if (const Diagnosis* s = diagnosis_of(record, a.stand_in->path)) a.first_move = s->first_move;
+            if (const Diagnosis* s = record.diagnosis_of(a.stand_in->path)) a.first_move = s->first_move;
         a.expected_gain = expected_gain(run);
     }
     choose_headroom(record, a);

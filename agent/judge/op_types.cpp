@@ -9,11 +9,6 @@ namespace ceiling::judge {
 
 namespace {
 
-std::string label(const RecordedRegion& r, const std::string& key) {
-    const auto it = r.labels.find(key);
-    return it == r.labels.end() ? std::string() : it->second;
-}
-
 double sum(const std::vector<double>& v) {
     double s = 0;
     for (double x : v) s += x;
@@ -111,12 +106,12 @@ OpSummary summarise_ops(const RunRecord& record) {
     const std::size_t runs = record.timed_executions().size();
     std::map<std::string, Group> types, unformulated;
     for (const auto& r : record.regions) {
-        const std::string role = label(r, torch_role_label);
+        const std::string role = r.label(torch_role_label);
         if (role == "op") {
-            const std::string cls = label(r, torch_op_class_label);
+            const std::string cls = r.label(torch_op_class_label);
             if (cls == "no formula") {
-                Group& g = unformulated[label(r, torch_op_label)];
-                g.row.name = label(r, torch_op_label);
+                Group& g = unformulated[r.label(torch_op_label)];
+                g.row.name = r.label(torch_op_label);
                 add(g, r, runs);
             }
             if (!r.model) continue;

@@ -107,17 +107,6 @@ std::string shortened(const std::string& name, std::size_t width = 44) {
     return name.substr(0, width - 3) + "...";
 }
 
-std::string label(const RecordedRegion& r, const std::string& key) {
-    const auto it = r.labels.find(key);
-    return it == r.labels.end() ? std::string() : it->second;
-}
-
-const Diagnosis* diagnosis_of(const RunRecord& r, const std::string& path) {
-    for (const auto& v : r.region_diagnoses)
-        if (v.path == path) return &v.diagnosis;
-    return nullptr;
-}
-
 double runs_of(const RunRecord& r) {
     return static_cast<double>(std::max<std::size_t>(1, r.timed_executions().size()));
 }
@@ -164,10 +153,10 @@ std::string outside_model_line(const RunRecord& r) {
     double time_s = 0, calls = 0;
     std::set<std::string> classes;
     for (const auto& reg : r.regions) {
-        if (reg.model || label(reg, torch_role_label) != "op") continue;
+        if (reg.model || reg.label(torch_role_label) != "op") continue;
         time_s += reg.total_s_per_execution.empty() ? 0.0 : mean(reg.total_s_per_execution);
         calls += static_cast<double>(reg.instances) / runs_of(r);
-        if (const auto c = label(reg, torch_op_class_label); !c.empty()) classes.insert(c);
+        if (const auto c = reg.label(torch_op_class_label); !c.empty()) classes.insert(c);
     }
     if (calls == 0) return "";
     std::string kinds;
@@ -181,7 +170,7 @@ std::string outside_model_line(const RunRecord& r) {
 std::vector<std::vector<std::string>> region_rows(const RunRecord& r) {
     std::vector<const RecordedRegion*> shown;
     for (const auto& reg : r.regions) {
-        if (summarised_by_ops(reg) || label(reg, torch_role_label) == "op") continue;
+        if (summarised_by_ops(reg) || reg.label(torch_role_label) == "op") continue;
         shown.push_back(&reg);
     }
     auto time_of = [](const RecordedRegion* g) {
@@ -192,7 +181,7 @@ std::vector<std::vector<std::string>> region_rows(const RunRecord& r) {
     const double wall = r.whole.duration_s.count ? r.whole.duration_s.mean : 0.0;
     std::vector<std::vector<std::string>> rows;
     for (const auto* g : shown) {
-        const Diagnosis* d = diagnosis_of(r, g->path);
+        const Diagnosis* d = r.diagnosis_of(g->path);
         const double n = static_cast<double>(g->instances) / runs_of(r);
         const auto& w = g->measurement.work;
         rows.push_back({shortened(g->path), count_text(n), duration(time_of(g)),
@@ -253,7 +242,7 @@ Verdicts verdicts(const RunRecord& r) {
                          "Run:   ", "       "));
     // The region whose verdict stands beside the run's, as the judge chose it (answer.hpp).
     const RunAnswer& a = r.answer;
-    if (const Diagnosis* stand_in = a.stand_in ? diagnosis_of(r, a.stand_in->path) : nullptr)
+    if (const Diagnosis* stand_in = a.stand_in ? r.diagnosis_of(a.stand_in->path) : nullptr)
         add(v.lines, wrapped(shortened(a.stand_in->path, 60) + ": " + bound_words(*stand_in) +
                                  (stand_in->roofs.empty() ? "" : ": " + roofs_text(*stand_in)),
                              a.stand_in_kind == StandIn::model ? "Model: " : "Longest judged region: ",

@@ -19,11 +19,6 @@ namespace {
 
 using A = TextTable::Align;
 
-std::string label(const RecordedRegion& r, const std::string& key) {
-    const auto it = r.labels.find(key);
-    return it == r.labels.end() ? std::string() : it->second;
-}
-
 // Everything the comparisons need about one measured case.
 struct Case {
     const RecordedRegion* region = nullptr;
@@ -42,9 +37,9 @@ std::vector<Case> cases_of(const RunRecord& record) {
             r.measurement.durations_s.empty())
             continue;
         const auto it = verdicts.find(r.path);
-        cases.push_back({&r, it == verdicts.end() ? nullptr : it->second, label(r, "kernel"),
-                         label(r, "problem"), label(r, "variant"), label(r, "shape"),
-                         label(r, "series")});
+        cases.push_back({&r, it == verdicts.end() ? nullptr : it->second, r.label("kernel"),
+                         r.label("problem"), r.label("variant"), r.label("shape"),
+                         r.label("series")});
     }
     return cases;
 }
@@ -197,7 +192,7 @@ void first_moves(const std::vector<Case>& cs, std::ostream& out) {
         auto& g = groups[c.diagnosis->diagnosis];
         g.first_move = c.diagnosis->first_move;
         g.by_verdict[std::string(band_name(c.diagnosis->verdict))].push_back(c.region->name);
-        if (const auto a = label(*c.region, "advice"); !a.empty())
+        if (const auto a = c.region->label("advice"); !a.empty())
             advice[a].push_back(c.region->name);
         for (const auto& f : c.diagnosis->findings)
             if (f.kind == FindingKind::above_roof || f.kind == FindingKind::no_roof)

@@ -34,12 +34,6 @@ nlohmann::json compact(const Diagnosis& d) {
             {"signals", signals}};
 }
 
-const Diagnosis* diagnosis_of(const RunRecord& r, const std::string& path) {
-    for (const auto& v : r.region_diagnoses)
-        if (v.path == path) return &v.diagnosis;
-    return nullptr;
-}
-
 std::optional<double> time_per_execution(const RecordedRegion& reg) {
     const auto& v = reg.total_s_per_execution;
     if (v.empty()) return std::nullopt;
@@ -103,7 +97,7 @@ nlohmann::json summary_json(const RunRecord& r, const std::string& record_path) 
     j["partial"] = r.partial;
     nlohmann::json regions = nlohmann::json::array();
     for (const auto& reg : r.regions) {
-        const Diagnosis* d = diagnosis_of(r, reg.path);
+        const Diagnosis* d = r.diagnosis_of(reg.path);
         nlohmann::json o = {
             {"path", reg.path},
             {"name", reg.name},
@@ -202,7 +196,7 @@ std::string regions_csv(const RunRecord& r) {
         "memory_level,memory_fraction,ops_per_instance,bytes_per_instance,ops_per_s,bytes_per_s,"
         "intensity_ops_per_byte,op_class\n";
     for (const auto& reg : r.regions) {
-        const Diagnosis* d = diagnosis_of(r, reg.path);
+        const Diagnosis* d = r.diagnosis_of(reg.path);
         const auto& s = reg.measurement.duration_s;
         const Best c = best_fraction(d, RoofKind::compute), m = best_fraction(d, RoofKind::bandwidth);
         const auto& w = reg.measurement.work;  // per instance: declared, analytic or counted

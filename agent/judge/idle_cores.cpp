@@ -143,10 +143,10 @@ std::optional<IdleCores> queued_for_cpu(const Thresholds& t, const RecordedRegio
         *reg.queued_threads < *reg.busy_cores)
         return std::nullopt;
     std::vector<std::string> holders;
-    if (reg.descendant_busy_cores && *reg.descendant_busy_cores >= 0.25)
+    if (reg.descendant_busy_cores && *reg.descendant_busy_cores >= competing_cores_min)
         holders.push_back("the processes it started kept " + fixed(*reg.descendant_busy_cores, 2) +
                           " cores busy");
-    if (reg.other_busy_cores && *reg.other_busy_cores >= 0.25)
+    if (reg.other_busy_cores && *reg.other_busy_cores >= competing_cores_min)
         holders.push_back("other processes (the program's others, or other programs) " +
                           fixed(*reg.other_busy_cores, 2));
     std::string who;

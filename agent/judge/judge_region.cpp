@@ -13,9 +13,6 @@ namespace ceiling::judge {
 
 namespace {
 
-// Other processes' busy cores from which they count as competing with a region.
-constexpr double other_work_cores_min = 0.25;
-
 // A range that neither declares its work nor was counted: said so, with what to do, instead
 // of leaving the region out of the diagnosis.
 Diagnosis work_unknown(const RecordedRegion& reg, bool counted, const Thresholds& t) {
@@ -392,7 +389,7 @@ void put_first(const HostRange& h, const HostBasis& b, Diagnosis& d) {
 // busy cores, or its threads queued for a CPU. What lets its unhindered instances speak for
 // its code (typical_seconds).
 std::optional<std::string> host_interference(const RecordedRegion& reg, const Thresholds& t) {
-    if (reg.other_busy_cores && *reg.other_busy_cores >= other_work_cores_min)
+    if (reg.other_busy_cores && *reg.other_busy_cores >= competing_cores_min)
         return "other work kept " + fixed(*reg.other_busy_cores, 2) + " cores busy";
     if (reg.queued_threads && *reg.queued_threads >= t.queued_threads)
         return "its threads queued " + fixed(*reg.queued_threads, 2) + " for a CPU on average";

@@ -15,6 +15,9 @@
 
 namespace ceiling::judge {
 
+// Busy cores of other work (other processes, or those a region's process started) from which
+// that work counts as competing with the region for CPUs: below it, the sampler's noise.
+inline constexpr double competing_cores_min = 0.25;
 
 // A lever the cores a region left idle point at: a finding, and the first move's prefix.
 struct IdleCores {

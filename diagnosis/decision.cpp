@@ -29,12 +29,13 @@ constexpr std::array<LeverMove, 3> bandwidth_levers = {{
      "batching to raise intensity; "
      "lower resolution, shorter context, run less often"},
 }};
-constexpr std::array<LeverMove, 6> latency_levers = {{
+constexpr std::array<LeverMove, 7> latency_levers = {{
     {Lever::system, "synchronisation", P::threads_shared},
-    {Lever::system, "dispatch overhead"},
+    {Lever::system, "dispatch overhead", P::short_ops},
     {Lever::system, "accelerator fallback", P::accelerator},
     {Lever::compiler_kernel, "dependency stalls", P::own_code},
-    {Lever::compiler_kernel, "tiny kernels"},
+    {Lever::compiler_kernel, "tiny kernels", P::short_ops},
+    {Lever::compiler_kernel, "a faster kernel for the op and its shapes (another backend or memory layout)", P::library_op},
     {Lever::change_the_problem, change_problem},
 }};
 constexpr std::array<LeverMove, 3> system_levers = {{
@@ -92,11 +93,16 @@ constexpr std::array<MovePart, 5> bandwidth_move = {{{"fusion"},
                                                      {"weight-only quantisation"},
                                                      {"cache compression"},
                                                      {"batching to raise intensity"}}};
-constexpr std::array<MovePart, 5> latency_move = {{{"dependency stalls", P::own_code},
-                                                   {"tiny kernels"},
+// Tiny kernels and dispatch overhead need short ops; a library's op whose calls are long
+// is moved by its kernel (another backend or layout), which is not the program's code.
+constexpr std::array<MovePart, 6> latency_move = {{{"dependency stalls", P::own_code},
+                                                   {"tiny kernels", P::short_ops},
                                                    {"synchronisation", P::threads_shared},
-                                                   {"dispatch overhead"},
-                                                   {"accelerator fallback", P::accelerator}}};
+                                                   {"dispatch overhead", P::short_ops},
+                                                   {"accelerator fallback", P::accelerator},
+                                                   {"a faster kernel for the op and its shapes "
+                                                    "(another backend or memory layout)",
+                                                    P::library_op}}};
 constexpr std::array<MovePart, 6> system_move = {{{"preprocessing"},
                                                   {"copies"},
                                                   {"format conversion"},

@@ -15,7 +15,11 @@ struct PremiseRow {
     bool (*holds)(const Evidence&);
 };
 
-constexpr std::array<PremiseRow, 7> premises = {{
+// An op time under which a framework's fixed cost per op (dispatch, checks, the output's
+// allocation: a few microseconds on a CPU) is a visible share of it.
+constexpr double short_op_s = 100e-6;
+
+constexpr std::array<PremiseRow, 9> premises = {{
     {Premise::measured_bound, "measured_bound", [](const Evidence&) { return true; }},
     {Premise::own_code, "own_code", [](const Evidence& e) { return !e.library_op; }},
     // A library's dense-tensor kernel computes its addresses (strides, indices it was given);
@@ -34,6 +38,8 @@ constexpr std::array<PremiseRow, 7> premises = {{
      }},
     {Premise::accelerator, "accelerator", [](const Evidence& e) { return e.accelerator.value_or(false); }},
     {Premise::interpreted, "interpreted", [](const Evidence& e) { return e.interpreted.value_or(false); }},
+    {Premise::library_op, "library_op", [](const Evidence& e) { return e.library_op; }},
+    {Premise::short_ops, "short_ops", [](const Evidence& e) { return e.op_s && *e.op_s < short_op_s; }},
 }};
 
 const PremiseRow& row(Premise p) { return premises[static_cast<std::size_t>(p)]; }

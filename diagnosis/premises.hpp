@@ -22,6 +22,8 @@ enum class Premise {
     threads_shared,           // two or more threads worked on it: they may wait on each other
     accelerator,              // the machine has an accelerator its work could fall back from
     interpreted,              // an interpreter runs the program (Python: PyTorch, a script)
+    library_op,               // a library's op (its kernel is the library's to choose)
+    short_ops,                // its ops are short: a framework's fixed cost per op shows
 };
 
 // The evidence about a piece of work that the premises are decided on; absent: not measured.
@@ -34,6 +36,7 @@ struct Evidence {
     std::optional<double> threads;        // threads that worked on it; absent: unknown
     std::optional<bool> accelerator;      // the machine profile lists a GPU; absent: no profile
     std::optional<bool> interpreted;      // its program runs in an interpreter; absent: unknown
+    std::optional<double> op_s;           // the typical time of one of its ops; absent: unknown
 };
 
 // Whether a program's command line runs an interpreter (python3, perl, node, ...), by the

@@ -456,6 +456,11 @@ Evidence evidence_of(const MachineProfile& profile, const RecordedRegion& reg) {
     else if (reg.threads > 0) e.threads = reg.threads;
     e.accelerator = !profile.gpus.empty();
     if (torch) e.interpreted = true;
+    // One op's typical time: an op's own, or a call's over the ops it ran.
+    const Summary& d = reg.measurement.duration_s;
+    if (d.count > 0 && reg.label(torch_role_label) == "op") e.op_s = d.median;
+    for (const auto& c : reg.measurement.counters)
+        if (d.count > 0 && c.name == ops_per_call_counter && c.value >= 1) e.op_s = d.median / c.value;
     return e;
 }
 

@@ -94,6 +94,7 @@ void judge_group(Group& g, const RunRecord& record) {
     e.library_op = true;
     e.interpreted = true;
     e.busy_cores = g.row.busy_cores;
+    e.op_s = g.typical_s;
     e.accelerator = !record.machine_profile->gpus.empty();
     g.row.judged = diagnose_kernel(*record.machine_profile, m, record.thresholds,
                                    g.row.busy_cores.value_or(1.0), e);

@@ -197,7 +197,15 @@ void time_table(const RunRecord& r, std::size_t room, std::vector<std::string>& 
     const bool torch = !r.op_summary.types.empty();
     auto rows = torch ? op_type_rows(r) : region_rows(r);
     if (rows.empty()) {
-        if (r.kind == RecordKind::run)
+        const bool torch_ops = std::any_of(r.regions.begin(), r.regions.end(), [](const RecordedRegion& g) {
+            return g.label(torch_role_label) == "op";
+        });
+        if (torch_ops)
+            for (const auto& l : wrapped("No model: its PyTorch ops ran outside any nn.Module call (a "
+                                         "module call's ops are tabled by type; these are summed below).",
+                                         "", "  "))
+                lines.push_back(l);
+        else if (r.kind == RecordKind::run)
             lines.push_back("No NVTX regions recorded (annotate with NVTX ranges to see where the "
                             "time goes; `--torch` for a PyTorch script).");
         return;

@@ -91,5 +91,23 @@ TEST(RunAnswer, BelowBothRoofsIsSaidAtTheVerdictAndBandsAreNotPraise) {
     EXPECT_EQ(out.str().find("good"), std::string::npos) << out.str();
 }
 
+// A --torch run whose ops ran outside any module: no model to table, said as that (never
+// "no NVTX regions ... use --torch").
+TEST(RunAnswer, TorchOpsOutsideAnyModuleAreSaidToHaveNoModel) {
+    RunRecord r = many_regions(0);
+    RecordedRegion op;
+    op.path = op.name = "torch::aten.mm [matmul]";
+    op.labels[torch_role_label] = "op";
+    op.total_s_per_execution = {0.5};
+    op.instances = 12;
+    r.regions.push_back(op);
+    std::ostringstream out;
+    render_run_answer(r, out);
+    EXPECT_NE(out.str().find("No model: its PyTorch ops ran outside any nn.Module call"), std::string::npos)
+        << out.str();
+    EXPECT_EQ(out.str().find("No NVTX regions"), std::string::npos) << out.str();
+    EXPECT_NE(out.str().find("ops outside the model: 12 calls"), std::string::npos) << out.str();
+}
+
 }  // namespace
 }  // namespace ceiling::output

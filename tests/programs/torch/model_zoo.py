@@ -56,35 +56,14 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from range_tree import Recorder  # beside this script
+
 TOLERANCE = 0.01
 failures = []
 checked = 0
 
 
 # --- ceiling's count: its ranges, recorded ------------------------------------------------
-
-class Node:
-    __slots__ = ("name", "children")
-
-    def __init__(self, name):
-        self.name, self.children = name, []
-
-
-class Recorder:
-    """Stands in for ceiling_torch.nvtx's push and pop: the ranges as a tree."""
-
-    def __init__(self):
-        self.root = Node("")
-        self.open = [self.root]
-
-    def push(self, message):
-        node = Node(message.decode())
-        self.open[-1].children.append(node)
-        self.open.append(node)
-
-    def pop(self):
-        self.open.pop()
-
 
 OP_RANGE = re.compile(r"^(\S+) \[(.+)\] \{ops=(\d+) ")
 

@@ -31,6 +31,8 @@ import tempfile
 import torch
 import torch.nn.functional as F
 
+from range_tree import Recorder  # beside this script
+
 LAYERS = [(64, 256), (256, 256), (256, 10)]  # (in, out) of each Linear, ReLU between
 BATCH = 32
 STEPS = 5
@@ -99,13 +101,6 @@ def optimizer_paths():
 
 # --- in this process: the instrumentation's ranges, recorded --------------------------------
 
-class Node:
-    __slots__ = ("name", "children")
-
-    def __init__(self, name):
-        self.name, self.children = name, []
-
-
 OP_RANGE = re.compile(r"^(\S+) \[(.+)\] \{ops=(\d+) ")
 
 
@@ -140,22 +135,6 @@ def names_under(node):
     for child in node.children:
         yield child.name
         yield from names_under(child)
-
-
-class Recorder:
-    """Stands in for ceiling_torch.nvtx's push and pop: the ranges as a tree."""
-
-    def __init__(self):
-        self.root = Node("")
-        self.open = [self.root]
-
-    def push(self, message):
-        node = Node(message.decode())
-        self.open[-1].children.append(node)
-        self.open.append(node)
-
-    def pop(self):
-        self.open.pop()
 
 
 def check_in_process():

@@ -399,12 +399,15 @@ TEST(RunProcess, AStageOnItsOwnThreadIsNotCreditedWithTheOthersCores) {
     CEILING_NEED_NVTX();
     TempDir dir;
     const RunRecord rec = run_ok(dir, {nvtx_target, "stages", "1"});
+    // Where other work competed for the CPUs (ctest's tests side by side, a build), the other
+    // stage's thread may have had less than a fifth of a core: then only that it was counted.
+    const bool contended = rec.diagnosis && contention_of(*rec.diagnosis);
     for (const char* path : {"produce", "consume"}) {
         const RecordedRegion* g = rec.region(path);
         ASSERT_NE(g, nullptr) << path;
         ASSERT_TRUE(g->busy_cores && g->beside_busy_cores) << path;
         // Each thread one core at most: what is left is about its own (less on a busy host).
-        EXPECT_GT(*g->beside_busy_cores, 0.2) << path;
+        EXPECT_GT(*g->beside_busy_cores, contended ? 0.0 : 0.2) << path;
         EXPECT_LT(*g->busy_cores - *g->beside_busy_cores, 1.1) << path;
         const auto v = std::find_if(rec.region_diagnoses.begin(), rec.region_diagnoses.end(),
                                     [&](const RegionVerdict& x) { return x.path == path; });

@@ -142,13 +142,18 @@ std::vector<std::string> page_requests(const std::filesystem::path& netlog) {
     return urls;
 }
 
+// The headless browser the HTML tests render with; empty where none is installed.
+std::string chromium_path() {
+    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
+        if (access(c, X_OK) == 0) return c;
+    return "";
+}
+
 // Headless Chromium: no console errors, no requests from the page (its NetLog), and a
 // screenshot that differs from a blank page's. A page that breaks both rules checks that
 // the checks see what they look for.
 TEST(Report, HtmlRendersInHeadlessChromium) {
-    std::string chromium;
-    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-        if (access(c, X_OK) == 0) chromium = c;
+    const std::string chromium = chromium_path();
     if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "r.json", {"-q"}, {run_target, "busy", "0.05"}).exit_code, 0);
@@ -191,9 +196,7 @@ TEST(Report, HtmlRendersInHeadlessChromium) {
 // and first moves and the roofline, with nothing of a run's layout; a run page's counts are
 // whole numbers where they are.
 TEST(Report, SuiteAndRunPagesHaveTheirOwnLayoutInTheDom) {
-    std::string chromium;
-    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-        if (access(c, X_OK) == 0) chromium = c;
+    const std::string chromium = chromium_path();
     if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
     TempDir dir;
     store::save_run_record(suite_record(0.02), dir / "suite.json");
@@ -235,9 +238,7 @@ TEST(Report, SuiteAndRunPagesHaveTheirOwnLayoutInTheDom) {
 // point number, legend) overprinting another. Fourteen regions with long names and work at
 // intensities a decade apart, two of them roofs' labels' neighbours.
 TEST(Report, RooflineLabelsNeitherClipNorOverprintInChromium) {
-    std::string chromium;
-    for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"})
-        if (access(c, X_OK) == 0) chromium = c;
+    const std::string chromium = chromium_path();
     if (chromium.empty()) GTEST_SKIP() << "no chromium (scripts/setup installs the Debian package)";
     TempDir dir;
     ASSERT_EQ(ceiling_run(dir / "r.json", {"-q", "--profile", std::string(CEILING_TEST_DATA) + "/profile_vm_quick.json"},

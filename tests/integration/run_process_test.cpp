@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "diagnosis/process_evidence.hpp"
+#include "tests/integration/host_load.hpp"
 #include "tests/integration/run_support.hpp"
 
 namespace ceiling::testing {
@@ -526,26 +527,6 @@ TEST(RunProcess, ItsProcessesAreListedByTheirCpuTime) {
     // One process: no list.
     const RunRecord one = run_ok(dir, {process_target, "nap", "1", "0.05"});
     EXPECT_TRUE(one.executions.at(0).processes.empty());
-}
-
-// Busy and stolen CPU-seconds of the whole host so far (/proc/stat, USER_HZ ticks).
-double host_busy_s() {
-    std::ifstream in("/proc/stat");
-    std::string cpu;
-    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-    in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-    return (user + nice + system + irq + softirq + steal) /
-           static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
-// CPU-seconds of this test's reaped descendants: ceiling and the programs it ran.
-double own_children_s() {
-    rusage u{};
-    getrusage(RUSAGE_CHILDREN, &u);
-    auto s = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
-    };
-    return s(u.ru_utime) + s(u.ru_stime);
 }
 
 // A shell pipeline whose compressor is the stage the other waits on: named from the

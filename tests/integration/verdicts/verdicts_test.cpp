@@ -27,6 +27,7 @@
 
 #include "diagnosis/machine_profile.hpp"
 #include "diagnosis/run_record.hpp"
+#include "tests/integration/host_load.hpp"
 #include "tests/integration/process.hpp"
 #include "tests/integration/verdicts/in_turns.hpp"
 
@@ -45,36 +46,16 @@ constexpr double patience_s = 40;
 // row (see the batch loop); a wrong verdict misses in every one.
 constexpr int batches = 3;
 
-// Busy and stolen CPU-seconds of the whole machine so far (/proc/stat, USER_HZ ticks).
-double machine_busy_s() {
-    std::ifstream in("/proc/stat");
-    std::string cpu;
-    double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0;
-    in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq >> steal;
-    return (user + nice + system + irq + softirq + steal) /
-           static_cast<double>(sysconf(_SC_CLK_TCK));
-}
-
 // The CPUs other work keeps busy now: the machine's CPU use over a short look, while this
 // test runs nothing.
 double busy_cpus_now() {
     constexpr double look_s = 0.25;
-    const double before = machine_busy_s();
+    const double before = host_busy_s();
     std::this_thread::sleep_for(std::chrono::duration<double>(look_s));
-    return (machine_busy_s() - before) / look_s;
+    return (host_busy_s() - before) / look_s;
 }
 
 bool machine_quiet(double cpus) { return busy_cpus_now() <= contended_share * cpus; }
-
-// CPU-seconds of this test's reaped descendants: ceiling and the programs it ran.
-double own_children_s() {
-    rusage u{};
-    getrusage(RUSAGE_CHILDREN, &u);
-    auto s = [](const timeval& t) {
-        return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6;
-    };
-    return s(u.ru_utime) + s(u.ru_stime);
-}
 
 const std::string& profile() {
     static const std::string path = [] {
@@ -168,11 +149,11 @@ std::vector<std::string> run_args(const Case& c, const fs::path& out, bool roof_
 std::optional<RunRecord> measured_run(const Case& c, const fs::path& out, bool roof_check,
                                       std::string& why) {
     const double cpus = static_cast<double>(sysconf(_SC_NPROCESSORS_ONLN));
-    const double busy0 = machine_busy_s(), own0 = own_children_s();
+    const double busy0 = host_busy_s(), own0 = own_children_s();
     const auto t0 = std::chrono::steady_clock::now();
     const auto r = run_ceiling(run_args(c, out, roof_check));
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double others = (machine_busy_s() - busy0) - (own_children_s() - own0);
+    const double others = (host_busy_s() - busy0) - (own_children_s() - own0);
     if (r.exit_code != 0) {
         ADD_FAILURE() << "ceiling run exited " << r.exit_code << ": " << r.err << r.out;
         why = "ceiling run failed";
@@ -480,14 +461,14 @@ TEST(VerdictsOversubscribed, ItsOwnThreadsPastTheCpusAreItsOwnDoingNotContention
     for (int attempt = 1; attempt <= 5; ++attempt) {
         if (!machine_quiet(cpus)) continue;
         const fs::path out = dir / ("r" + std::to_string(attempt) + ".json");
-        const double busy0 = machine_busy_s(), own0 = own_children_s();
+        const double busy0 = host_busy_s(), own0 = own_children_s();
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = run_ceiling(
             {"-q", "run", "--profile", profile(), "--output", out.string(), "--", program, "4"});
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ASSERT_EQ(r.exit_code, 0) << r.err;
-        if ((machine_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
+        if ((host_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
             continue;  // other work ran beside it: contention would be right
         const RunRecord rec = parse_run_record(slurp(out));
         ASSERT_TRUE(rec.diagnosis);
@@ -527,14 +508,14 @@ TEST(VerdictsImbalance, ATeamWaitingForItsSlowestThreadIsJudgedAtTheCoresItHeld)
     for (int attempt = 1; attempt <= 5; ++attempt) {
         if (!machine_quiet(cpus)) continue;
         const fs::path out = dir / ("r" + std::to_string(attempt) + ".json");
-        const double busy0 = machine_busy_s(), own0 = own_children_s();
+        const double busy0 = host_busy_s(), own0 = own_children_s();
         const auto t0 = std::chrono::steady_clock::now();
         const auto r = run_ceiling({"-q", "run", "--profile", profile(), "--output", out.string(),
                                     "--", program, "1", "uneven"});
         const double wall =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         ASSERT_EQ(r.exit_code, 0) << r.err;
-        if ((machine_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
+        if ((host_busy_s() - busy0) - (own_children_s() - own0) > contended_share * cpus * wall)
             continue;  // other work took the cores: what it held is theirs to tell
         const RunRecord rec = parse_run_record(slurp(out));
         const RecordedRegion* fma = rec.region("fma");

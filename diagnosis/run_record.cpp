@@ -159,6 +159,7 @@ void to_json(nlohmann::json& j, const RecordedRegion& r) {
          {"busy_cores_error", r.busy_cores_error},
          {"busy_cores_outliers", r.busy_cores_outliers},
          {"descendant_busy_cores", r.descendant_busy_cores},
+         {"descendant_busy_cores_error", r.descendant_busy_cores_error},
          {"queued_threads", r.queued_threads},
          {"other_busy_cores", r.other_busy_cores},
          {"peak_busy_cores", r.peak_busy_cores},
@@ -192,6 +193,7 @@ void from_json(const nlohmann::json& j, RecordedRegion& r) {
     get_optional(j, "busy_cores_error", r.busy_cores_error);
     get_optional(j, "busy_cores_outliers", r.busy_cores_outliers);
     get_optional(j, "descendant_busy_cores", r.descendant_busy_cores);
+    get_optional(j, "descendant_busy_cores_error", r.descendant_busy_cores_error);
     get_optional(j, "queued_threads", r.queued_threads);
     get_optional(j, "other_busy_cores", r.other_busy_cores);
     get_optional(j, "peak_busy_cores", r.peak_busy_cores);

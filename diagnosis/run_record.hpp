@@ -141,6 +141,9 @@ struct RecordedRegion {
     // it was open: their CPU time over the same wall time, from the sampler's /proc readings.
     // Absent when they used none (or for older records).
     std::optional<double> descendant_busy_cores;
+    // Its error: the sampler reads them every interval, and a range's ends fall between two
+    // readings (workers reaped just before the range ends). Absent with it.
+    std::optional<double> descendant_busy_cores_error;
     // Threads of its process runnable but queued for a CPU on average while it was open (the
     // scheduler's statistics, per thread): time it wanted a CPU and did not get one. Absent
     // where not read (or for older records).

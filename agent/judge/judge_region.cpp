@@ -94,6 +94,13 @@ std::string busy_error(const RecordedRegion& reg) {
            " us between the process's CPU-time reads, so only roughly known)";
 }
 
+// The sampler's error on the cores the processes it started kept busy, in words; empty
+// where small.
+std::string descendant_error(const RecordedRegion& reg) {
+    const double e = reg.descendant_busy_cores_error.value_or(0.0);
+    return e < 0.005 ? "" : " (+-" + fixed(e, 2) + ", read every sampler interval)";
+}
+
 // Work that needs this many times the core time its process (with those it started) had
 // while the region was open, at the roof of one core, did not run there: twice, so that the
 // sampling's error and a roof measured a little low never make a busy process look idle.
@@ -116,8 +123,14 @@ double cores_needed(const Diagnosis& d) {
 std::optional<Finding> work_outside(const Diagnosis& d, double cores, const RecordedRegion& reg) {
     if (!(cores < 1)) return std::nullopt;
     const double needed = cores_needed(d);
-    if (!(needed >= outside_work_ratio * (cores + reg.busy_cores_error.value_or(0.0))))
-        return std::nullopt;
+    // The error of the cores it is judged at: its own process's, and where those it started
+    // count (with_descendants_cores), the sampler's on theirs (a pool's workers reaped just
+    // before the range ends fall in the reading after it; under load that interval is long).
+    const double error = reg.busy_cores_error.value_or(0.0) +
+                         (reg.with_descendants_cores()
+                              ? reg.descendant_busy_cores_error.value_or(0.0)
+                              : 0.0);
+    if (!(needed >= outside_work_ratio * (cores + error))) return std::nullopt;
     return Finding{
         FindingKind::assumption,
         "its declared work needs " + fixed(needed, 2) +
@@ -279,6 +292,7 @@ void judge_at_busy_cores(const RecordedRegion& reg, const std::string& basis,
     const std::string cores =
         below ? fixed(busy, 2) + " cores busy: " + fixed(*reg.busy_cores, 2) +
                     " in its own process and " + fixed(*reg.descendant_busy_cores, 2) +
+                    descendant_error(reg) +
                     " in the processes it started, where its work ran (their CPU time / "
                     "wall time while it was open)"
               : fixed(busy, 2) + busy_error(reg) + " cores busy (" + basis +

@@ -70,6 +70,9 @@ struct RegionInstance {
     // CPU time of the processes below its process (those it started, and theirs) while it
     // was open (attribute_descendant_cpu); absent when its process's descendants used none.
     std::optional<double> descendant_cpu_s;
+    // Its error: the sampler's readings bracket it, and the instance's ends fall between
+    // two of them (a pool's workers reaped just before the range ends grow the last interval).
+    double descendant_cpu_error_s = 0;
     // Time its process's threads were runnable but queued for a CPU while it was open
     // (thread-seconds, attribute_process_queued); absent where not read.
     std::optional<double> queued_s;

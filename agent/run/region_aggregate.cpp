@@ -165,7 +165,8 @@ struct RegionAcc {
     std::optional<Work> first_work;
     std::int64_t first_start = 0;
     std::size_t first_execution = 0;
-    double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0, descendant_cpu_s = 0;
+    double cpu_s = 0, cpu_error_s = 0, cpu_wall_s = 0, descendant_cpu_s = 0,
+           descendant_error_s = 0;
     double other_cpu_s = 0, other_wall_s = 0;  // over the instances the sampler covered
     std::size_t with_cpu = 0;
     double peak_busy_s = 0, peak_wall_s = 0, wall_s = 0;  // peak busy cores x time, its time
@@ -183,7 +184,8 @@ struct RegionAcc {
     // `outlier_ratio` x the median duration.
     double typical_limit_s = 0;
     std::size_t outliers = 0;
-    double t_cpu_s = 0, t_cpu_error_s = 0, t_cpu_wall_s = 0, t_descendant_cpu_s = 0;
+    double t_cpu_s = 0, t_cpu_error_s = 0, t_cpu_wall_s = 0, t_descendant_cpu_s = 0,
+           t_descendant_error_s = 0;
     double t_other_cpu_s = 0, t_other_wall_s = 0, t_peak_busy_s = 0, t_peak_wall_s = 0,
            t_wall_s = 0;
     // Each typical instance's with CPU time: its process's, that less what other threads'
@@ -253,6 +255,7 @@ void add_attributed(RegionAcc& a, const RegionInstance& r, double d) {
         a.unranged_cpu_s += r.unranged_cpu_s.value_or(0.0);
         a.any_unranged = a.any_unranged || r.unranged_cpu_s;
         a.descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
+        a.descendant_error_s += r.descendant_cpu_error_s;
         a.cpu_s += *r.cpu_s;
         a.cpu_error_s += r.cpu_error_s;
         a.cpu_wall_s += d;
@@ -385,6 +388,7 @@ void add_typical_instance(RegionAcc& a, const RegionInstance& r) {
         a.t_cpu_s += *r.cpu_s;
         a.t_cpu_error_s += r.cpu_error_s;
         a.t_descendant_cpu_s += r.descendant_cpu_s.value_or(0.0);
+        a.t_descendant_error_s += r.descendant_cpu_error_s;
         a.t_cpu_wall_s += d;
     }
     if (r.other_cpu_s) {
@@ -433,7 +437,10 @@ void set_rates(RecordedRegion& r, const RegionAcc& a) {
     if (a.with_cpu > 0 && a.cpu_wall_s > 0) {
         r.busy_cores = a.cpu_s / a.cpu_wall_s;
         r.busy_cores_error = a.cpu_error_s / a.cpu_wall_s;
-        if (a.descendant_cpu_s > 0) r.descendant_busy_cores = a.descendant_cpu_s / a.cpu_wall_s;
+        if (a.descendant_cpu_s > 0) {
+            r.descendant_busy_cores = a.descendant_cpu_s / a.cpu_wall_s;
+            r.descendant_busy_cores_error = a.descendant_error_s / a.cpu_wall_s;
+        }
         if (a.any_beside) r.beside_busy_cores = a.beside_cpu_s / a.cpu_wall_s;
         if (a.any_unranged) r.unranged_busy_cores = a.unranged_cpu_s / a.cpu_wall_s;
     }
@@ -482,8 +489,11 @@ void set_typical_busy_cores(RecordedRegion& r, const RegionAcc& a) {
         r.busy_cores = a.t_cpu_s / a.t_cpu_wall_s;
         r.busy_cores_error = a.t_cpu_error_s / a.t_cpu_wall_s;
         r.descendant_busy_cores.reset();
-        if (a.t_descendant_cpu_s > 0)
+        r.descendant_busy_cores_error.reset();
+        if (a.t_descendant_cpu_s > 0) {
             r.descendant_busy_cores = a.t_descendant_cpu_s / a.t_cpu_wall_s;
+            r.descendant_busy_cores_error = a.t_descendant_error_s / a.t_cpu_wall_s;
+        }
         if (a.any_beside) r.beside_busy_cores = a.t_beside_cpu_s / a.t_cpu_wall_s;
         if (a.any_unranged) r.unranged_busy_cores = a.t_unranged_cpu_s / a.t_cpu_wall_s;
         r.other_busy_cores.reset();

@@ -118,7 +118,8 @@ namespace {
 // Each instance's growth of its process's timeline (the one of that pid whose readings reach
 // into the instance: a pid used again later in the run is another process) into `field`.
 void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>& per_process,
-                           double rate_bound, std::optional<double> RegionInstance::*field) {
+                           double rate_bound, std::optional<double> RegionInstance::*field,
+                           double RegionInstance::*error = nullptr) {
     if (per_process.empty()) return;
     std::vector<CumulativeTimeline> timelines;
     for (const auto& b : per_process) timelines.emplace_back(b.points, rate_bound);
@@ -128,8 +129,10 @@ void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>&
             if (per_process[i].pid != r.pid || points.front().t_ns > r.end_ns ||
                 points.back().t_ns < r.start_ns)
                 continue;
-            if (const auto grew = timelines[i].between(r.start_ns, r.end_ns))
+            if (const auto grew = timelines[i].between(r.start_ns, r.end_ns)) {
                 r.*field = grew->value;
+                if (error) r.*error = grew->error;
+            }
             break;
         }
 }
@@ -137,7 +140,8 @@ void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>&
 
 void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
                               double cores) {
-    attribute_per_process(cap, below, cores, &RegionInstance::descendant_cpu_s);
+    attribute_per_process(cap, below, cores, &RegionInstance::descendant_cpu_s,
+                          &RegionInstance::descendant_cpu_error_s);
 }
 
 void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,

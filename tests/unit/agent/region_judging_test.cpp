@@ -161,7 +161,19 @@ TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
     auto unexplained = served;
     unexplained.path = unexplained.name = "unexplained";
     unexplained.other_busy_cores = 0.9;  // too few to have done it
-    RunRecord rec = record_of({client, bursts, rough, served, unexplained}, 1.0);
+    // Two workers it started, read low by the sampler (reaped just before the range ended,
+    // in a long interval of a loaded host): within that error they did the work themselves,
+    // so it is not handed to the host's other processes. Without the error it would be.
+    auto pool = served;
+    pool.path = pool.name = "pool";
+    pool.descendant_busy_cores = 0.7;
+    pool.descendant_busy_cores_error = 0.6;
+    pool.other_busy_cores = 2.0;  // their unread time shows as the host's
+    auto pool_exact = pool;
+    pool_exact.path = pool_exact.name = "pool_exact";
+    pool_exact.descendant_busy_cores_error.reset();
+    RunRecord rec =
+        record_of({client, bursts, rough, served, unexplained, pool, pool_exact}, 1.0);
     judge_record(rec);
     const auto outside = [&](const std::string& path) {
         return has_finding(verdict(rec, path), "the work ran outside it");
@@ -187,6 +199,14 @@ TEST(RoofOfTheCoresInUse, WorkItsProcessCouldNotHaveDoneRanOutsideIt) {
     EXPECT_EQ(u.verdict, Verdict::above_roof);
     EXPECT_EQ(u.roofs.front().threads, 1);
     EXPECT_TRUE(outside("unexplained"));
+
+    EXPECT_FALSE(outside("pool"));
+    EXPECT_EQ(verdict(rec, "pool").roofs.front().threads, 1);
+    EXPECT_NE(verdict(rec, "pool").findings.front().detail.find("0.70 (+-0.60"),
+              std::string::npos)
+        << verdict(rec, "pool").findings.front().detail;
+    EXPECT_TRUE(outside("pool_exact"));
+    EXPECT_EQ(verdict(rec, "pool_exact").roofs.front().threads, 2);
 }
 
 // Instances far shorter than the time between CPU-time reads bound their busy cores only

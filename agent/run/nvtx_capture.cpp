@@ -471,11 +471,20 @@ class ThreadEvents {
     }
     void push(const EventFileHeader& h, const Event& e) {
         auto& stack = stacks_[e.domain];
+        if (stack.size() >= max_range_depth) {
+            ++deeper_[e.domain];
+            ++reading_.cap.deeper_ranges;
+            return;
+        }
         RegionInstance r = opened(h, e, stack.empty() ? Interned() : stack.back().path);
         r.depth = static_cast<int>(stack.size());
         stack.push_back(std::move(r));
     }
     void pop(const Event& e) {
+        if (auto deeper = deeper_.find(e.domain); deeper != deeper_.end() && deeper->second > 0) {
+            --deeper->second;
+            return;
+        }
         auto& stack = stacks_[e.domain];
         if (stack.empty()) {
             reading_.cap.warnings.push_back("an NVTX pop without a push was ignored");
@@ -507,6 +516,8 @@ class ThreadEvents {
     StringResolver::Cache& image_strings_;
     // Push/pop nesting is per thread and per domain (nvToolsExt.h).
     std::map<std::uint32_t, std::vector<RegionInstance>> stacks_;
+    // Ranges open below max_range_depth on each domain, counted only.
+    std::map<std::uint32_t, std::uint64_t> deeper_;
 };
 
 // One thread's chunks in the order it wrote them; `image` is a key of the capture's files.
@@ -619,6 +630,14 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             " NVTX events after that were not recorded (the program ran on); ranges open "
             "then end with the program and later ones are missing. Give it more room "
             "(a larger /dev/shm: docker --shm-size) or another directory (CEILING_TMPDIR)");
+    if (cap.deeper_ranges > 0)
+        cap.warnings.push_back(
+            std::to_string(cap.deeper_ranges) + " NVTX ranges nested deeper than " +
+            std::to_string(max_range_depth) +
+            " levels were not made regions: their time counts in the enclosing region at "
+            "that depth (a range per call of a recursion? ceiling keeps " +
+            std::to_string(max_range_depth) +
+            " levels so that its record grows with the ranges, not with their depth squared)");
     return cap;
 }
 

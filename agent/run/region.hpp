@@ -132,6 +132,9 @@ struct NvtxCapture {
     std::uint64_t recorded_events = 0;
     // Events the injection library could not record when the capture's file system was full.
     std::uint64_t dropped_events = 0;
+    // Push/pop ranges nested deeper than max_range_depth: not made regions (their time stays
+    // in the enclosing region at that depth).
+    std::uint64_t deeper_ranges = 0;
     std::optional<double> recording_s;
     // The largest peak resident set of its processes that recorded, each read at its exit
     // (IMAGE.peak): exact however short the program; absent where none exited normally.
@@ -142,6 +145,12 @@ struct NvtxCapture {
     // about half of it lies between the range's two clock reads, inside its duration.
     std::optional<double> range_cost_s;
 };
+
+// The deepest push/pop nesting kept as regions. A region's path names every range above it,
+// so a record grows with ranges x depth: a recursion that pushes a range per call (5000
+// levels gave a 309 MiB record, a million exhausted memory) stays linear in its ranges. Real
+// programs nest tens of levels (a model's modules, then its ops).
+inline constexpr std::size_t max_range_depth = 256;
 
 // Reads a capture directory after the program ended at `end_ns`; open ranges end there.
 // `cpus`: the most cores the program could keep busy, which bounds the error of CPU time

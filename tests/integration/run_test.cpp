@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/run/region.hpp"
 #include "tests/integration/run_support.hpp"
 
 namespace ceiling::testing {
@@ -232,6 +233,30 @@ TEST(Run, ACaptureThatRunsOutOfSpaceDropsEventsNotTheProgram) {
     bool said = false;
     for (const auto& n : rec.notes) said = said || n.find("ran out of space") != std::string::npos;
     EXPECT_TRUE(said) << r.err;
+}
+
+// 5000 ranges nested in one another (a recursion with a range per call): a region's path
+// names every range above it, so the record grew with the square of the depth (309 MiB,
+// past what `report` reads). Levels past the cap are counted and said, the record stays
+// small and readable, and the kept levels are all there.
+TEST(Run, RangesNestedPastTheCapAreCountedNotRecordedQuadratically) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {}, {nvtx_target, "deep", "5000"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_LT(std::filesystem::file_size(dir / "r.json"), 20u << 20);
+    const RunRecord rec = read_record(dir / "r.json");
+    std::size_t deepest = 0;
+    for (const auto& g : rec.regions)
+        deepest = std::max<std::size_t>(deepest, static_cast<std::size_t>(
+                                                     std::count(g.path.begin(), g.path.end(), '/') + 1));
+    EXPECT_EQ(deepest, measure::max_range_depth);
+    bool said = false;
+    for (const auto& n : rec.notes)
+        said = said || n.find(std::to_string(5000 - measure::max_range_depth) +
+                              " NVTX ranges nested deeper than") != std::string::npos;
+    EXPECT_TRUE(said) << r.err;
+    EXPECT_EQ(run_ceiling({"report", (dir / "r.json").string()}).exit_code, 0);
 }
 
 // ceiling says what recording the program's ranges cost it: every event counted (a push

@@ -246,6 +246,14 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
+    if (mode == "deep") {
+        // N ranges nested in one another (a recursion that pushes a range per call).
+        const int n = argc > 2 ? std::atoi(argv[2]) : 5000;
+        for (int i = 0; i < n; ++i) nvtxRangePushA(("level " + std::to_string(i) + " of a deep recursion").c_str());
+        busy(0.005);
+        for (int i = 0; i < n; ++i) nvtxRangePop();
+        return 0;
+    }
     if (mode == "names") {
         for (int i = 2; i < argc; ++i) nvtxRangePushA(argv[i]);
         busy(0.005);

@@ -53,16 +53,34 @@ std::optional<double> RecordedRegion::held_cores(const Thresholds& t,
     return held;
 }
 
+namespace {
+// The first element of `items` whose path is `path`, through `index` (RunRecord::PathIndex).
+// A hit whose element no longer has that path (a path changed in place) rebuilds the index.
+template <typename Index, typename T>
+const T* by_path(const std::vector<T>& items, Index& index, const std::string& path) {
+    const auto build = [&] {
+        index.at.clear();
+        for (std::size_t i = 0; i < items.size(); ++i) index.at.try_emplace(items[i].path, i);
+        index.data = items.data();
+        index.size = items.size();
+    };
+    if (index.data != items.data() || index.size != items.size()) build();
+    auto it = index.at.find(path);
+    if (it != index.at.end() && items[it->second].path != path) {
+        build();
+        it = index.at.find(path);
+    }
+    return it == index.at.end() ? nullptr : &items[it->second];
+}
+}  // namespace
+
 const RecordedRegion* RunRecord::region(const std::string& path) const {
-    for (const auto& r : regions)
-        if (r.path == path) return &r;
-    return nullptr;
+    return by_path(regions, region_index_, path);
 }
 
 const Diagnosis* RunRecord::diagnosis_of(const std::string& path) const {
-    for (const auto& v : region_diagnoses)
-        if (v.path == path) return &v.diagnosis;
-    return nullptr;
+    const RegionVerdict* v = by_path(region_diagnoses, diagnosis_index_, path);
+    return v ? &v->diagnosis : nullptr;
 }
 
 std::string_view to_string(RecordKind k) { return enum_name(k, record_kind_names); }

@@ -9,6 +9,7 @@
 // flipped" and for readers without ceiling.
 
 #include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -350,9 +351,22 @@ struct RunRecord {
 
     // Timed (non-warm-up) executions, in order.
     std::vector<const Execution*> timed_executions() const;
+    // The region at `path`; nullptr where there is none. Looked up in an index of the paths
+    // (renderers and the judge ask once per region: a scan each time made a record of 8000
+    // regions take seconds), built again whenever `regions` was replaced, grew or shrank.
+    // Not for concurrent use.
     const RecordedRegion* region(const std::string& path) const;
     // The judged diagnosis of the region at `path`; nullptr where it was not judged.
     const Diagnosis* diagnosis_of(const std::string& path) const;
+
+  private:
+    // Positions by path in one vector, valid while its storage and size are unchanged.
+    struct PathIndex {
+        const void* data = nullptr;
+        std::size_t size = 0;
+        std::unordered_map<std::string, std::size_t> at;
+    };
+    mutable PathIndex region_index_, diagnosis_index_;
 };
 
 void to_json(nlohmann::json& j, const RoofCheck& c);

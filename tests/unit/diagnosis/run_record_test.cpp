@@ -119,5 +119,47 @@ TEST(RunRecord, SubsampleKeepsEvenlySpacedValues) {
     EXPECT_EQ(subsample(v, 1000).size(), 100u);
 }
 
+// Regions and diagnoses are found by path through an index (a scan per lookup made a record
+// of 8000 regions take seconds in every renderer); the index follows the vectors as they
+// grow, are copied, or a path changes in place.
+TEST(RunRecordLookup, FindsByPathAndFollowsTheVectorsAsTheyChange) {
+    RunRecord r;
+    for (int i = 0; i < 100; ++i) {
+        RecordedRegion g;
+        g.path = g.name = "region " + std::to_string(i);
+        g.instances = i;
+        r.regions.push_back(g);
+        r.region_diagnoses.push_back({g.path, {}});
+        r.region_diagnoses.back().diagnosis.observation = g.path;
+    }
+    ASSERT_NE(r.region("region 42"), nullptr);
+    EXPECT_EQ(r.region("region 42")->instances, 42);
+    EXPECT_EQ(r.diagnosis_of("region 7")->observation, "region 7");
+    EXPECT_EQ(r.region("region 100"), nullptr);
+    EXPECT_EQ(r.diagnosis_of("nowhere"), nullptr);
+
+    RecordedRegion late;
+    late.path = "region 100";
+    late.instances = 100;
+    r.regions.push_back(late);
+    ASSERT_NE(r.region("region 100"), nullptr);
+    EXPECT_EQ(r.region("region 100")->instances, 100);
+
+    r.regions[3].path = "renamed";  // in place: the index's entry for "region 3" is stale
+    EXPECT_EQ(r.region("region 3"), nullptr);
+    ASSERT_NE(r.region("renamed"), nullptr);
+    EXPECT_EQ(r.region("renamed")->instances, 3);
+
+    const RunRecord copy = r;
+    ASSERT_NE(copy.region("region 42"), nullptr);
+    EXPECT_EQ(copy.region("region 42"), &copy.regions[42]);  // the copy's own, not r's
+
+    // Two regions with one path, as built: the first, as a scan would find.
+    RunRecord twice;
+    twice.regions.resize(2);
+    twice.regions[0].path = twice.regions[1].path = "same";
+    EXPECT_EQ(twice.region("same"), &twice.regions[0]);
+}
+
 }  // namespace
 }  // namespace ceiling

@@ -62,6 +62,19 @@ Summary summarize(std::vector<double> samples) {
     return s;
 }
 
+double median(std::vector<double> samples) {
+    if (samples.empty()) throw std::invalid_argument("median of an empty sample");
+    for (double x : samples)
+        if (!std::isfinite(x)) throw std::invalid_argument("median of a non-finite sample");
+    const double h = static_cast<double>(samples.size() - 1) * 0.5;
+    const auto lo = static_cast<std::size_t>(std::floor(h));
+    const auto at = samples.begin() + static_cast<std::ptrdiff_t>(lo);
+    std::nth_element(samples.begin(), at, samples.end());
+    if (lo + 1 >= samples.size()) return *at;
+    const double above = *std::min_element(at + 1, samples.end());
+    return *at + (h - static_cast<double>(lo)) * (above - *at);
+}
+
 Summary summarize_reciprocal(std::span<const double> samples, double numerator) {
     std::vector<double> rates;
     rates.reserve(samples.size());

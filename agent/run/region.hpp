@@ -203,6 +203,14 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
                        std::optional<double> RegionInstance::*field,
                        std::optional<double> at_least_rate = std::nullopt);
+// Several such quantities in one pass over the instances (a capture of 200 000 instances is
+// tens of megabytes: each pass over it cost as much as the arithmetic).
+struct SampledQuantity {
+    const std::vector<TimelinePoint>* points;
+    std::optional<double> RegionInstance::*field;
+    std::optional<double> at_least_rate;
+};
+void attribute_sampled(NvtxCapture& cap, const std::vector<SampledQuantity>& quantities);
 
 // The cores the process kept busy at once while each instance was open, from exact CPU-time
 // reads of the whole process (the sampler's, every interval, of a program that is one

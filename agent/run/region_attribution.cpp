@@ -103,13 +103,24 @@ void attribute_unranged_cpu(
     // Each image's recording threads.
     std::map<std::string, std::vector<const CumulativeTimeline*>> by_image;
     for (const auto& [key, timeline] : thread_timelines) by_image[key.first].push_back(&timeline);
+    // Instances come in runs of one image and thread in start order: its timelines are looked
+    // up once a run, and each one's search goes on from where the last instance's ended.
+    const std::string* image = nullptr;
+    const std::vector<const CumulativeTimeline*>* threads = nullptr;
+    std::vector<std::size_t> hints;
     for (std::size_t i = 0; i < cap.instances.size(); ++i) {
         auto& r = cap.instances[i];
-        const auto threads = by_image.find(*instance_image[i]);
-        if (!r.cpu_s || threads == by_image.end()) continue;
+        if (instance_image[i] != image) {
+            image = instance_image[i];
+            const auto found = by_image.find(*image);
+            threads = found == by_image.end() ? nullptr : &found->second;
+            hints.assign(threads ? threads->size() : 0, 0);
+        }
+        if (!r.cpu_s || !threads) continue;
         double recording = 0;
-        for (const auto* timeline : threads->second)
-            if (const auto cpu = timeline->between(r.start_ns, r.end_ns)) recording += cpu->value;
+        for (std::size_t k = 0; k < threads->size(); ++k)
+            if (const auto cpu = (*threads)[k]->between(r.start_ns, r.end_ns, &hints[k]))
+                recording += cpu->value;
         r.unranged_cpu_s = std::max(0.0, *r.cpu_s - recording);
     }
 }
@@ -155,14 +166,21 @@ namespace {
 // over the part the readings cover, at least 90 % of it, scaled to the whole at that rate (a
 // range opened as the program starts begins before the sampler's first reading), with its
 // error scaled alike. nullopt where they cover less.
+// Whether the readings cover at least 90 % of the instance: the part [begin, end] they do.
+bool covers(const std::vector<TimelinePoint>& points, const RegionInstance& r,
+            std::int64_t& begin, std::int64_t& end) {
+    begin = std::max(r.start_ns, points.front().t_ns);
+    end = std::min(r.end_ns, points.back().t_ns);
+    const auto length = r.end_ns - r.start_ns, covered = end - begin;
+    return covered >= 0 && static_cast<double>(covered) >= 0.9 * static_cast<double>(length);
+}
+
 std::optional<Estimate> covered_growth(const CumulativeTimeline& timeline,
                                        const std::vector<TimelinePoint>& points,
                                        const RegionInstance& r, std::size_t& hint) {
-    const std::int64_t begin = std::max(r.start_ns, points.front().t_ns),
-                       end = std::min(r.end_ns, points.back().t_ns);
+    std::int64_t begin = 0, end = 0;
+    if (!covers(points, r, begin, end)) return std::nullopt;
     const auto length = r.end_ns - r.start_ns, covered = end - begin;
-    if (covered < 0 || static_cast<double>(covered) < 0.9 * static_cast<double>(length))
-        return std::nullopt;
     auto v = timeline.between(begin, end, &hint);
     if (!v || covered == 0) return v;
     const double scale = static_cast<double>(length) / static_cast<double>(covered);
@@ -186,12 +204,37 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
                        std::optional<double> RegionInstance::*field,
                        std::optional<double> at_least_rate) {
-    if (points.size() < 2) return;
-    const CumulativeTimeline timeline(points, at_least_rate);
-    std::size_t hint = 0;
+    attribute_sampled(cap, {{&points, field, at_least_rate}});
+}
+
+void attribute_sampled(NvtxCapture& cap, const std::vector<SampledQuantity>& quantities) {
+    struct Timeline {
+        const SampledQuantity* q;
+        CumulativeTimeline timeline;
+        // It never grew (no storage traffic, no waits): 0 wherever covered, as interpolating
+        // would give, without it (most of a run's quantities, most runs).
+        bool flat = false;
+        std::size_t hint = 0;
+    };
+    std::vector<Timeline> timelines;
+    for (const auto& q : quantities) {
+        const auto& p = *q.points;
+        if (p.size() < 2) continue;
+        const bool flat = std::all_of(p.begin(), p.end(), [&](const TimelinePoint& x) {
+            return x.value == p.front().value;
+        });
+        timelines.push_back({&q, CumulativeTimeline(p, q.at_least_rate), flat});
+    }
+    if (timelines.empty()) return;
     for (auto& r : cap.instances)
-        if (const auto v = covered_growth(timeline, points, r, hint))
-            r.*field = at_least_rate ? std::max(0.0, v->value - v->error) : v->value;
+        for (auto& t : timelines) {
+            if (t.flat) {
+                std::int64_t begin = 0, end = 0;
+                if (covers(*t.q->points, r, begin, end)) r.*(t.q->field) = 0.0;
+            } else if (const auto v = covered_growth(t.timeline, *t.q->points, r, t.hint)) {
+                r.*(t.q->field) = t.q->at_least_rate ? std::max(0.0, v->value - v->error) : v->value;
+            }
+        }
 }
 
 void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu, int min_looks) {

@@ -309,10 +309,10 @@ void attribute_samples(NvtxCapture& capture, const Sampler& sampler,
         if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
         system.push_back({s.t_ns, s.system_s});
     }
-    attribute_sampled(capture, read, &RegionInstance::storage_read_bytes);
-    attribute_sampled(capture, written, &RegionInstance::storage_write_bytes);
-    attribute_sampled(capture, system, &RegionInstance::system_cpu_s, cpus);
-    attribute_sampled(capture, storage_wait, &RegionInstance::storage_wait_s);
+    attribute_sampled(capture, {{&read, &RegionInstance::storage_read_bytes, std::nullopt},
+                                {&written, &RegionInstance::storage_write_bytes, std::nullopt},
+                                {&system, &RegionInstance::system_cpu_s, cpus},
+                                {&storage_wait, &RegionInstance::storage_wait_s, std::nullopt}});
 }
 
 // The NVTX side of one execution: its capture, ceiling's cost of recording it, and what the

@@ -50,8 +50,6 @@ CounterValue timing(const std::string& name, double value, const std::string& un
     return c;
 }
 
-double median_of(const std::vector<double>& v) { return summarize(v).median; }
-
 // Each model call of the timed executions, with the op ranges inside instrumented ones
 // (same thread, within its span). The first instrumented call of a model in a process is
 // kept apart: it pays for first-touch allocations and kernel selection.
@@ -96,16 +94,16 @@ void add_cost_counters(const ModelCalls& c, RecordedRegion& region) {
     out.push_back(timing("calls_instrumented", static_cast<double>(c.instrumented_s.size()), "count"));
     out.push_back(timing("calls_uninstrumented", static_cast<double>(c.uninstrumented_s.size()), "count"));
     if (!c.first_s.empty()) {
-        out.push_back(timing("first_call_s", median_of(c.first_s), "s"));
-        out.push_back(timing("first_call_op_time_s", median_of(c.first_op_s), "s"));
-        out.push_back(timing("op_ranges_per_call", median_of(c.first_op_count), "count"));
+        out.push_back(timing("first_call_s", median(c.first_s), "s"));
+        out.push_back(timing("first_call_op_time_s", median(c.first_op_s), "s"));
+        out.push_back(timing("op_ranges_per_call", median(c.first_op_count), "count"));
     }
     if (!c.instrumented_s.empty()) {
-        out.push_back(timing("instrumented_call_s", median_of(c.instrumented_s), "s"));
-        out.push_back(timing("op_time_per_call_s", median_of(c.op_s), "s"));
+        out.push_back(timing("instrumented_call_s", median(c.instrumented_s), "s"));
+        out.push_back(timing("op_time_per_call_s", median(c.op_s), "s"));
     }
     if (!c.uninstrumented_s.empty())
-        out.push_back(timing("uninstrumented_call_s", median_of(c.uninstrumented_s), "s"));
+        out.push_back(timing("uninstrumented_call_s", median(c.uninstrumented_s), "s"));
 }
 
 std::string count_phrase(std::size_t n, const std::string& what) {

@@ -391,6 +391,21 @@ TEST(RegionStorage, IsInterpolatedFromTheSamplersReadings) {
     ASSERT_TRUE(cap.instances[2].storage_read_bytes);
     EXPECT_NEAR(*cap.instances[2].storage_read_bytes, 95e6 * 100 / 95, 1);
     EXPECT_FALSE(cap.instances[3].storage_read_bytes) << "mostly after the last reading";
+
+    // A quantity that never grew, with others in one pass: 0 where covered, as interpolated.
+    const std::vector<TimelinePoint> none = {{0, 7}, {100 * ms, 7}, {200 * ms, 7}};
+    for (auto& r : cap.instances) r.storage_read_bytes.reset(), r.storage_write_bytes.reset();
+    attribute_sampled(cap, {{&none, &RegionInstance::storage_read_bytes, std::nullopt},
+                            {&written, &RegionInstance::storage_write_bytes, std::nullopt},
+                            {&none, &RegionInstance::system_cpu_s, 1.0}});
+    for (std::size_t i = 0; i < 3; ++i) {
+        ASSERT_TRUE(cap.instances[i].storage_read_bytes && cap.instances[i].system_cpu_s) << i;
+        EXPECT_EQ(*cap.instances[i].storage_read_bytes, 0.0);
+        EXPECT_EQ(*cap.instances[i].system_cpu_s, 0.0);
+    }
+    EXPECT_NEAR(*cap.instances[0].storage_write_bytes, 5e6, 1);
+    EXPECT_FALSE(cap.instances[3].storage_read_bytes);
+    EXPECT_FALSE(cap.instances[3].storage_write_bytes);
 }
 
 // Kernel time is what must have fallen inside each instance (the lower bound the readings

@@ -48,11 +48,18 @@ TEST(Statistics, SelectionGivesTheSortedValues) {
         EXPECT_EQ(s.min, sorted.front());
         EXPECT_EQ(s.max, sorted.back());
         EXPECT_EQ(s.median, percentile(sorted, 0.5));
+        EXPECT_EQ(median(x), s.median);
         EXPECT_EQ(s.p90, percentile(sorted, 0.9));
         EXPECT_EQ(s.p99, percentile(sorted, 0.99));
         const double p10 = percentile(sorted, 0.1);
         EXPECT_EQ(s.rel_spread, n > 1 && s.median != 0 ? (s.p90 - p10) / std::fabs(s.median) : 0.0);
     }
+}
+
+TEST(Statistics, MedianRefusesWhatSummarizeRefuses) {
+    EXPECT_THROW(median({}), std::invalid_argument);
+    EXPECT_THROW(median({1.0, std::nan("")}), std::invalid_argument);
+    EXPECT_EQ(median({3.0, 1.0, 2.0, 10.0}), 2.5);
 }
 
 TEST(Statistics, FiveSamplesUnsortedInput) {

@@ -107,6 +107,22 @@ std::string shortened(const std::string& name, std::size_t width = 44) {
     return name.substr(0, width - 3) + "...";
 }
 
+// A region's path in `width` characters: its leaf and as many enclosing names as fit after
+// ".../" (nested regions cut from the right all read as their common outermost names).
+std::string shortened_path(const std::string& path, std::size_t width = 44) {
+    if (path.size() <= width) return path;
+    const std::size_t leaf = path.rfind('/');
+    if (leaf == std::string::npos || path.size() - leaf - 1 + 4 > width) {
+        return shortened(leaf == std::string::npos ? path : path.substr(leaf + 1), width);
+    }
+    std::size_t from = leaf;  // the '/' before the kept tail
+    for (std::size_t at = leaf; at > 0 && (at = path.rfind('/', at - 1)) != std::string::npos;) {
+        if (path.size() - at - 1 + 4 > width) break;
+        from = at;
+    }
+    return ".../" + path.substr(from + 1);
+}
+
 double runs_of(const RunRecord& r) {
     return static_cast<double>(std::max<std::size_t>(1, r.timed_executions().size()));
 }
@@ -184,7 +200,7 @@ std::vector<std::vector<std::string>> region_rows(const RunRecord& r) {
         const Diagnosis* d = r.diagnosis_of(g->path);
         const double n = static_cast<double>(g->instances) / runs_of(r);
         const auto& w = g->measurement.work;
-        rows.push_back({shortened(g->path), count_text(n), duration(time_of(g)),
+        rows.push_back({shortened_path(g->path), count_text(n), duration(time_of(g)),
                         wall > 0 ? percent(time_of(g) / wall) : "-",
                         w ? si(w->ops * n, "") : "-", w ? bytes(w->compulsory_bytes * n) : "-",
                         rate_cell(d), roof_cell(d), bound_cell(d)});
@@ -251,7 +267,7 @@ Verdicts verdicts(const RunRecord& r) {
     // The region whose verdict stands beside the run's, as the judge chose it (answer.hpp).
     const RunAnswer& a = r.answer;
     if (const Diagnosis* stand_in = a.stand_in ? r.diagnosis_of(a.stand_in->path) : nullptr)
-        add(v.lines, wrapped(shortened(a.stand_in->path, 60) + ": " + bound_words(*stand_in) +
+        add(v.lines, wrapped(shortened_path(a.stand_in->path, 60) + ": " + bound_words(*stand_in) +
                                  (stand_in->roofs.empty() ? "" : ": " + roofs_text(*stand_in)),
                              a.stand_in_kind == StandIn::model ? "Model: " : "Longest judged region: ",
                              "       "));

@@ -84,6 +84,29 @@ TEST(RunAnswer, AtMostThirtyLinesAndTenRowsWhateverTheRegions) {
     }
 }
 
+// Nested regions keep their leaf: cut from the right, a recursion's levels all read as
+// "level 0/level 1 of a ..." (seen on 256 levels).
+TEST(RunAnswer, ALongPathKeepsItsLeafAndTheNamesAboveItThatFit) {
+    RunRecord r = many_regions(0);
+    std::string path;
+    for (int i = 0; i < 12; ++i) {
+        path += (i ? "/" : "") + std::string("level ") + std::to_string(i);
+        RecordedRegion reg;
+        reg.path = path;
+        reg.name = "level " + std::to_string(i);
+        reg.total_s_per_execution = {0.5 - i * 0.01};
+        reg.instances = 1;
+        r.regions.push_back(reg);
+    }
+    std::ostringstream out;
+    render_run_answer(r, out);
+    EXPECT_NE(out.str().find(".../level 5/level 6/level 7/level 8/level 9 "), std::string::npos)
+        << out.str();
+    EXPECT_EQ(out.str().find("level 0/level 1/level 2/level 3/level 4/level 5/..."),
+              std::string::npos)
+        << out.str();
+}
+
 TEST(RunAnswer, BelowBothRoofsIsSaidAtTheVerdictAndBandsAreNotPraise) {
     std::ostringstream out;
     render_run_answer(many_regions(2), out);

@@ -16,6 +16,7 @@
 #include "agent/cli/command.hpp"
 #include "agent/cli/shared_options.hpp"
 #include "agent/run/launch.hpp"
+#include "agent/run/phase_timer.hpp"
 #include "agent/machine/launch_context.hpp"
 #include "agent/judge/judge_record.hpp"
 #include "agent/machine/roof_check.hpp"
@@ -385,13 +386,22 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
     show_progress(a, global, progress, plan);
     const measure::ProgramRun run = run_or_fail(plan);
     progress.reset();
-    measure::add_to_record(run, plan, record);
-    if (a.torch) measure::add_torch_to_record(run, record);
-    judge_run(a, run, record);
+    {
+        const measure::PhaseTimer t("aggregating the regions");
+        measure::add_to_record(run, plan, record);
+        if (a.torch) measure::add_torch_to_record(run, record);
+    }
+    {
+        const measure::PhaseTimer t(a.no_roof_check ? "judging" : "judging, with the roof check");
+        judge_run(a, run, record);
+    }
 
     const int status = program_status(record, run);
     // The measurement is shown even when the record cannot be written.
-    const SaveOutcome saved = save_run_files(a, run, plan, record, paths);
+    const SaveOutcome saved = [&] {
+        const measure::PhaseTimer t("writing the record");
+        return save_run_files(a, run, plan, record, paths);
+    }();
     const bool json_written = print_run_summary(a, global, record, paths, saved);
     if (!saved.lost.empty()) {
         // Only where the record is lost is the summary all that is kept.

@@ -20,6 +20,7 @@
 #include "agent/run/child_signals.hpp"
 #include "agent/run/gpu_regions.hpp"
 #include "agent/run/launch.hpp"
+#include "agent/run/phase_timer.hpp"
 #include "agent/machine/pmu_readings.hpp"
 #include "agent/run/region_counters.hpp"
 #include "agent/run/sampler.hpp"
@@ -319,7 +320,10 @@ void attribute_samples(NvtxCapture& capture, const Sampler& sampler,
 // samples add to its ranges. `exact_cpu`: the samples' CPU time is perf's task-clock.
 void read_nvtx_side(ExecutionData& x, const Observers& o, const fs::path& capture_dir,
                     bool exact_cpu, std::vector<std::string>& notes) {
-    x.capture = read_nvtx_capture(capture_dir, x.end_ns);
+    {
+        const PhaseTimer t("reading the NVTX capture");
+        x.capture = read_nvtx_capture(capture_dir, x.end_ns);
+    }
     add_nvtx_cost_counters(x);
     // Work a region's process handed to processes it started: their CPU time beside it.
     if (o.sampler) attribute_samples(x.capture, *o.sampler, o.samples);
@@ -370,7 +374,10 @@ ExecutionData run_once(const RunContext& c, int index, bool cuda, bool gpu_count
     const bool exact_cpu = o.counters && o.counters->read().value("task_clock_s").has_value();
     x.execution.time_series = series_from_samples(o.samples, res.start_ns, exact_cpu ? 0.0 : 0.05);
     decimate(x.execution.time_series, c.plan.series_points_kept);
-    if (c.inject) read_nvtx_side(x, o, dirs.capture_dir, exact_cpu, c.run.notes);
+    if (c.inject) {
+        const PhaseTimer t("the NVTX side (its capture read, the samples placed on its ranges)");
+        read_nvtx_side(x, o, dirs.capture_dir, exact_cpu, c.run.notes);
+    }
     if (o.region_counts) {
         finish_region_counting(*o.region_counts, c.counting, x.capture, x.execution.counters,
                                c.run.notes);

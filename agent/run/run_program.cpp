@@ -297,23 +297,30 @@ void add_nvtx_cost_counters(ExecutionData& x) {
 void attribute_samples(NvtxCapture& capture, const Sampler& sampler,
                        const std::vector<TreeSample>& samples) {
     const double cpus = std::max(1u, std::thread::hardware_concurrency());
+    // Two groups of passes over the instances, on two cores (the program has ended, so they
+    // are free): each writes its own fields and reads only the instances' times and the
+    // fields its own group wrote, so they share no memory location.
+    std::jthread storage_and_threads([&] {
+        attribute_working_threads(capture, sampler.peaks().thread_windows);
+        std::vector<TimelinePoint> read, written, system, storage_wait;
+        for (const auto& s : samples) {
+            storage_wait.push_back({s.t_ns, storage_waited_s(s)});
+            if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
+            if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
+            system.push_back({s.t_ns, s.system_s});
+        }
+        attribute_sampled(capture,
+                          {{&read, &RegionInstance::storage_read_bytes, std::nullopt},
+                           {&written, &RegionInstance::storage_write_bytes, std::nullopt},
+                           {&system, &RegionInstance::system_cpu_s, cpus},
+                           {&storage_wait, &RegionInstance::storage_wait_s, std::nullopt}});
+    });
     attribute_descendant_cpu(capture, sampler.descendant_cpu(), cpus);
     // Its threads' queue time grows at most as fast as they are many.
     attribute_process_queued(capture, sampler.process_queued(),
                              std::max(cpus, sampler.peaks().threads.value_or(cpus)));
+    // After the descendants' time: the others' is the host's less the program's and theirs.
     attribute_other_cpu(capture, sampler.host_cpu(), cpus);
-    attribute_working_threads(capture, sampler.peaks().thread_windows);
-    std::vector<TimelinePoint> read, written, system, storage_wait;
-    for (const auto& s : samples) {
-        storage_wait.push_back({s.t_ns, storage_waited_s(s)});
-        if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
-        if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
-        system.push_back({s.t_ns, s.system_s});
-    }
-    attribute_sampled(capture, {{&read, &RegionInstance::storage_read_bytes, std::nullopt},
-                                {&written, &RegionInstance::storage_write_bytes, std::nullopt},
-                                {&system, &RegionInstance::system_cpu_s, cpus},
-                                {&storage_wait, &RegionInstance::storage_wait_s, std::nullopt}});
 }
 
 // The NVTX side of one execution: its capture, ceiling's cost of recording it, and what the

@@ -28,6 +28,7 @@
 
 #include "agent/run/cumulative_timeline.hpp"
 #include "agent/run/interned.hpp"
+#include "agent/run/optional_double.hpp"
 #include "agent/run/sampler.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -65,47 +66,47 @@ struct RegionInstance {
     // CPU time of its whole process (every thread, not only this one) while it was open,
     // interpolated from the injection library's CPU-time reads; the true value lies within
     // cpu_s +- cpu_error_s. Absent when the image recorded no CPU-time read.
-    std::optional<double> cpu_s;
+    OptionalDouble cpu_s;
     double cpu_error_s = 0;
     // CPU time of the processes below its process (those it started, and theirs) while it
     // was open (attribute_descendant_cpu); absent when its process's descendants used none.
-    std::optional<double> descendant_cpu_s;
+    OptionalDouble descendant_cpu_s;
     // Its error: the sampler's readings bracket it, and the instance's ends fall between
     // two of them (a pool's workers reaped just before the range ends grow the last interval).
     double descendant_cpu_error_s = 0;
     // Time its process's threads were runnable but queued for a CPU while it was open
     // (thread-seconds, attribute_process_queued); absent where not read.
-    std::optional<double> queued_s;
+    OptionalDouble queued_s;
     // CPU time the host's other processes (all but its own, those it started and ceiling)
     // used while it was open (attribute_other_cpu); absent where not covered.
-    std::optional<double> other_cpu_s;
+    OptionalDouble other_cpu_s;
     // The cores its process kept busy at once while it was open (attribute_peak_busy):
     // absent where the sampler's looks did not cover it.
-    std::optional<double> peak_busy_cores;
+    OptionalDouble peak_busy_cores;
     // How many threads of the program shared its work while it was open
     // (attribute_working_threads): absent where no window of the sampler's covered it.
-    std::optional<double> working_threads;
+    OptionalDouble working_threads;
     // Its own thread's CPU time while it was open, and what other recording threads of its
     // process spent meanwhile in ranges of theirs open beside it (attribute_beside_cpu):
     // absent where its thread did not read its CPU time.
-    std::optional<double> thread_cpu_s;
-    std::optional<double> beside_cpu_s;
+    OptionalDouble thread_cpu_s;
+    OptionalDouble beside_cpu_s;
     // CPU time of its process's threads that record no ranges while it was open: its cpu_s
     // less every recording thread's own (attribute_unranged_cpu). Its helpers (an OpenMP
     // team, a BLAS pool) or work beside it (a loader thread): CPU time cannot tell which.
     // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
-    std::optional<double> unranged_cpu_s;
+    OptionalDouble unranged_cpu_s;
     // Bytes storage served the program (its whole process tree, /proc's read_bytes and
     // write_bytes), interpolated from the sampler's readings while it was open, and its CPU
     // time in the kernel (stime) that must have fallen inside it (the interpolation's lower
     // bound; attribute_sampled); absent where they did not cover it.
-    std::optional<double> storage_read_bytes;
-    std::optional<double> storage_write_bytes;
-    std::optional<double> system_cpu_s;
+    OptionalDouble storage_read_bytes;
+    OptionalDouble storage_write_bytes;
+    OptionalDouble system_cpu_s;
     // Thread-seconds its program's threads spent blocked on storage (flushes, file I/O) while
     // it was open, interpolated from the sampler's looks at their system calls; absent where
     // they did not cover it.
-    std::optional<double> storage_wait_s;
+    OptionalDouble storage_wait_s;
     // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
     // (attribute_counts, agent/run/region_counters.hpp); absent without a validated PMU.
     std::optional<CountedAmount> counted_ops;
@@ -201,13 +202,13 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 // 10 ms interval whose kernel time was an allocation's page faults before it read "100 % in
 // the kernel" by interpolation.
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
-                       std::optional<double> RegionInstance::*field,
+                       OptionalDouble RegionInstance::*field,
                        std::optional<double> at_least_rate = std::nullopt);
 // Several such quantities in one pass over the instances (a capture of 200 000 instances is
 // tens of megabytes: each pass over it cost as much as the arithmetic).
 struct SampledQuantity {
     const std::vector<TimelinePoint>* points;
-    std::optional<double> RegionInstance::*field;
+    OptionalDouble RegionInstance::*field;
     std::optional<double> at_least_rate;
 };
 void attribute_sampled(NvtxCapture& cap, const std::vector<SampledQuantity>& quantities);

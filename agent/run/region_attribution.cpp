@@ -129,7 +129,7 @@ namespace {
 // Each instance's growth of its process's timeline (the one of that pid whose readings reach
 // into the instance: a pid used again later in the run is another process) into `field`.
 void attribute_per_process(NvtxCapture& cap, const std::vector<ProcessTimeline>& per_process,
-                           double rate_bound, std::optional<double> RegionInstance::*field,
+                           double rate_bound, OptionalDouble RegionInstance::*field,
                            double RegionInstance::*error = nullptr) {
     if (per_process.empty()) return;
     std::vector<CumulativeTimeline> timelines;
@@ -202,7 +202,7 @@ void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& hos
 }
 
 void attribute_sampled(NvtxCapture& cap, const std::vector<TimelinePoint>& points,
-                       std::optional<double> RegionInstance::*field,
+                       OptionalDouble RegionInstance::*field,
                        std::optional<double> at_least_rate) {
     attribute_sampled(cap, {{&points, field, at_least_rate}});
 }

@@ -226,7 +226,7 @@ class StringResolver {
   public:
     struct Resolved {
         Interned name;
-        const std::optional<Work>* work;
+        InternedWork work;  // interned once per declared name
     };
     using Cache = std::unordered_map<std::uint32_t, Resolved>;  // one image's ids
 
@@ -236,8 +236,7 @@ class StringResolver {
     Cache& cache_of(const std::string& image) { return resolved_[image]; }
 
     const Resolved& resolve(const std::string& image, Cache& cache, std::uint32_t id) {
-        static const std::optional<Work> no_work;
-        static const Resolved unnamed{"(unnamed)", &no_work};
+        static const Resolved unnamed{"(unnamed)", InternedWork()};
         if (id == 0) return unnamed;
         if (const auto hit = cache.find(id); hit != cache.end()) return hit->second;
         const auto si = strings_.find(image);
@@ -249,7 +248,8 @@ class StringResolver {
             it->second = parse_declared_work(valid_utf8(raw));
             if (!it->second.error.empty()) warnings_.push_back(it->second.error);
         }
-        return cache.emplace(id, Resolved{it->second.name, &it->second.work}).first->second;
+        return cache.emplace(id, Resolved{it->second.name, InternedWork(it->second.work)})
+            .first->second;
     }
 
   private:
@@ -460,7 +460,7 @@ class ThreadEvents {
     void open_into(RegionInstance& r, const EventFileHeader& h, const Event& e, Interned parent) {
         const StringResolver::Resolved& dn = string_of(e.string);
         r.name = dn.name;
-        r.work = *dn.work;
+        r.work = dn.work;
         r.domain = domain_of(e.domain);
         r.parent = parent;
         r.path = reading_.paths.path_of(r.parent, r.domain, r.name);

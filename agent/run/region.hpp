@@ -29,6 +29,7 @@
 #include "agent/run/cumulative_timeline.hpp"
 #include "agent/run/interned.hpp"
 #include "agent/run/optional_double.hpp"
+#include "agent/run/interned_work.hpp"
 #include "agent/run/sampler.hpp"
 #include "diagnosis/run_record.hpp"
 
@@ -54,7 +55,7 @@ struct RegionInstance {
     Interned path;    // enclosing names on this thread and domain, then name, '/'-joined
     Interned parent;  // path of the enclosing instance; empty at top level
     Interned domain;
-    std::optional<Work> work;
+    InternedWork work;  // declared (one interned copy per distinct work)
     int pid = 0;
     int tid = 0;
     std::int64_t start_ns = 0;

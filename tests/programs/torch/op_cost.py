@@ -5,7 +5,8 @@ one intra-op thread, called CALLS times, each call timed by itself.
     python3 op_cost.py [--model mlp|mobilenet_v2] [--calls N] [--profiler]
 
 Prints one JSON line: the torch version, ops per call (counted by a dispatch mode before
-timing), and the median time of even and of odd calls. Under `ceiling run --torch` even calls
+timing), the median time of even and of odd calls, and with --profiler how long the
+profiler's stop took (it turns what it recorded into events: a cost no call time shows). Under `ceiling run --torch` even calls
 are instrumented and odd ones run bare (modules.py alternates them), so (even - odd) / ops is
 ceiling's cost per op range in the same run; alone, both are bare; with --profiler every call
 runs under torch.profiler with record_shapes=True. scripts/bench-torch compares the three."""
@@ -62,12 +63,16 @@ def main():
             t = time.perf_counter()
             model(x)
             times.append(time.perf_counter() - t)
+        stop_s = None
         if profiler is not None:
+            t = time.perf_counter()
             profiler.__exit__(None, None, None)
+            stop_s = time.perf_counter() - t
     # The first two calls warm caches (and ceiling's per-shape messages) up.
     even, odd = times[2::2], times[3::2]
     print(json.dumps({"torch": torch.__version__.split("+")[0], "model": a.model, "ops": ops,
-                      "even_s": statistics.median(even), "odd_s": statistics.median(odd)}))
+                      "even_s": statistics.median(even), "odd_s": statistics.median(odd),
+                      "profiler_stop_s": stop_s}))
 
 
 if __name__ == "__main__":

@@ -141,19 +141,30 @@ class _OpMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        entry = _entries.get(func)
-        if entry is None:
-            entry = _entries[func] = formulas.lookup(func)
+        known = _entries.get(func)
+        if known is None:
+            known = _entries[func] = (formulas.lookup(func), _direct(func))
+        entry, call = known
         if entry[3] == formulas.PROFILER_MARKER:
-            return func(*args, **kwargs)
+            return call(*args, **kwargs)
         stack = _thread.stack
         nvtx.push(_message(func, entry, args, kwargs, stack[-1] if stack else None))
         try:
-            return func(*args, **kwargs)
+            return call(*args, **kwargs)
         finally:
             nvtx.pop()
 
 
+def _direct(func):
+    """The op's C++ entry where calling it is all the op's Python __call__ does (an op
+    without a Python-side dispatcher): a Python frame less per op, 0.2 us of ~3 on 2.14."""
+    op = getattr(func, "_op", None)
+    if op is None or getattr(func, "_pyobj_dispatcher", None) is not None:
+        return func
+    return op
+
+
+# Per op: its formula entry (formulas.lookup) and how to call it (_direct).
 _entries = {}
 _mode = _OpMode()
 _original_call = torch.nn.Module.__call__

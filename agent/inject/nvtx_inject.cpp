@@ -144,6 +144,16 @@ struct CacheEntry {
     std::uint32_t id = 0;
 };
 
+// A string seen at an address: a program names its ranges from the same literals or buffers
+// (the PyTorch instrumentation's cached messages), so the address finds the entry and a
+// compare of the text there, with no hash of it, confirms it (a buffer reused for another
+// text misses, and the hash decides).
+struct AddressEntry {
+    const char* address = nullptr;
+    const std::string* text = nullptr;
+    std::uint32_t id = 0;
+};
+
 // Per-thread: the current chunk and a small cache of interned strings.
 struct ThreadState {
     Event* next = nullptr;
@@ -159,6 +169,7 @@ struct ThreadState {
     bool full = false;
     int fd = -1;  // the chunk's file, kept open to reserve its pages before they are written
     CacheEntry cache[256];
+    AddressEntry by_address[256];
 
     ~ThreadState() { release(); }
     void release() {
@@ -240,8 +251,13 @@ struct ThreadState {
 thread_local ThreadState state;
 
 // FNV-1a (64 bit) over the bytes, giving the length too; the cache then compares the text.
+// First the text last seen at this address: a byte-at-a-time hash of a PyTorch op's
+// 100-character message was most of what recording its range cost.
 std::uint32_t intern(const char* text) {
     if (!text) return 0;
+    AddressEntry& a = state.by_address[(reinterpret_cast<std::uintptr_t>(text) >> 3) & 255];
+    if (a.address == text && std::strncmp(text, a.text->c_str(), a.text->size() + 1) == 0)
+        return a.id;
     std::uint64_t h = 1469598103934665603ull;
     std::size_t n = 0;
     for (; text[n]; ++n) {
@@ -249,12 +265,14 @@ std::uint32_t intern(const char* text) {
         h *= 1099511628211ull;
     }
     CacheEntry& c = state.cache[h & 255];
-    if (c.text && c.hash == h && c.text->size() == n && std::memcmp(c.text->data(), text, n) == 0)
-        return c.id;
-    const std::string* stable = nullptr;
-    const std::uint32_t id = intern_slow(text, n, &stable);
-    c = {h, stable, id};
-    return id;
+    if (!(c.text && c.hash == h && c.text->size() == n &&
+          std::memcmp(c.text->data(), text, n) == 0)) {
+        const std::string* stable = nullptr;
+        const std::uint32_t id = intern_slow(text, n, &stable);
+        c = {h, stable, id};
+    }
+    a = {text, c.text, c.id};
+    return c.id;
 }
 
 // UTF-32 (Linux wchar_t) to UTF-8, for the W variants; rare, so no cache.

@@ -235,6 +235,22 @@ TEST(Run, ACaptureThatRunsOutOfSpaceDropsEventsNotTheProgram) {
     EXPECT_TRUE(said) << r.err;
 }
 
+// Names formatted into one reused buffer: the injection library's cache by address must
+// still give each range the text it had when pushed.
+TEST(Run, RangesNamedFromOneReusedBufferKeepTheirOwnNames) {
+    CEILING_NEED_NVTX();
+    TempDir dir;
+    const auto r = ceiling_run(dir / "r.json", {}, {nvtx_target, "reuse"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const RunRecord rec = read_record(dir / "r.json");
+    std::map<std::string, int> instances;
+    for (const auto& g : rec.regions) instances[g.path] = g.instances;
+    EXPECT_EQ(instances["first name"], 6);
+    EXPECT_EQ(instances["second, longer name"], 3);
+    EXPECT_EQ(instances["first"], 3);
+    EXPECT_EQ(instances.size(), 3u);
+}
+
 // 5000 ranges nested in one another (a recursion with a range per call): a region's path
 // names every range above it, so the record grew with the square of the depth (309 MiB,
 // past what `report` reads). Levels past the cap are counted and said, the record stays

@@ -246,6 +246,20 @@ int main(int argc, char** argv) {
         }
         return 0;
     }
+    if (mode == "reuse") {
+        // One buffer names every range, its text changed between them (a program formatting
+        // names into a reused buffer): each range must keep the text it had when pushed.
+        char name[64];
+        const char* texts[] = {"first name", "second, longer name", "first", "first name"};
+        for (int round = 0; round < 3; ++round)
+            for (const char* t : texts) {
+                std::snprintf(name, sizeof name, "%s", t);
+                nvtxRangePushA(name);
+                busy(0.0002);
+                nvtxRangePop();
+            }
+        return 0;
+    }
     if (mode == "deep") {
         // N ranges nested in one another (a recursion that pushes a range per call).
         const int n = argc > 2 ? std::atoi(argv[2]) : 5000;

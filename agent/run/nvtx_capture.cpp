@@ -120,7 +120,7 @@ void sort_instances(std::vector<RegionInstance>& instances) {
     for (std::size_t i = 0; i < instances.size(); ++i) keys.push_back(key(i));
     std::sort(keys.begin(), keys.end());
     // The permutation applied in place, cycle by cycle: a sorted copy would touch as much
-    // fresh memory again (60 MB for 200 000 instances, its page faults included).
+    // fresh memory again (53 MB for 200 000 instances, its page faults included).
     for (std::size_t start = 0; start < keys.size(); ++start) {
         if (keys[start].index == start) continue;
         RegionInstance held = std::move(instances[start]);
@@ -368,7 +368,7 @@ void reserve_instances(CaptureReading& reading, const ThreadChunks& threads) {
     reading.instance_image.reserve(reading.cap.instances.capacity());
 }
 
-// The kernel hands out the instances' memory (60 MB for 200 000 ranges) a page at a time
+// The kernel hands out the instances' memory (53 MB for 200 000 ranges) a page at a time
 // as it is first written: a third of reading such a capture. Another core populates it
 // ahead of the writes meanwhile (the program has ended, so one is free).
 std::jthread populate_ahead(std::vector<RegionInstance>& instances) {

@@ -49,7 +49,8 @@ struct CountedAmount {
     bool low_confidence = false;  // multiplexed too thinly, or a proxy (bytes from cache misses)
 };
 
-// Trivially copyable (interned strings): a capture may hold hundreds of thousands.
+// Trivially copyable (interned strings and work), 264 bytes: a capture may hold hundreds of
+// thousands, and every pass over them reads their bytes.
 struct RegionInstance {
     Interned name;    // declared-work group removed
     Interned path;    // enclosing names on this thread and domain, then name, '/'-joined

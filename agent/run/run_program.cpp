@@ -333,7 +333,10 @@ void read_nvtx_side(ExecutionData& x, const Observers& o, const fs::path& captur
     }
     add_nvtx_cost_counters(x);
     // Work a region's process handed to processes it started: their CPU time beside it.
-    if (o.sampler) attribute_samples(x.capture, *o.sampler, o.samples);
+    if (o.sampler) {
+        const PhaseTimer t("placing the sampler's figures on the ranges");
+        attribute_samples(x.capture, *o.sampler, o.samples);
+    }
     // The sampler's exact CPU time is the process's own only when the program is one
     // process: then it also tells how many cores each region held at once.
     if (exact_cpu && x.processes.size() == 1) {
@@ -381,10 +384,7 @@ ExecutionData run_once(const RunContext& c, int index, bool cuda, bool gpu_count
     const bool exact_cpu = o.counters && o.counters->read().value("task_clock_s").has_value();
     x.execution.time_series = series_from_samples(o.samples, res.start_ns, exact_cpu ? 0.0 : 0.05);
     decimate(x.execution.time_series, c.plan.series_points_kept);
-    if (c.inject) {
-        const PhaseTimer t("the NVTX side (its capture read, the samples placed on its ranges)");
-        read_nvtx_side(x, o, dirs.capture_dir, exact_cpu, c.run.notes);
-    }
+    if (c.inject) read_nvtx_side(x, o, dirs.capture_dir, exact_cpu, c.run.notes);
     if (o.region_counts) {
         finish_region_counting(*o.region_counts, c.counting, x.capture, x.execution.counters,
                                c.run.notes);

@@ -100,8 +100,27 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(ComputeRoof, name, precision, en
                                                 instructions_per_cycle, cores, theoretical_source,
                                                 theoretical_from_measurement, noisy)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepPoint, kernel, threads, working_set_bytes, bytes_per_s)
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(BandwidthRoof, level, kernel, threads, bytes_per_s,
-                                   min_working_set_bytes, max_working_set_bytes, noisy)
+// far_end_bytes_per_s is optional (profiles before it kept it read 0); the rest is required.
+void to_json(nlohmann::json& j, const BandwidthRoof& r) {
+    j = {{"level", r.level},
+         {"kernel", r.kernel},
+         {"threads", r.threads},
+         {"bytes_per_s", r.bytes_per_s},
+         {"min_working_set_bytes", r.min_working_set_bytes},
+         {"max_working_set_bytes", r.max_working_set_bytes},
+         {"far_end_bytes_per_s", r.far_end_bytes_per_s},
+         {"noisy", r.noisy}};
+}
+void from_json(const nlohmann::json& j, BandwidthRoof& r) {
+    j.at("level").get_to(r.level);
+    j.at("kernel").get_to(r.kernel);
+    j.at("threads").get_to(r.threads);
+    j.at("bytes_per_s").get_to(r.bytes_per_s);
+    j.at("min_working_set_bytes").get_to(r.min_working_set_bytes);
+    j.at("max_working_set_bytes").get_to(r.max_working_set_bytes);
+    r.far_end_bytes_per_s = j.value("far_end_bytes_per_s", 0.0);
+    j.at("noisy").get_to(r.noisy);
+}
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(LatencyMeasurement, level, working_set_bytes, seconds, cycles)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DispatchOverheads, threads, fork_join_s, empty_call_s)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(Absence, what, reason)

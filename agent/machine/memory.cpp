@@ -183,6 +183,7 @@ void add_plateau_roofs(MachineProfile& p, const kernels::BandwidthKernelInfo& ke
         r.bytes_per_s = summarize(values);
         r.min_working_set_bytes = points[lp.plateau.first].working_set_bytes;
         r.max_working_set_bytes = points[lp.plateau.last].working_set_bytes;
+        r.far_end_bytes_per_s = samples[lp.plateau.last].value;
         // Memory's tail without a plateau (plateau.hpp) has no spread to show its noise.
         r.noisy = r.bytes_per_s.rel_spread > noisy_spread ||
                   lp.plateau.points() < PlateauOptions{}.min_points;

@@ -101,7 +101,10 @@ InTurns measure_in_turns(const MachineProfile& profile, const std::string& path,
                           fixed(*turn.held_fraction, 2) + " of the roof measured around it";
         }
     }
-    out.detail = what + "; in turns with its roof:" + turns_said;
+    const RoofCheck looked = look->check();
+    out.detail = what + "; in turns with its roof (" + looked.kernel + " at " +
+                 std::to_string(looked.threads) + " threads, against the profile's " +
+                 fixed(looked.profile_per_s / 1e9, 1) + "G/s):" + turns_said;
     out.outcome = decide(measured, above_ratio);
     return out;
 }

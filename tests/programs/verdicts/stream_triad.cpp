@@ -1,5 +1,7 @@
 // Labelled program: bandwidth bound. a[i] = b[i] + s * c[i] on one thread per CPU over three
-// arrays, each twice the last-level cache, so every pass streams from DRAM. Each thread
+// arrays that together span the far end of `ceiling machine`'s sweep (4x the last-level
+// cache, at least 512 MiB), so every pass streams from DRAM, even past cache a VM does not
+// show (at 2x the shown cache each, a Zen 5 guest still ran partly from it). Each thread
 // touches its own slice first (outside the range), as a parallel initialisation does. The
 // arrays are on 2 MiB pages where the kernel allows (MADV_HUGEPAGE), as in a tuned streaming
 // program and as ceiling's roofs are measured: on 4 KiB pages in a VM, page walks hold a
@@ -52,7 +54,7 @@ int main(int argc, char** argv) {
     const double declared_per_moved = argc > 1 && std::string_view(argv[1]) == "overcount" ? 2 : 1;
     const int threads = cpus();
     const std::size_t n =
-        std::max<std::size_t>(2 * llc_bytes(), std::size_t{64} << 20) / sizeof(float);
+        std::max<std::size_t>(4 * llc_bytes(), std::size_t{512} << 20) / 3 / sizeof(float);
     const auto a = huge_page_floats(n), b = huge_page_floats(n), c = huge_page_floats(n);
     for_slices(threads, n, [&](std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i) a[i] = 0, b[i] = 1, c[i] = 2;

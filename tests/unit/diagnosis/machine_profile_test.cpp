@@ -47,7 +47,7 @@ MachineProfile sample() {
     amx.theoretical_ops_per_s.reset();  // unknown uarch: absent, not 0
     amx.clock_hz.reset();
     p.compute_roofs = {r, amx};
-    p.bandwidth_roofs = {{"DRAM", "read", 1, s(12e9), 64 << 20, 1200u << 20, false},
+    p.bandwidth_roofs = {{"DRAM", "read", 1, s(12e9), 64 << 20, 1200u << 20, false, 11e9},
                          {"DRAM", "triad", 1, s(10e9), 64 << 20, 1200u << 20, false}};
     p.sweep = {{"read", 1, 4096, s(300e9)}};
     p.latencies = {{"L1", 24 << 10, s(1.9e-9), 5.4}, {"DRAM", 1u << 30, s(1e-7), std::nullopt}};
@@ -75,6 +75,18 @@ TEST(MachineProfile, JsonRoundTripKeepsEverything) {
     nlohmann::json older = j;
     older.erase("storage");
     EXPECT_FALSE(parse_machine_profile(older.dump()).storage);
+}
+
+// The rate at a plateau's far end (what a roof check repeats) is kept; a profile from before
+// it was kept reads 0 there, and still loads.
+TEST(MachineProfile, APlateausFarEndIsKeptAndOptional) {
+    nlohmann::json j = sample();
+    EXPECT_EQ(j["bandwidth_roofs"][0]["far_end_bytes_per_s"], 11e9);
+    EXPECT_DOUBLE_EQ(parse_machine_profile(j.dump()).bandwidth_roofs[0].far_end_bytes_per_s, 11e9);
+    j["bandwidth_roofs"][0].erase("far_end_bytes_per_s");
+    EXPECT_DOUBLE_EQ(parse_machine_profile(j.dump()).bandwidth_roofs[0].far_end_bytes_per_s, 0);
+    j["bandwidth_roofs"][0].erase("level");  // the rest stays required
+    EXPECT_THROW(parse_machine_profile(j.dump()), std::invalid_argument);
 }
 
 // Whether a theoretical value's count came from the measurement is kept; profiles written

@@ -331,9 +331,11 @@ void emit_to(ThreadState& s, EventKind kind, std::int64_t t, std::uint32_t strin
     e->string = string;
     e->domain = domain;
     // `kind` marks the event valid: it must reach memory after the other fields, in case the
-    // program dies between the stores (a signal lands between instructions of this thread).
-    std::atomic_signal_fence(std::memory_order_release);
-    *static_cast<volatile std::uint8_t*>(&e->kind) = static_cast<std::uint8_t>(kind);
+    // program dies between the stores (a signal lands between instructions of this thread)
+    // and for `ceiling run`, which reads the chunk while it is written (a plain store on
+    // x86-64; its reader reads a block again after seeing a kind: nvtx_capture.cpp).
+    std::atomic_ref<std::uint8_t>(e->kind).store(static_cast<std::uint8_t>(kind),
+                                                 std::memory_order_release);
 }
 void emit(EventKind kind, std::int64_t t, std::uint32_t string, std::uint32_t domain,
           std::uint64_t range_id) {

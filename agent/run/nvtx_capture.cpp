@@ -3,19 +3,23 @@
 // CPU times and recording cost.
 #include "agent/run/region.hpp"
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; absent from older C library headers
 #endif
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -27,6 +31,7 @@
 
 #include "agent/inject/nvtx_event_format.hpp"
 #include "agent/run/cumulative_timeline.hpp"
+#include "collectors/clock.hpp"
 
 namespace ceiling::measure {
 
@@ -48,6 +53,7 @@ std::string valid_utf8(const std::string& s) {
 struct ChunkFile {
     fs::path path;
     EventFileHeader header;
+    std::uintmax_t bytes = 0;  // the file's size when found (the writer sizes it at once)
 };
 
 // Reads the events of chunk files a block at a time: at most the header's capacity and what
@@ -58,29 +64,62 @@ struct ChunkFile {
 // size of a chunk, had the kernel hand out 4-13 MB of fresh pages for 200 000 ranges).
 class EventReader {
   public:
-    void open(const fs::path& path, std::uint64_t capacity) {
-        in_ = std::ifstream(path, std::ios::binary);
-        in_.seekg(sizeof(EventFileHeader));
-        std::error_code size_ec;
-        const std::uintmax_t bytes = fs::file_size(path, size_ec);
-        const std::uint64_t fits = size_ec || bytes < sizeof(EventFileHeader) ? 0 : (bytes - sizeof(EventFileHeader)) / sizeof(Event);
-        left_ = static_cast<std::size_t>(std::min<std::uint64_t>(capacity, fits));
+    EventReader() = default;
+    ~EventReader() { close(); }
+    EventReader(const EventReader&) = delete;
+    EventReader& operator=(const EventReader&) = delete;
+
+    // The chunk at `path` from its event `first` on (the ones before it were read).
+    void open(const fs::path& path, std::uint64_t capacity, std::uint64_t first) {
+        close();
+        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st {};
+        const std::uint64_t fits =
+            fd_ < 0 || ::fstat(fd_, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(EventFileHeader))
+                ? 0
+                : (static_cast<std::uint64_t>(st.st_size) - sizeof(EventFileHeader)) / sizeof(Event);
+        end_ = std::min<std::uint64_t>(capacity, fits);
+        next_ = std::min(first, end_);
     }
-    // The next events of the open chunk; empty at its end.
-    std::span<const Event> next() {
-        const std::size_t want = std::min(left_, block_events);
+    // The next events of the open chunk; empty at its end. `written_only`, while the program
+    // writes the chunk: the events already written when the block was read, read once more.
+    // The library stores an event's `kind` after its other fields, but a block is copied in
+    // address order: an event being written as the copy passes could show its kind and still
+    // have its earlier fields unwritten. Every field stored before a kind this read saw is
+    // there for the next read.
+    std::span<const Event> next(bool written_only) {
+        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - next_, block_events));
         if (want == 0) return {};
-        in_.read(reinterpret_cast<char*>(block_.get()), static_cast<std::streamsize>(want * sizeof(Event)));
-        const std::size_t got = static_cast<std::size_t>(in_.gcount()) / sizeof(Event);
-        left_ = got < want ? 0 : left_ - got;
+        std::size_t got = read_at(next_, want);
+        if (written_only) {
+            std::size_t written = 0;
+            while (written < got && block_[written].kind != 0) ++written;
+            got = written > 0 ? read_at(next_, written) : 0;
+        } else if (got < want) {
+            end_ = next_ + got;  // the file ended sooner
+        }
+        next_ += got;
         return {block_.get(), got};
     }
 
   private:
     static constexpr std::size_t block_events = 8192;  // 256 KiB
+
+    std::size_t read_at(std::uint64_t event, std::size_t count) {
+        const auto offset = static_cast<off_t>(sizeof(EventFileHeader) + event * sizeof(Event));
+        ssize_t n;
+        do n = ::pread(fd_, block_.get(), count * sizeof(Event), offset);
+        while (n < 0 && errno == EINTR);
+        return n > 0 ? static_cast<std::size_t>(n) / sizeof(Event) : 0;
+    }
+    void close() {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = -1;
+    }
+
     std::unique_ptr<Event[]> block_{new Event[block_events]};
-    std::ifstream in_;
-    std::size_t left_ = 0;
+    int fd_ = -1;
+    std::uint64_t next_ = 0, end_ = 0;
 };
 
 std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
@@ -154,14 +193,6 @@ constexpr std::size_t populate_ahead_min_bytes = std::size_t{8} << 20;
 
 using ImageStrings =
     std::map<std::string, std::map<std::uint32_t, std::string>>;  // image -> id -> text
-using ThreadChunks = std::map<std::pair<std::string, int>, std::vector<ChunkFile>>;  // (image, tid)
-
-// What a capture directory holds besides the peak resident sets: each image's strings and
-// each recording thread's chunks.
-struct CaptureFiles {
-    ImageStrings strings;
-    ThreadChunks threads;
-};
 
 // An IMAGE.peak file: its process's peak resident set at exit; the largest of them is kept.
 void read_peak_rss(const fs::path& p, NvtxCapture& cap) {
@@ -174,54 +205,32 @@ void read_peak_rss(const fs::path& p, NvtxCapture& cap) {
             std::max(cap.peak_rss_bytes.value_or(0.0), static_cast<double>(bytes));
 }
 
-// A chunk's header; nullopt, with a warning, where the file is not one of this format's.
-std::optional<ChunkFile> read_chunk_header(const fs::path& p, NvtxCapture& cap) {
-    ChunkFile c{p, {}};
+// A chunk's header; nullopt where the file is not (or, being created, not yet) one of this
+// format's.
+std::optional<ChunkFile> read_chunk_header(const fs::path& p) {
+    ChunkFile c{p, {}, 0};
     std::ifstream in(p, std::ios::binary);
     if (!in.read(reinterpret_cast<char*>(&c.header), sizeof c.header) ||
         c.header.magic != inject::event_file_magic ||
         c.header.version != inject::event_format_version ||
-        c.header.event_bytes != sizeof(Event)) {
-        cap.warnings.push_back("ignored unreadable NVTX event file " +
-                               p.filename().string());
+        c.header.event_bytes != sizeof(Event))
         return std::nullopt;
-    }
+    std::error_code ec;
+    c.bytes = fs::file_size(p, ec);
     return c;
 }
 
-// The capture directory's files by kind; what cannot be read is a warning, and the peak
-// resident sets go straight into `cap`.
-CaptureFiles list_capture_files(const fs::path& dir, NvtxCapture& cap) {
-    CaptureFiles files;
+// The program writes the capture directory: a FIFO would block the open and a link to a
+// device never ends, so only regular files (not through a link) are read.
+bool is_plain_file(const fs::directory_entry& entry) {
     std::error_code ec;
-    for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        const fs::path p = entry.path();
-        // The program writes this directory: a FIFO would block the open and a link to a device
-        // never ends, so only regular files (not through a link) are read.
-        std::error_code type_ec;
-        if ((p.extension() == ".str" || p.extension() == ".evt" || p.extension() == ".peak") &&
-            !fs::is_regular_file(entry.symlink_status(type_ec))) {
-            cap.warnings.push_back("ignored " + p.filename().string() +
-                                   " in the NVTX capture: not a regular file");
-            continue;
-        }
-        if (p.extension() == ".peak") {
-            read_peak_rss(p, cap);
-        } else if (p.extension() == ".str") {
-            files.strings[p.stem().string()] = read_strings(p);
-        } else if (p.extension() == ".evt") {
-            if (const auto c = read_chunk_header(p, cap)) {
-                const auto image_thread =
-                    std::pair(image_key(c->header.pid, c->header.load_ns), c->header.tid);
-                files.threads[image_thread].push_back(*c);
-            }
-        }
-    }
-    return files;
+    return fs::is_regular_file(entry.symlink_status(ec));
 }
 
 // Each string id is parsed and interned once per image; an event then costs one hash
-// lookup (a program may record a few hundred thousand ranges with a handful of names).
+// lookup (a program may record a few hundred thousand ranges with a handful of names). An
+// image's strings file is read again where an id is not in it yet, if it grew: the program
+// writes a string before any event that names it, and a capture is read while it writes.
 class StringResolver {
   public:
     struct Resolved {
@@ -230,8 +239,8 @@ class StringResolver {
     };
     using Cache = std::unordered_map<std::uint32_t, Resolved>;  // one image's ids
 
-    StringResolver(const ImageStrings& strings, std::vector<std::string>& warnings)
-        : strings_(strings), warnings_(warnings) {}
+    StringResolver(fs::path dir, std::vector<std::string>& warnings)
+        : dir_(std::move(dir)), warnings_(warnings) {}
 
     Cache& cache_of(const std::string& image) { return resolved_[image]; }
 
@@ -239,10 +248,9 @@ class StringResolver {
         static const Resolved unnamed{"(unnamed)", InternedWork()};
         if (id == 0) return unnamed;
         if (const auto hit = cache.find(id); hit != cache.end()) return hit->second;
-        const auto si = strings_.find(image);
-        const std::string raw = si != strings_.end() && si->second.count(id)
-                                    ? si->second.at(id)
-                                    : "(string " + std::to_string(id) + ")";
+        const std::string* text = text_of(image, id);
+        if (!text && reload(image)) text = text_of(image, id);
+        const std::string raw = text ? *text : "(string " + std::to_string(id) + ")";
         auto [it, inserted] = declared_.try_emplace(raw);
         if (inserted) {
             it->second = parse_declared_work(valid_utf8(raw));
@@ -253,8 +261,29 @@ class StringResolver {
     }
 
   private:
-    const ImageStrings& strings_;
+    const std::string* text_of(const std::string& image, std::uint32_t id) const {
+        const auto si = strings_.find(image);
+        if (si == strings_.end()) return nullptr;
+        const auto t = si->second.find(id);
+        return t == si->second.end() ? nullptr : &t->second;
+    }
+    // Reads IMAGE.str again where it grew since; whether it did.
+    bool reload(const std::string& image) {
+        const fs::directory_entry entry(dir_ / (image + ".str"));
+        std::error_code ec;
+        const std::uintmax_t size = entry.file_size(ec);
+        if (ec || !is_plain_file(entry)) return false;
+        auto [at, added] = loaded_bytes_.try_emplace(image, 0);
+        if (!added && at->second == size) return false;
+        at->second = size;
+        strings_[image] = read_strings(entry.path());
+        return true;
+    }
+
+    fs::path dir_;
     std::vector<std::string>& warnings_;
+    ImageStrings strings_;
+    std::map<std::string, std::uintmax_t> loaded_bytes_;  // IMAGE.str's size when last read
     std::map<std::string, DeclaredName> declared_;
     std::map<std::string, Cache> resolved_;
 };
@@ -331,11 +360,13 @@ struct RecordingCost {
 
 // What reading the chunks of every thread gathers, kept until the capture is complete.
 struct CaptureReading {
-    CaptureReading(NvtxCapture& c, std::int64_t end, const ImageStrings& image_strings)
-        : cap(c), end_ns(end), strings(image_strings, c.warnings) {}
+    CaptureReading(NvtxCapture& c, const fs::path& dir) : cap(c), strings(dir, c.warnings) {}
 
     NvtxCapture& cap;
-    std::int64_t end_ns;
+    // The latest time an event can have: the program's end, or while it runs the time of
+    // the reading (a later one is corrupt, or an orphan's after the end).
+    std::int64_t end_ns = 0;
+    bool live = false;  // reading while the program runs
     StringResolver strings;
     PathInterner paths;
     // start/end ranges of each image, keyed by range id; paired after all threads are read.
@@ -353,31 +384,6 @@ struct CaptureReading {
         instance_image.push_back(&image);
     }
 };
-
-// At most one instance per two events in a push/pop capture: reserved once, so 200 000
-// instances are not moved on every growth of the vector.
-void reserve_instances(CaptureReading& reading, const ThreadChunks& threads) {
-    std::uintmax_t event_bytes = 0;
-    for (const auto& [key, chunks] : threads)
-        for (const auto& c : chunks) {
-            std::error_code size_ec;
-            const auto b = fs::file_size(c.path, size_ec);
-            if (!size_ec) event_bytes += b;
-        }
-    reading.cap.instances.reserve(static_cast<std::size_t>(event_bytes / sizeof(Event) / 2));
-    reading.instance_image.reserve(reading.cap.instances.capacity());
-}
-
-// The kernel hands out the instances' memory (53 MB for 200 000 ranges) a page at a time
-// as it is first written: a third of reading such a capture. Another core populates it
-// ahead of the writes meanwhile (the program has ended, so one is free).
-std::jthread populate_ahead(std::vector<RegionInstance>& instances) {
-    std::jthread populate;
-    const std::size_t bytes = instances.capacity() * sizeof(RegionInstance);
-    if (bytes >= populate_ahead_min_bytes)
-        populate = std::jthread(populate_pages, instances.data(), bytes);
-    return populate;
-}
 
 // One chunk's events, by what recording them cost: a range's half, or a CPU-time read.
 struct ChunkCounts {
@@ -398,6 +404,9 @@ class ThreadEvents {
         e.t_ns = std::clamp<std::int64_t>(e.t_ns, 0, std::max<std::int64_t>(reading_.end_ns, 0));
         const auto kind = static_cast<EventKind>(e.kind);
         if (kind == EventKind::none) return false;
+        // While the program runs: an event stamped after this reading began was written
+        // after it too, and is read next time (at the end, a later time is clamped).
+        if (reading_.live && event.t_ns > reading_.end_ns) return false;
         ++(kind == EventKind::cpu_time || kind == EventKind::thread_cpu_time
                ? counts.cpu_events
                : counts.range_events);
@@ -521,26 +530,50 @@ class ThreadEvents {
     std::map<std::uint32_t, std::uint64_t> deeper_;
 };
 
-// One thread's chunks in the order it wrote them; `image` is a key of the capture's files.
+// One recording thread's chunks, in the order it wrote them, and how far they were read.
+struct ThreadCursor {
+    std::vector<ChunkFile> chunks;
+    std::unique_ptr<ThreadEvents> events;  // made at its first event
+    std::size_t chunk = 0;                 // the chunk being read
+    std::uint64_t next_event = 0;          // of it, the first not read
+    ChunkCounts counts;                    // of it, so far
+};
+
+// A chunk `c` read to its end into the capture's counts and costs. Its header is read again:
+// the writer counts in it what it could not record, while it writes the chunk.
+void chunk_read(CaptureReading& reading, const std::string& image, const ChunkFile& c,
+                const ChunkCounts& counts) {
+    const EventFileHeader h = read_chunk_header(c.path).value_or(c).header;
+    reading.cap.recorded_events += counts.range_events + counts.cpu_events;
+    reading.cap.dropped_events += h.dropped_events;
+    reading.cost.add_chunk(image, h, counts.range_events, counts.cpu_events);
+}
+
+// Reads a thread's events on from where `t` stands; `image` is a key of the cursors' map.
+// While the program runs (`to_end` false) it stops at the first event not yet written in
+// the thread's last chunk, to go on from there next time; at the end, an event never written
+// ends its chunk, and the thread's open ranges end with the program.
 void read_thread(CaptureReading& reading, EventReader& reader, const std::string& image,
-                 std::vector<ChunkFile>& chunks) {
-    std::sort(chunks.begin(), chunks.end(), [](const ChunkFile& a, const ChunkFile& b) {
-        return a.header.chunk < b.header.chunk;
-    });
-    ThreadEvents thread(reading, image);
-    for (const auto& c : chunks) {
-        ChunkCounts counts;
+                 ThreadCursor& t, bool to_end) {
+    if (!t.events) t.events = std::make_unique<ThreadEvents>(reading, image);
+    for (; t.chunk < t.chunks.size(); ++t.chunk, t.next_event = 0, t.counts = {}) {
+        const ChunkFile& c = t.chunks[t.chunk];
         const auto handle = [&](const Event& event) {
-            return thread.handle(c.header, event, counts);
+            return t.events->handle(c.header, event, t.counts);
         };
-        reader.open(c.path, c.header.capacity);
-        for (auto events = reader.next(); !events.empty(); events = reader.next())
-            if (!std::all_of(events.begin(), events.end(), handle)) break;
-        reading.cap.recorded_events += counts.range_events + counts.cpu_events;
-        reading.cap.dropped_events += c.header.dropped_events;
-        reading.cost.add_chunk(image, c.header, counts.range_events, counts.cpu_events);
+        reader.open(c.path, c.header.capacity, t.next_event);
+        bool unwritten = false;
+        for (auto events = reader.next(!to_end); !events.empty() && !unwritten;
+             events = reader.next(!to_end)) {
+            const auto end = std::find_if_not(events.begin(), events.end(), handle);
+            t.next_event += static_cast<std::uint64_t>(end - events.begin());
+            unwritten = end != events.end();
+        }
+        const bool last = t.chunk + 1 == t.chunks.size();
+        if (!to_end && last && (unwritten || t.next_event < c.header.capacity)) return;
+        chunk_read(reading, image, c, t.counts);
     }
-    thread.close_open_ranges();
+    if (to_end) t.events->close_open_ranges();
 }
 
 // Start/end ranges paired by id within their image; those never ended end with the program.
@@ -609,16 +642,111 @@ void put_in_order(NvtxCapture& cap) {
     cap.warnings.erase(std::unique(cap.warnings.begin(), cap.warnings.end()), cap.warnings.end());
 }
 
+// The kernel hands out the instances' memory (53 MB for 200 000 ranges) a page at a time
+// as it is first written: a third of reading such a capture after the program. Another core
+// populates the part not yet written ahead of the writes meanwhile (the program has ended,
+// so one is free).
+std::jthread populate_ahead(std::vector<RegionInstance>& instances) {
+    std::jthread populate;
+    const std::size_t bytes = (instances.capacity() - instances.size()) * sizeof(RegionInstance);
+    if (bytes >= populate_ahead_min_bytes)
+        populate = std::jthread(populate_pages, instances.data() + instances.size(), bytes);
+    return populate;
+}
+
 }  // namespace
 
-NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus) {
+struct NvtxCaptureReader::State {
+    explicit State(const fs::path& d) : dir(d), reading(cap, d) {}
+
+    fs::path dir;
     NvtxCapture cap;
-    CaptureFiles files = list_capture_files(dir, cap);
-    CaptureReading reading(cap, end_ns, files.strings);
-    reserve_instances(reading, files.threads);
-    std::jthread populate = populate_ahead(cap.instances);
+    CaptureReading reading;
+    std::map<std::pair<std::string, int>, ThreadCursor> threads;  // by (image, thread id)
+    std::set<fs::path> known;  // chunk files taken (or, at the end, refused)
     EventReader reader;
-    for (auto& [key, chunks] : files.threads) read_thread(reading, reader, key.first, chunks);
+
+    // New chunk files into their threads' cursors; at the end, the peak resident sets, and
+    // a warning for each file that is not a chunk (while the program runs, one may be being
+    // created: it is looked at again next time).
+    void scan(bool at_end) {
+        std::error_code ec;
+        for (const auto& entry : fs::directory_iterator(dir, ec)) {
+            const fs::path& p = entry.path();
+            const auto ext = p.extension();
+            if (ext != ".evt" && ext != ".peak" && ext != ".str") continue;
+            if (!is_plain_file(entry)) {
+                if (at_end)
+                    cap.warnings.push_back("ignored " + p.filename().string() +
+                                           " in the NVTX capture: not a regular file");
+                continue;
+            }
+            if (ext == ".peak" && at_end) read_peak_rss(p, cap);
+            if (ext != ".evt" || known.count(p)) continue;  // strings: read when named
+            const auto c = read_chunk_header(p);
+            if (!c) {
+                if (!at_end) continue;
+                cap.warnings.push_back("ignored unreadable NVTX event file " + p.filename().string());
+                known.insert(p);
+                continue;
+            }
+            known.insert(p);
+            ThreadCursor& t = threads[{image_key(c->header.pid, c->header.load_ns), c->header.tid}];
+            // In the order the thread wrote them, among those not begun.
+            const auto from = t.chunks.begin() +
+                              static_cast<std::ptrdiff_t>(std::min(
+                                  t.chunk + (t.next_event > 0 ? 1 : 0), t.chunks.size()));
+            t.chunks.insert(std::upper_bound(from, t.chunks.end(), *c,
+                                             [](const ChunkFile& a, const ChunkFile& b) {
+                                                 return a.header.chunk < b.header.chunk;
+                                             }),
+                            *c);
+        }
+    }
+
+    // At most one instance per two events in a push/pop capture: room made as chunks appear,
+    // so 200 000 instances are not moved on every growth of the vector.
+    void reserve() {
+        std::uintmax_t event_bytes = 0;
+        for (const auto& [key, t] : threads)
+            for (const auto& c : t.chunks) event_bytes += c.bytes;
+        const auto most = static_cast<std::size_t>(event_bytes / sizeof(Event) / 2);
+        if (most > cap.instances.capacity()) cap.instances.reserve(most);
+        if (most > reading.instance_image.capacity()) reading.instance_image.reserve(most);
+    }
+
+    void read(bool to_end) {
+        for (auto& [key, t] : threads) read_thread(reading, reader, key.first, t, to_end);
+    }
+};
+
+NvtxCaptureReader::NvtxCaptureReader(const fs::path& dir) : state_(std::make_unique<State>(dir)) {}
+NvtxCaptureReader::~NvtxCaptureReader() = default;
+
+void NvtxCaptureReader::read_available() {
+    State& s = *state_;
+    s.reading.live = true;
+    s.reading.end_ns = collectors::now_ns();
+    s.scan(false);
+    s.reserve();
+    s.read(false);
+}
+
+std::size_t NvtxCaptureReader::instances_read() const { return state_->cap.instances.size(); }
+
+NvtxCapture NvtxCaptureReader::finish(std::int64_t end_ns, int cpus) {
+    State& s = *state_;
+    NvtxCapture& cap = s.cap;
+    s.reading.live = false;
+    s.reading.end_ns = end_ns;
+    s.scan(true);
+    s.reserve();
+    {
+        std::jthread populate = populate_ahead(cap.instances);
+        s.read(true);
+    }
+    CaptureReading& reading = s.reading;
+    const fs::path& dir = s.dir;
     pair_started_ranges(reading);
     attribute_process_cpu(reading, cpus);
     attribute_thread_cpu(reading);
@@ -639,7 +767,11 @@ NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus
             "that depth (a range per call of a recursion? ceiling keeps " +
             std::to_string(max_range_depth) +
             " levels so that its record grows with the ranges, not with their depth squared)");
-    return cap;
+    return std::move(cap);
+}
+
+NvtxCapture read_nvtx_capture(const fs::path& dir, std::int64_t end_ns, int cpus) {
+    return NvtxCaptureReader(dir).finish(end_ns, cpus);
 }
 
 }  // namespace ceiling::measure

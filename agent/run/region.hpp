@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <regex>
 #include <string>
@@ -155,9 +156,30 @@ struct NvtxCapture {
 // programs nest tens of levels (a model's modules, then its ops).
 inline constexpr std::size_t max_range_depth = 256;
 
-// Reads a capture directory after the program ended at `end_ns`; open ranges end there.
-// `cpus`: the most cores the program could keep busy, which bounds the error of CPU time
-// between reads (0: this machine's logical CPUs).
+// Reads a capture directory while the program writes it, and once it ended.
+// read_available reads what the program's threads have written so far: the events before
+// the first one not yet written in each thread's last chunk, and none stamped after the
+// reading began. finish reads the rest after the program ended at `end_ns`; open ranges end
+// there. `cpus`: the most cores the program could keep busy, which bounds the error of CPU
+// time between reads (0: this machine's logical CPUs). Never two calls at once; the capture
+// is the same however the reading was split.
+class NvtxCaptureReader {
+  public:
+    explicit NvtxCaptureReader(const std::filesystem::path& dir);
+    ~NvtxCaptureReader();
+    NvtxCaptureReader(const NvtxCaptureReader&) = delete;
+    NvtxCaptureReader& operator=(const NvtxCaptureReader&) = delete;
+
+    void read_available();
+    std::size_t instances_read() const;  // so far
+    NvtxCapture finish(std::int64_t end_ns, int cpus = 0);
+
+  private:
+    struct State;
+    std::unique_ptr<State> state_;
+};
+
+// A capture read at once, after the program ended (NvtxCaptureReader::finish).
 NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
 
 // What other recording threads of its process spent, while each push/pop instance was

@@ -59,6 +59,15 @@ std::optional<collectors::WaitKind> blocked_in(const fs::path& dir, const fs::pa
     return collectors::classify_wait(*call, uninterruptible, link, block);
 }
 
+// 1 where ceiling's helper thread (own_helper_tid) is runnable, else 0.
+double own_helper_runnable(const fs::path& proc, std::string& buf) {
+    const pid_t tid = own_helper_tid.load(std::memory_order_relaxed);
+    if (tid <= 0 || !read_small(proc / "self" / "task" / std::to_string(tid) / "stat", buf))
+        return 0;
+    const auto f = collectors::parse_proc_stat(buf);
+    return f && f->state == 'R' ? 1 : 0;
+}
+
 // Children of every thread of `pid` (a child belongs to the thread that forked it), how
 // many of its threads are runnable (state R: running or queued for a CPU), so that a run
 // queue past the CPUs can be told the program's own from other work's, what each blocked one
@@ -190,7 +199,7 @@ std::optional<TreeSample> sample_tree(pid_t root, const fs::path& proc,
     s.own_runnable = runnable;
     if (read_small(proc / "loadavg", buf))
         if (const auto running = collectors::parse_loadavg_runnable(buf))
-            s.host_runnable = std::max(0.0, *running - 1);
+            s.host_runnable = std::max(0.0, *running - 1 - own_helper_runnable(proc, buf));
     return s;
 }
 

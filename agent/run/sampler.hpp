@@ -29,6 +29,13 @@
 
 namespace ceiling::measure {
 
+// A thread of ceiling's own that may be runnable beside the sampler while the program runs
+// (the NVTX capture read meanwhile, at SCHED_IDLE: on a machine the program keeps busy it
+// waits in the run queue from its timer's expiry until the program leaves it a CPU), and so
+// is not the host's other work: its thread id (0: none). The sampler reads its state with
+// the run queue and leaves it out where runnable.
+inline std::atomic<pid_t> own_helper_tid{0};
+
 // One process's own peak resident set so far: VmHWM of /proc/PID/status, which exec starts
 // afresh (so it is never ceiling's memory, unlike wait4's ru_maxrss; see launch.hpp).
 struct ProcessPeak {
@@ -99,7 +106,8 @@ struct TreeSample {
     double threads = 0;
     double processes = 0;
     collectors::ProcIo io;  // summed over the tree (collectors::ProcIo says what each counts)
-    // Threads runnable on the host besides the sampler's own (it is running while it reads).
+    // Threads runnable on the host besides ceiling's own (the sampler, running while it
+    // reads, and own_helpers_runnable).
     std::optional<double> host_runnable;
     // The tree's own runnable threads (state R, running or queued), at the same instant.
     std::optional<double> own_runnable;

@@ -39,9 +39,11 @@ class CaptureFiles {
     }
     // range_ns, cpu_read_ns, calibration_ns: the recording costs the library timed (0: not
     // timed).
+    // `capacity`: events the chunk holds (0: four more than `ev`); written again with more
+    // events, as the library fills a chunk while it is read.
     void events(int pid, std::uint64_t load, int tid, std::uint32_t chunk,
                 const std::vector<inject::Event>& ev, float range_ns = 0, float cpu_read_ns = 0,
-                float calibration_ns = 0) const {
+                float calibration_ns = 0, std::uint64_t capacity = 0) const {
         inject::EventFileHeader h;
         h.range_ns = range_ns;
         h.cpu_read_ns = cpu_read_ns;
@@ -49,17 +51,20 @@ class CaptureFiles {
         h.pid = pid;
         h.tid = tid;
         h.load_ns = load;
-        h.capacity = ev.size() + 4;  // zero-filled tail, as the library leaves it
+        h.capacity = capacity ? capacity : ev.size() + 4;  // a zero-filled tail, as the library leaves it
         h.chunk = chunk;
         h.event_bytes = sizeof(inject::Event);
-        std::ofstream out(path_ / (std::to_string(pid) + "-" + std::to_string(load) + "-" +
-                                   std::to_string(tid) + "-" + std::to_string(chunk) + ".evt"),
-                          std::ios::binary);
+        std::ofstream out(chunk_path(pid, load, tid, chunk), std::ios::binary);
         out.write(reinterpret_cast<const char*>(&h), sizeof h);
         std::vector<inject::Event> all = ev;
         all.resize(h.capacity, inject::Event{});
         out.write(reinterpret_cast<const char*>(all.data()),
                   static_cast<std::streamsize>(all.size() * sizeof(inject::Event)));
+    }
+
+    std::filesystem::path chunk_path(int pid, std::uint64_t load, int tid, std::uint32_t chunk) const {
+        return path_ / (std::to_string(pid) + "-" + std::to_string(load) + "-" +
+                        std::to_string(tid) + "-" + std::to_string(chunk) + ".evt");
     }
 
     // IMAGE.peak as the library leaves it at exit: `bytes`, a u64.

@@ -9,6 +9,10 @@
 //                                 intensity (a roofline with more points than it shows)
 //   nvtx_target calibrate         iterations of light work that take ~10 us
 //   nvtx_target heavy R I         R push/pop ranges around I iterations each (100k/s at 10 us)
+//   nvtx_target live R            two threads, each R x "t<thread> block <k / 5000>" around a
+//                                 nested "step" (a new name every 5000, formatted into one
+//                                 buffer; thread 1 sleeps 2 ms every 1000): written while
+//                                 `ceiling run` reads the capture
 //   nvtx_target crash             segfault inside an open range
 //   nvtx_target names MSG...      one range per MSG, nested in order, 5 ms busy inside the
 //                                 innermost (names with control characters, declared work)
@@ -244,6 +248,26 @@ int main(int argc, char** argv) {
             tiny_work(iterations);
             nvtxRangePop();
         }
+        return 0;
+    }
+    if (mode == "live") {
+        const long ranges = std::atol(arg);
+        auto thread = [ranges](int t) {
+            char name[64];
+            for (long k = 0; k < ranges; ++k) {
+                std::snprintf(name, sizeof name, "t%d block %ld", t, k / 5000);
+                nvtxRangePushA(name);
+                nvtxRangePushA("step");
+                tiny_work(200);
+                nvtxRangePop();
+                nvtxRangePop();
+                // A CPU left idle now and then, for the reading to run in.
+                if (t == 1 && k % 1000 == 999) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+        };
+        std::thread other(thread, 1);
+        thread(0);
+        other.join();
         return 0;
     }
     if (mode == "reuse") {

@@ -225,7 +225,10 @@ struct Observers {
 // the samplers started once it runs and the /proc sampler stopped when it ends.
 ChildResult launch_observed(Observers& o, const RunPlan& plan, LaunchSpec& spec,
                             const RegionCounting& counting) {
+    std::optional<double> tasks_before;
     spec.before_exec = [&](pid_t pid) {
+        // Before the program is released: the threads it starts at once count too.
+        tasks_before = Sampler::host_tasks_started_now();
         o.counters.emplace(collectors::PerfEventSet::open(collectors::CountTarget::exec_child(pid),
                                                           collectors::software_counter_specs()));
         if (counting.any())
@@ -238,8 +241,10 @@ ChildResult launch_observed(Observers& o, const RunPlan& plan, LaunchSpec& spec,
         spec,
         [&](pid_t pid) {
             if (o.region_counts) o.region_counts->start();
-            if (plan.interval_s > 0)
+            if (plan.interval_s > 0) {
                 o.sampler = std::make_unique<Sampler>(pid, plan.interval_s, cpu_seconds);
+                o.sampler->count_tasks_from(tasks_before);
+            }
         },
         [&] {
             if (o.sampler) o.samples = o.sampler->stop();

@@ -414,6 +414,11 @@ Sampler::Sampler(pid_t root, double interval_s, CpuReader cpu_seconds, fs::path 
 
 Sampler::~Sampler() { stop_thread(); }
 
+std::optional<double> Sampler::host_tasks_started_now(const fs::path& proc) {
+    const auto t = host_ticks(proc);
+    return t ? t->tasks_started : std::nullopt;
+}
+
 void Sampler::stop_thread() {
     {
         const std::lock_guard lock(wake_mutex_);
@@ -521,7 +526,9 @@ std::vector<ProcessTimeline> Sampler::process_queued() const { return grown(queu
 
 std::vector<TreeSample> Sampler::stop() {
     stop_thread();
-    peaks_ = accumulator_.finish(collectors::now_ns(), host_start_, host_ticks(proc_),
+    auto start = host_start_;
+    if (start && tasks_before_) start->tasks_started = tasks_before_;
+    peaks_ = accumulator_.finish(collectors::now_ns(), start, host_ticks(proc_),
                                  static_cast<double>(::sysconf(_SC_CLK_TCK)));
     return std::move(samples_);
 }

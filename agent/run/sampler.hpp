@@ -273,11 +273,17 @@ class Sampler {
     using CpuReader = std::function<std::optional<double>()>;
     Sampler(pid_t root, double interval_s, CpuReader cpu_seconds = {},
             std::filesystem::path proc = "/proc");
+    // The host's count of tasks (threads and processes) started since boot, now.
+    static std::optional<double> host_tasks_started_now(const std::filesystem::path& proc = "/proc");
     ~Sampler();
     Sampler(const Sampler&) = delete;
     Sampler& operator=(const Sampler&) = delete;
     // Stops the thread; the regular samples taken, oldest first.
     std::vector<TreeSample> stop();
+    // The host's count of started tasks as read before the program was released (see
+    // host_tasks_started_now): the count then covers the threads it starts at once, before
+    // this sampler's first look.
+    void count_tasks_from(std::optional<double> tasks_started) { tasks_before_ = tasks_started; }
     // Highest tree-wide resident memory seen (0 before the first sample).
     double peak_rss_bytes() const { return peak_rss_bytes_.load(); }
     double peak_threads() const { return peak_threads_.load(); }
@@ -311,6 +317,7 @@ class Sampler {
     PeakAccumulator accumulator_;
     WaitAccumulator waits_;
     std::optional<collectors::HostCpuTicks> host_start_;
+    std::optional<double> tasks_before_;
     SampledPeaks peaks_;
     std::map<std::pair<pid_t, double>, std::size_t> seen_index_;  // (pid, start) -> seen_
     std::vector<TimelinePoint> host_cpu_;

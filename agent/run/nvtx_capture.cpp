@@ -562,15 +562,18 @@ void read_thread(CaptureReading& reading, EventReader& reader, const std::string
             return t.events->handle(c.header, event, t.counts);
         };
         reader.open(c.path, c.header.capacity, t.next_event);
-        bool unwritten = false;
-        for (auto events = reader.next(!to_end); !events.empty() && !unwritten;
+        // Where handling stopped short: at an event never written, or (while the program
+        // runs) at one stamped after the pass began, which this chunk's rest follows.
+        bool unwritten = false, later = false;
+        for (auto events = reader.next(!to_end); !events.empty() && !unwritten && !later;
              events = reader.next(!to_end)) {
             const auto end = std::find_if_not(events.begin(), events.end(), handle);
             t.next_event += static_cast<std::uint64_t>(end - events.begin());
-            unwritten = end != events.end();
+            if (end != events.end()) (end->kind == 0 ? unwritten : later) = true;
         }
         const bool last = t.chunk + 1 == t.chunks.size();
-        if (!to_end && last && (unwritten || t.next_event < c.header.capacity)) return;
+        if (!to_end && (later || (last && (unwritten || t.next_event < c.header.capacity))))
+            return;
         chunk_read(reading, image, c, t.counts);
     }
     if (to_end) t.events->close_open_ranges();

@@ -84,6 +84,25 @@ TEST(NvtxLiveRead, AnEventStampedAfterThePassBeganIsLeftForTheNext) {
     EXPECT_EQ(seen(c), want);
 }
 
+// The same in a chunk the writer has filled and left for the next one (which the pass found):
+// the rest of the chunk is read next time, not skipped with it.
+TEST(NvtxLiveRead, AFullChunksEventsStampedAfterThePassBeganAreNotSkipped) {
+    CaptureFiles dir;
+    const std::int64_t later = collectors::now_ns() + 3'600'000'000'000;
+    dir.strings(pid, load, {{1, "a"}, {2, "b"}, {3, "c"}});
+    dir.events(pid, load, tid, 0, {push(100, 1), pop(150), push(later, 2), pop(later + 10)}, 0,
+               0, 0, 4);
+    dir.events(pid, load, tid, 1, {push(later + 20, 3), pop(later + 30)}, 0, 0, 0, 4);
+    NvtxCaptureReader reader(dir.path());
+    reader.read_available();
+    EXPECT_EQ(reader.instances_read(), 1u);
+    const NvtxCapture c = reader.finish(later + 100);
+    const std::vector<Seen> want = {
+        {"a", 100, 150}, {"b", later, later + 10}, {"c", later + 20, later + 30}};
+    EXPECT_EQ(seen(c), want);
+    EXPECT_EQ(c.recorded_events, 6u);
+}
+
 // A chunk file the library has created but not yet sized and headed is looked at again next
 // time, not refused as unreadable; one still unreadable at the end is.
 TEST(NvtxLiveRead, AChunkBeingCreatedIsReadOnceItsHeaderIsWritten) {

@@ -212,6 +212,9 @@ struct ThreadState {
         }
         map = m;
         auto* header = new (m) EventFileHeader{};
+        // The magic last (a release): `ceiling run` reads the header while the program runs
+        // and takes it only once the magic is there (reading it twice: nvtx_capture.cpp).
+        header->magic = 0;
         header->pid = g->pid;
         header->tid = tid;
         header->load_ns = g->load_ns;
@@ -221,6 +224,8 @@ struct ThreadState {
         header->range_ns = g->range_ns;
         header->cpu_read_ns = g->cpu_read_ns;
         header->calibration_ns = g->calibration_ns;
+        std::atomic_ref<std::uint32_t>(header->magic).store(ceiling::inject::event_file_magic,
+                                                            std::memory_order_release);
         next = reinterpret_cast<Event*>(static_cast<char*>(m) + sizeof(EventFileHeader));
         end = next + chunk_events;
         populate(static_cast<char*>(m), true);

@@ -83,10 +83,10 @@ class EventReader {
     }
     // The next events of the open chunk; empty at its end. `written_only`, while the program
     // writes the chunk: the events already written when the block was read, read once more.
-    // The library stores an event's `kind` after its other fields, but a block is copied in
-    // address order: an event being written as the copy passes could show its kind and still
-    // have its earlier fields unwritten. Every field stored before a kind this read saw is
-    // there for the next read.
+    // The library stores an event's `kind` after its other fields, but one copy of a block
+    // reads them in whatever order it does (in address order: the fields before the kind),
+    // so an event written as the copy passes could show its kind with its fields unwritten.
+    // Every field stored before a kind one read saw is there for the next read.
     std::span<const Event> next(bool written_only) {
         const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - next_, block_events));
         if (want == 0) return {};
@@ -206,15 +206,18 @@ void read_peak_rss(const fs::path& p, NvtxCapture& cap) {
 }
 
 // A chunk's header; nullopt where the file is not (or, being created, not yet) one of this
-// format's.
+// format's. The library stores the magic last: once one read has seen it, a second read has
+// every field stored before it (a single copy need not read the magic first).
 std::optional<ChunkFile> read_chunk_header(const fs::path& p) {
     ChunkFile c{p, {}, 0};
     std::ifstream in(p, std::ios::binary);
-    if (!in.read(reinterpret_cast<char*>(&c.header), sizeof c.header) ||
-        c.header.magic != inject::event_file_magic ||
-        c.header.version != inject::event_format_version ||
-        c.header.event_bytes != sizeof(Event))
-        return std::nullopt;
+    auto valid = [&] {
+        return in.read(reinterpret_cast<char*>(&c.header), sizeof c.header) &&
+               c.header.magic == inject::event_file_magic &&
+               c.header.version == inject::event_format_version &&
+               c.header.event_bytes == sizeof(Event);
+    };
+    if (!valid() || !in.seekg(0) || !valid()) return std::nullopt;
     std::error_code ec;
     c.bytes = fs::file_size(p, ec);
     return c;

@@ -13,7 +13,9 @@
 //                       peak resident set in bytes (VmHWM)
 //   IMAGE-<tid>-<n>.evt  thread tid's n-th chunk: EventFileHeader, then Events up to
 //                        `capacity`; an Event whose kind is 0 ends the valid ones (the file
-//                        is created zero-filled and `kind` is stored last)
+//                        is created zero-filled and `kind` is stored last, a release; the
+//                        header's `magic` likewise), so `ceiling run` reads the chunks while
+//                        the program writes them
 // Times are CLOCK_MONOTONIC nanoseconds, the clock `ceiling run` uses for its own timing.
 // cpu_time events come from any thread of the image, at most one per cpu_read_interval_ns:
 // together they are the image's CPU-time timeline, which the reader interpolates at each

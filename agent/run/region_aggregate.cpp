@@ -570,9 +570,13 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
     // leave it out too, or its idle wait reads as cores the others held and left idle. A
     // second pass sums the instances within `outlier_ratio` x the median.
     set_typical_limits(accs.by_index);
-    for (std::size_t x = 0; x < accs.executions; ++x)
-        for (const auto& r : executions[x]->instances)
-            add_typical_instance(accs.by_path.find(r.path)->second, r);
+    for (std::size_t x = 0; x < accs.executions; ++x) {
+        RegionAcc* last = nullptr;  // runs of one path: the map is not searched again
+        for (const auto& r : executions[x]->instances) {
+            if (!last || last->path != r.path) last = &accs.by_path.find(r.path)->second;
+            add_typical_instance(*last, r);
+        }
+    }
     std::vector<RecordedRegion> out;
     for (RegionAcc* a : depth_first_order(accs))
         out.push_back(recorded_region(*a, accs, durations_limit));

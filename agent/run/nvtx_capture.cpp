@@ -3,16 +3,13 @@
 // CPU times and recording cost.
 #include "agent/run/region.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23  // Linux 5.14; absent from older C library headers
 #endif
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -30,6 +27,7 @@
 #include <nlohmann/json.hpp>
 
 #include "agent/inject/nvtx_event_format.hpp"
+#include "agent/run/capture_files.hpp"
 #include "agent/run/cumulative_timeline.hpp"
 #include "collectors/clock.hpp"
 
@@ -48,93 +46,6 @@ namespace {
 std::string valid_utf8(const std::string& s) {
     const auto replaced = nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return nlohmann::json::parse(replaced).get<std::string>();
-}
-
-struct ChunkFile {
-    fs::path path;
-    EventFileHeader header;
-    std::uintmax_t bytes = 0;  // the file's size when found (the writer sizes it at once)
-};
-
-// Reads the events of chunk files a block at a time: at most the header's capacity and what
-// the file holds, so a damaged or hostile header cannot size anything. Read, not mapped: the
-// program (or an orphan of it) could shorten a mapped file under us, and touching a page past
-// its end is SIGBUS. One block-sized buffer for every chunk: it stays in the L2 cache while
-// its events are handled, and its pages are mapped in once (a buffer per chunk, then one the
-// size of a chunk, had the kernel hand out 4-13 MB of fresh pages for 200 000 ranges).
-class EventReader {
-  public:
-    EventReader() = default;
-    ~EventReader() { close(); }
-    EventReader(const EventReader&) = delete;
-    EventReader& operator=(const EventReader&) = delete;
-
-    // The chunk at `path` from its event `first` on (the ones before it were read).
-    void open(const fs::path& path, std::uint64_t capacity, std::uint64_t first) {
-        close();
-        fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-        struct stat st {};
-        const std::uint64_t fits =
-            fd_ < 0 || ::fstat(fd_, &st) != 0 || st.st_size < static_cast<off_t>(sizeof(EventFileHeader))
-                ? 0
-                : (static_cast<std::uint64_t>(st.st_size) - sizeof(EventFileHeader)) / sizeof(Event);
-        end_ = std::min<std::uint64_t>(capacity, fits);
-        next_ = std::min(first, end_);
-    }
-    // The next events of the open chunk; empty at its end. `written_only`, while the program
-    // writes the chunk: the events already written when the block was read, read once more.
-    // The library stores an event's `kind` after its other fields, but one copy of a block
-    // reads them in whatever order it does (in address order: the fields before the kind),
-    // so an event written as the copy passes could show its kind with its fields unwritten.
-    // Every field stored before a kind one read saw is there for the next read.
-    std::span<const Event> next(bool written_only) {
-        const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(end_ - next_, block_events));
-        if (want == 0) return {};
-        std::size_t got = read_at(next_, want);
-        if (written_only) {
-            std::size_t written = 0;
-            while (written < got && block_[written].kind != 0) ++written;
-            got = written > 0 ? read_at(next_, written) : 0;
-        } else if (got < want) {
-            end_ = next_ + got;  // the file ended sooner
-        }
-        next_ += got;
-        return {block_.get(), got};
-    }
-
-  private:
-    static constexpr std::size_t block_events = 8192;  // 256 KiB
-
-    std::size_t read_at(std::uint64_t event, std::size_t count) {
-        const auto offset = static_cast<off_t>(sizeof(EventFileHeader) + event * sizeof(Event));
-        ssize_t n;
-        do n = ::pread(fd_, block_.get(), count * sizeof(Event), offset);
-        while (n < 0 && errno == EINTR);
-        return n > 0 ? static_cast<std::size_t>(n) / sizeof(Event) : 0;
-    }
-    void close() {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = -1;
-    }
-
-    std::unique_ptr<Event[]> block_{new Event[block_events]};
-    int fd_ = -1;
-    std::uint64_t next_ = 0, end_ = 0;
-};
-
-std::map<std::uint32_t, std::string> read_strings(const fs::path& path) {
-    std::map<std::uint32_t, std::string> out;
-    std::ifstream in(path, std::ios::binary);
-    for (;;) {
-        std::uint32_t id = 0, len = 0;
-        if (!in.read(reinterpret_cast<char*>(&id), 4) || !in.read(reinterpret_cast<char*>(&len), 4))
-            break;
-        if (len > (1u << 20)) break;  // a torn record: nothing sane follows
-        std::string s(len, '\0');
-        if (!in.read(s.data(), len)) break;
-        out[id] = std::move(s);
-    }
-    return out;
 }
 
 // By (pid, tid, start, longest first): the keys are sorted and the instances moved once
@@ -175,10 +86,6 @@ void sort_instances(std::vector<RegionInstance>& instances) {
     }
 }
 
-std::string image_key(int pid, std::uint64_t load_ns) {
-    return std::to_string(pid) + "-" + std::to_string(load_ns);
-}
-
 // Maps in the pages of [p, p + bytes) that are not yet there, writing nothing (Linux 5.14;
 // on an older kernel the call fails and the pages fault in when written, as before). Safe
 // beside a thread writing the same memory: only page tables change.
@@ -191,9 +98,6 @@ void populate_pages(void* p, std::size_t bytes) {
 // Below this a helper thread costs more than the page faults it would take over.
 constexpr std::size_t populate_ahead_min_bytes = std::size_t{8} << 20;
 
-using ImageStrings =
-    std::map<std::string, std::map<std::uint32_t, std::string>>;  // image -> id -> text
-
 // An IMAGE.peak file: its process's peak resident set at exit; the largest of them is kept.
 void read_peak_rss(const fs::path& p, NvtxCapture& cap) {
     std::uint64_t bytes = 0;
@@ -203,31 +107,6 @@ void read_peak_rss(const fs::path& p, NvtxCapture& cap) {
         bytes < (std::uint64_t{1} << 50))
         cap.peak_rss_bytes =
             std::max(cap.peak_rss_bytes.value_or(0.0), static_cast<double>(bytes));
-}
-
-// A chunk's header; nullopt where the file is not (or, being created, not yet) one of this
-// format's. The library stores the magic last: once one read has seen it, a second read has
-// every field stored before it (a single copy need not read the magic first).
-std::optional<ChunkFile> read_chunk_header(const fs::path& p) {
-    ChunkFile c{p, {}, 0};
-    std::ifstream in(p, std::ios::binary);
-    auto valid = [&] {
-        return in.read(reinterpret_cast<char*>(&c.header), sizeof c.header) &&
-               c.header.magic == inject::event_file_magic &&
-               c.header.version == inject::event_format_version &&
-               c.header.event_bytes == sizeof(Event);
-    };
-    if (!valid() || !in.seekg(0) || !valid()) return std::nullopt;
-    std::error_code ec;
-    c.bytes = fs::file_size(p, ec);
-    return c;
-}
-
-// The program writes the capture directory: a FIFO would block the open and a link to a
-// device never ends, so only regular files (not through a link) are read.
-bool is_plain_file(const fs::directory_entry& entry) {
-    std::error_code ec;
-    return fs::is_regular_file(entry.symlink_status(ec));
 }
 
 // Each string id is parsed and interned once per image; an event then costs one hash

@@ -354,12 +354,6 @@ class LiveReading {
         thread_.join();
         if (error_) std::rethrow_exception(error_);
     }
-    ~LiveReading() {
-        if (thread_.joinable()) {
-            thread_.request_stop();
-            thread_.join();
-        }
-    }
     LiveReading(const LiveReading&) = delete;
     LiveReading& operator=(const LiveReading&) = delete;
 
@@ -386,7 +380,9 @@ class LiveReading {
     }
 
     std::exception_ptr error_;
-    std::jthread thread_;  // last: stopped and joined before the members it uses go
+    // Last: stopped and joined (std::jthread's destructor, where stop() was not reached)
+    // before the members it uses go.
+    std::jthread thread_;
 };
 
 // The NVTX side of one execution: its capture (read partly while it ran), ceiling's cost of

@@ -447,7 +447,9 @@ KernelCase make(std::string_view problem, Variant variant, std::string_view shap
                     c.bytes_per_thread = GemmWorkspace::bytes(im, 1);
                     break;
                 }
-                case Bf16Engine::none:
+                case Bf16Engine::none:  // described all the same: what runs where it can
+                    c.implementation =
+                        "AMX tiles (tdpbf16ps) or vdpbf16ps on k pairs, whichever the CPU has";
                     c.unavailable = bf16_unavailable;
                     break;
             }

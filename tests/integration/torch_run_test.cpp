@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -254,6 +255,32 @@ TEST_P(TorchRun, ChainsToTheSitecustomizeItHidesAndTellsWhenTorchIsAbsent) {
     bool said = false;
     for (const auto& n : rec.notes) said = said || n.find("never imported torch") != std::string::npos;
     EXPECT_TRUE(said);
+}
+
+// The library the instrumentation records through has two faces: a CPython extension module
+// (where ceiling was built with Python's headers; a range then costs ~0.1 us, not ctypes'
+// ~0.7) and ctypes' plain functions. Both land in the run's capture, in the same domain.
+// Needs no torch: the ranges are opened by hand.
+TEST(TorchNvtx, TheExtensionModuleAndCtypesBothRecord) {
+    if (!fs::exists(instrumentation / "sitecustomize.py"))
+        GTEST_SKIP() << "built without NVTX headers: no PyTorch instrumentation";
+    TempDir dir;
+    const std::string script =
+        "import os\n"
+        "from ceiling_torch import nvtx\n"
+        "print(nvtx.via)\n"
+        "nvtx.push(b'through nvtx.via (model)'); nvtx.pop()\n"
+        "init, push, pop, mark = nvtx._as_ctypes(os.environ['CEILING_TORCH_NVTX_LIB'])\n"
+        "push(b'through ctypes (model)'); pop()\n";
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"}, {debian_python(), "-c", script});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out, CEILING_TORCH_PYTHON_MODULE ? "extension module\n" : "ctypes\n");
+    const RunRecord rec = read_record(dir / "rec.json");
+    std::set<std::string> names;
+    for (const auto& region : rec.regions)
+        if (region.domain == "torch") names.insert(region.name);
+    EXPECT_TRUE(names.count("through nvtx.via (model)")) << r.err;
+    EXPECT_TRUE(names.count("through ctypes (model)")) << r.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TorchRun, ::testing::ValuesIn(torch_pythons()),

@@ -110,24 +110,16 @@ _messages = {}
 MESSAGES_MAX = 200_000
 
 
-def _message(func, entry, args, kwargs, module_class):
+def _describe(func, entry, args, kwargs, module_class, key):
+    """The message of a call not seen before (its formula run), kept under its key."""
     try:
-        # Tensors inline (most arguments): a call per argument is a tenth of the cost.
-        key = (func, module_class,
-               tuple([(a.shape, a.dtype) if isinstance(a, _Tensor) else _key_of(a) for a in args]),
-               tuple([(k, _key_of(v)) for k, v in kwargs.items()]) if kwargs else None)
-        message = _messages.get(key)
-    except TypeError:  # an argument that cannot be a key (unhashable): described afresh
-        key = message = None
-    if message is None:
-        try:
-            message = formulas.describe(func, entry, args, kwargs, module_class).encode()
-        except Exception:  # an argument no formula foresaw: listed, never guessed
-            message = f"{formulas.op_name(func)} [no formula]".encode()
-        if key is not None:
-            if len(_messages) >= MESSAGES_MAX:
-                _messages.clear()
-            _messages[key] = message
+        message = formulas.describe(func, entry, args, kwargs, module_class).encode()
+    except Exception:  # an argument no formula foresaw: listed, never guessed
+        message = f"{formulas.op_name(func)} [no formula]".encode()
+    if key is not None:
+        if len(_messages) >= MESSAGES_MAX:
+            _messages.clear()
+        _messages[key] = message
     return message
 
 
@@ -141,18 +133,39 @@ class _OpMode(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        known = _entries.get(func)
-        if known is None:
-            known = _entries[func] = (formulas.lookup(func), _direct(func))
-        entry, call = known
-        if entry[3] == formulas.PROFILER_MARKER:
+        known = _entries.get(id(func))
+        if known is None or known[0] is not func:
+            known = _entries[id(func)] = _entry(func)
+        _, entry, call, marker = known
+        if marker:
             return call(*args, **kwargs)
         stack = _thread.stack
-        nvtx.push(_message(func, entry, args, kwargs, stack[-1] if stack else None))
+        module_class = stack[-1] if stack else None
+        # The message looked up here, not in a function of its own (a Python call less per
+        # op); tensors inline (most arguments). The op by its id: an OpOverload hashes in
+        # Python (a call per hash), and _entries keeps every op seen alive, so no id is reused.
+        key = (id(func), module_class,
+               tuple([(a.shape, a.dtype) if isinstance(a, _Tensor) else _key_of(a) for a in args]),
+               tuple([(k, _key_of(v)) for k, v in kwargs.items()]) if kwargs else None)
+        try:
+            message = _messages.get(key)
+        except TypeError:  # an argument that cannot be a key (unhashable): described afresh
+            key = message = None
+        if message is None:
+            message = _describe(func, entry, args, kwargs, module_class, key)
+        nvtx.push(message)
         try:
             return call(*args, **kwargs)
         finally:
             nvtx.pop()
+
+
+def _entry(func):
+    """What the mode keeps of an op: the op itself (alive, so that its id stays its own), its
+    formula entry (formulas.lookup), how to call it (_direct), whether it is a profiler
+    marker (no work, no range)."""
+    entry = formulas.lookup(func)
+    return func, entry, _direct(func), entry[3] == formulas.PROFILER_MARKER
 
 
 def _direct(func):
@@ -164,7 +177,7 @@ def _direct(func):
     return op
 
 
-# Per op: its formula entry (formulas.lookup) and how to call it (_direct).
+# Per op, by its id: _entry's tuple.
 _entries = {}
 _mode = _OpMode()
 _original_call = torch.nn.Module.__call__
@@ -183,7 +196,8 @@ def _call(self, *args, **kwargs):
         return _original_call(self, *args, **kwargs)
     if not t.mode_on:
         _enter_mode()
-    if _compiled(self):
+    # The class's name first: a string compare where _compiled is a Python call per module.
+    if type(self).__name__ == "OptimizedModule" and _compiled(self):
         return _compiled_module(self, args, kwargs, t)
     if t.root is None:
         return _outermost(self, args, kwargs, t)
@@ -404,8 +418,12 @@ def install(torch_module=None):
     if hasattr(torch, "compile"):  # torch 2.x
         torch.compile = _compile_wrapper(torch.compile)
     # A mark starting "torch " becomes a note of the run (agent/run/torch_run.cpp).
-    steps = "" if _install_step_ranges() else (
+    notes = "" if _install_step_ranges() else (
         "; optimizer steps have no range (this torch has neither step hooks nor "
         "_hook_for_profile): their ops read as outside the model")
+    if nvtx.via == "ctypes":
+        notes += ("; its ranges go through ctypes, ~0.6 us more per range than through the "
+                  "extension module (ceiling was built without Python's headers, python3-dev, "
+                  "or this interpreter cannot load a CPython 3.8+ stable-ABI module)")
     _enter_mode()
-    nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads{steps}".encode())
+    nvtx.mark(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads{notes}".encode())

@@ -144,7 +144,7 @@ class _OpMode(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         known = _entries.get(id(func))
-        if known is None or known[0] is not func:
+        if known is None:
             known = _entries[id(func)] = _entry(func)
         _, entry, call, marker = known
         if marker:

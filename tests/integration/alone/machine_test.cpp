@@ -57,9 +57,12 @@ TEST(MachineCommand, QuickRunOverwritesACorruptProfileWithAValidOne) {
     for (std::size_t i = 1; i < p.bandwidth_roofs.size(); ++i) {
         const auto& a = p.bandwidth_roofs[i - 1];
         const auto& b = p.bandwidth_roofs[i];
-        if (a.threads == b.threads) EXPECT_FALSE(a.level == "DRAM" && b.level != "DRAM") << b.level;
-        if (a.threads == b.threads && a.level.size() == 2 && b.level.size() == 2)
+        if (a.threads == b.threads) {
+            EXPECT_FALSE(a.level == "DRAM" && b.level != "DRAM") << b.level;
+        }
+        if (a.threads == b.threads && a.level.size() == 2 && b.level.size() == 2) {
             EXPECT_LE(a.level, b.level);  // "L1" < "L2" < "L3"
+        }
     }
     EXPECT_GE(p.host.threads_used, 1);
     EXPECT_FALSE(p.host.caches.empty());

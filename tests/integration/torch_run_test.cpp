@@ -10,6 +10,7 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -281,6 +282,43 @@ TEST(TorchNvtx, TheExtensionModuleAndCtypesBothRecord) {
         if (region.domain == "torch") names.insert(region.name);
     EXPECT_TRUE(names.count("through nvtx.via (model)")) << r.err;
     EXPECT_TRUE(names.count("through ctypes (model)")) << r.err;
+}
+
+// The dispatch mode's body in C (the extension module's) and in Python (ctypes' face) give
+// every call the same key and the same range: a model with lists, keyword arguments and
+// ops outside any module, run once by each.
+TEST_P(TorchRun, TheDispatchBodyInCAndInPythonGiveTheSameRanges) {
+    CEILING_NEED_TORCH();
+    if (!CEILING_TORCH_PYTHON_MODULE) GTEST_SKIP() << "built without Python's headers: no C body";
+    TempDir dir;
+    const std::string script =
+        "import torch\n"
+        "from ceiling_torch import modules\n"
+        "model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8),\n"
+        "    torch.nn.ReLU(), torch.nn.Flatten(), torch.nn.Linear(512, 10)).eval()\n"
+        "x = torch.randn(2, 3, 8, 8)\n"
+        "def ranges():\n"
+        "    modules._messages.clear()\n"
+        "    with torch.no_grad():\n"
+        "        model(x); model(x)\n"  // the second call runs uninstrumented
+        "        torch.nn.functional.interpolate(x, scale_factor=2.0, mode='bilinear')\n"
+        "        torch.cat([x, x], dim=1).sum(dim=(2, 3), keepdim=True)\n"
+        "    return sorted(modules._messages.items(), key=repr)\n"
+        "print('C' if '__torch_dispatch__' in vars(modules._mode) else 'Python')\n"
+        "in_c = ranges()\n"
+        "del modules._mode.__torch_dispatch__\n"
+        "in_python = ranges()\n"
+        "print(len(in_c), in_c == in_python)\n"
+        "if in_c != in_python: print(set(in_c) ^ set(in_python))\n";
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"}, {torch_python(), "-c", script});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::istringstream out(r.out);
+    std::string body, same;
+    std::size_t ranges = 0;
+    out >> body >> ranges >> same;
+    EXPECT_EQ(body, "C") << r.out;
+    EXPECT_GE(ranges, 8u) << r.out;
+    EXPECT_EQ(same, "True") << r.out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TorchRun, ::testing::ValuesIn(torch_pythons()),

@@ -17,6 +17,7 @@ DOMAIN = b"torch"
 available = False
 reason = ""
 via = ""
+native = None  # the extension module where it loaded: its dispatch is the op mode's body
 
 
 def _noop(*_args):
@@ -60,13 +61,14 @@ def _as_ctypes(path):
 
 
 def _load():
-    global available, reason, via, push, pop, mark
+    global available, reason, via, native, push, pop, mark
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     path = os.environ.get("CEILING_TORCH_NVTX_LIB") or os.path.join(here, "libceiling_torch_nvtx.so")
     module = _as_module(path)
     if module is not None:
         init, push, pop, mark = module.init, module.push, module.pop, module.mark
         via = "extension module"
+        native = module
     else:
         try:
             init, push, pop, mark = _as_ctypes(path)

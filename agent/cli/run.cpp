@@ -306,6 +306,23 @@ SaveOutcome save_run_files(const RunArgs& a, const measure::ProgramRun& run,
     return saved;
 }
 
+// After the record is safe: the op observer for a torch that had none, for the next runs
+// (a minute or so, once per torch version; the run itself used the dispatch mode).
+void build_torch_observers(const measure::ProgramRun& run, const GlobalOptions& global) {
+    for (const auto& python : measure::observers_to_build(run)) {
+        if (!global.quiet)
+            std::cerr << "ceiling: building the PyTorch op observer for " << python
+                      << "'s torch (once per torch version, about a minute; this run's ops went "
+                         "through the dispatch mode, which costs each op more)\n";
+        const auto b = measure::build_torch_observer(python);
+        if (!b.built)
+            spdlog::warn("the PyTorch op observer was not built ({}): runs of this torch keep the dispatch mode",
+                         b.message);
+        else if (!global.quiet)
+            std::cerr << "ceiling: built, in " << b.message << "\n";
+    }
+}
+
 // The summary on stderr (JSON or text), and the record's name where the user needs it; the
 // JSON written to --json FILE. False when that file could not be written.
 bool print_run_summary(const RunArgs& a, const GlobalOptions& global, const RunRecord& record,
@@ -403,6 +420,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         return save_run_files(a, run, plan, record, paths);
     }();
     const bool json_written = print_run_summary(a, global, record, paths, saved);
+    if (a.torch) build_torch_observers(run, global);
     if (!saved.lost.empty()) {
         // Only where the record is lost is the summary all that is kept.
         spdlog::error("{}{}", saved.lost,

@@ -3,10 +3,16 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 #include <string_view>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "agent/record_names.hpp"
 #include "diagnosis/statistics.hpp"
@@ -316,6 +322,76 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record) {
         for (const auto& u : unformulated) list += (list.empty() ? "" : ", ") + u;
         record.notes.push_back("torch: ops without a work formula (listed, their work unknown, never 0): " + list);
     }
+}
+
+std::vector<std::string> observers_to_build(const ProgramRun& run) {
+    std::set<std::string> pythons;
+    for (const auto& x : run.executions)
+        for (const auto& m : x.capture.marks)
+            if (m.domain == torch_domain && m.name.str().starts_with(observer_build_mark))
+                pythons.insert(m.name.str().substr(std::string_view(observer_build_mark).size()));
+    return {pythons.begin(), pythons.end()};
+}
+
+ObserverBuild build_torch_observer(const std::string& python) {
+    ObserverBuild b;
+    const auto dir = find_torch_instrumentation();
+    if (!dir) {
+        b.message = "the PyTorch instrumentation's folder is gone";
+        return b;
+    }
+    // Its output to a file, its last line the reason; without ceiling's NVTX injection and
+    // instrumentation in its environment (the build's own Python is not the program's).
+    char log_name[] = "/tmp/ceiling-observer-build-XXXXXX";
+    const int log = ::mkstemp(log_name);
+    if (log < 0) {
+        b.message = "no temporary file for the build's output";
+        return b;
+    }
+    ::unlink(log_name);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, log, STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, log, STDERR_FILENO);
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e) {
+        const std::string_view v(*e);
+        const auto name = v.substr(0, v.find('='));
+        if (name != "CEILING_NVTX_DIR" && name != "NVTX_INJECTION64_PATH" && name != "PYTHONPATH" &&
+            name != "CEILING_TORCH_NVTX_LIB")
+            env.emplace_back(v);
+    }
+    const std::string script = (*dir / "ceiling_torch" / "observer.py").string();
+    std::vector<std::string> args = {python, script, "build"};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    pid_t pid = 0;
+    const int spawned = ::posix_spawn(&pid, python.c_str(), &actions, nullptr, argv.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    int status = 0;
+    if (spawned == 0)
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    std::string output;
+    {
+        ::lseek(log, 0, SEEK_SET);
+        char buffer[4096];
+        for (ssize_t n; (n = ::read(log, buffer, sizeof buffer)) > 0;) output.append(buffer, static_cast<std::size_t>(n));
+        ::close(log);
+    }
+    std::vector<std::string> lines;
+    std::istringstream in(output);
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) lines.push_back(line);
+    b.built = spawned == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (spawned != 0)
+        b.message = "cannot start " + python;
+    else if (!lines.empty())
+        b.message = lines.back();  // the folder built, or the reason it was not
+    return b;
 }
 
 }  // namespace ceiling::measure

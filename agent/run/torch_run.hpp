@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "agent/run/run_program.hpp"
 #include "diagnosis/run_record.hpp"
@@ -49,5 +50,17 @@ void prepare_torch_run(RunPlan& plan, RunRecord& record);
 // instrumentation's cost (instrumented and uninstrumented calls of the same model, and the
 // sum of op times inside instrumented ones) as counters of the model's region, and notes.
 void add_torch_to_record(const ProgramRun& run, RunRecord& record);
+
+// The op observer (ceiling_torch/observer.py): C++ against the program's own torch, built
+// once per torch version. A run whose torch had none took its ops through the dispatch mode
+// and said so with a mark "observer to build: PYTHON"; ceiling builds it after the run,
+// outside the measured program, for the next runs.
+inline constexpr const char* observer_build_mark = "observer to build: ";
+std::vector<std::string> observers_to_build(const ProgramRun& run);  // the Pythons, each once
+struct ObserverBuild {
+    bool built = false;
+    std::string message;  // built: where it is kept; else why not (one line)
+};
+ObserverBuild build_torch_observer(const std::string& python);
 
 }  // namespace ceiling::measure

@@ -16,6 +16,9 @@
 // where the interpreter cannot import the module (PyPy, an older CPython).
 #include <nvtx3/nvToolsExt.h>
 
+#include <string>
+#include <vector>
+
 namespace {
 
 nvtxDomainHandle_t domain = nullptr;
@@ -51,6 +54,18 @@ __attribute__((visibility("default"))) void ceiling_torch_mark(const char* messa
 }
 
 }  // extern "C"
+
+// What the op observer (ceiling_torch/observer.cpp, built against the program's torch) reads
+// per op without Python: the class of the innermost open module call on this thread, which
+// Python keeps here through push_module and pop_module. The observer takes it, and push and
+// pop, from the capsule `api` (ObserverApi: the same struct is declared in observer.cpp).
+namespace {
+
+thread_local std::vector<std::string> module_classes;
+
+const char* innermost_module_class() { return module_classes.empty() ? nullptr : module_classes.back().c_str(); }
+
+}  // namespace
 
 #ifdef CEILING_TORCH_PYTHON
 #define PY_SSIZE_T_CLEAN
@@ -342,6 +357,34 @@ PyMethodDef dispatch_method = {
 // (torch calls a mode's __torch_dispatch__ only where its __self__ is the mode).
 PyObject* py_bind(PyObject*, PyObject* mode) { return PyCFunction_NewEx(&dispatch_method, mode, nullptr); }
 
+// push_module(message, class_name): a module call's range, its class the innermost on this
+// thread until pop_module (the observer's key and formulas read it).
+PyObject* py_push_module(PyObject*, PyObject* args) {
+    PyObject *message, *cls;
+    if (!PyArg_ParseTuple(args, "SS", &message, &cls)) return nullptr;
+    const char* m = bytes_of(message);
+    const char* c = bytes_of(cls);
+    if (!m || !c) return nullptr;
+    module_classes.emplace_back(c);
+    ceiling_torch_push(m);
+    return none();
+}
+
+PyObject* py_pop_module(PyObject*, PyObject*) {
+    if (!module_classes.empty()) module_classes.pop_back();
+    ceiling_torch_pop();
+    return none();
+}
+
+// The observer's view of this library (observer.cpp declares the same struct).
+struct ObserverApi {
+    int version;
+    void (*push)(const char*);
+    void (*pop)();
+    const char* (*module_class)();
+};
+const ObserverApi observer_api = {1, ceiling_torch_push, ceiling_torch_pop, innermost_module_class};
+
 PyMethodDef methods[] = {
     {"configure", py_configure, METH_VARARGS,
      "configure(entries, messages, thread, entry, describe, tensor_type, nvtx): what dispatch reads"},
@@ -350,6 +393,9 @@ PyMethodDef methods[] = {
     {"push", with_bytes<ceiling_torch_push>, METH_O, "push(message: bytes): opens a range on this thread"},
     {"pop", py_pop, METH_NOARGS, "pop(): closes this thread's innermost range"},
     {"mark", with_bytes<ceiling_torch_mark>, METH_O, "mark(message: bytes): an instant event"},
+    {"push_module", py_push_module, METH_VARARGS,
+     "push_module(message: bytes, class_name: bytes): a module call's range, its class the innermost"},
+    {"pop_module", py_pop_module, METH_NOARGS, "pop_module(): closes the range push_module opened"},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -362,5 +408,15 @@ PyModuleDef module = {
 }  // namespace
 
 // The module's name is the library's, so that Python's loader finds this function.
-PyMODINIT_FUNC PyInit_libceiling_torch_nvtx() { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit_libceiling_torch_nvtx() {
+    PyObject* m = PyModule_Create(&module);
+    if (!m) return nullptr;
+    PyObject* api = PyCapsule_New(const_cast<ObserverApi*>(&observer_api), "libceiling_torch_nvtx.api", nullptr);
+    if (!api || PyModule_AddObject(m, "api", api) < 0) {  // AddObject steals api on success
+        Py_XDECREF(api);
+        Py_DECREF(m);
+        return nullptr;
+    }
+    return m;
+}
 #endif

@@ -1,6 +1,6 @@
 """Forwards of the named torchvision models (random weights: nothing is downloaded) at
 224x224, batch 1, for the FLOP totals `ceiling run --torch` declares
-(tests/integration/torch_run_test.cpp). Usage: flops_models.py [--calls N] NAME..."""
+(tests/integration/torch/torch_run_test.cpp). Usage: flops_models.py [--calls N] NAME..."""
 import argparse
 
 import torch

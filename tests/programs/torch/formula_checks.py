@@ -1,7 +1,7 @@
 """Checks ceiling_torch's op formulas against torch itself, without ceiling: for a battery of
 ops the formula's bytes must equal the bytes of the real inputs plus the real outputs (so its
 output shapes are right), and hand-computed FLOPs and classes must match. Prints one line
-per failure and exits 1 on any (tests/integration/torch_run_test.cpp runs it). Runs on torch
+per failure and exits 1 on any (tests/integration/torch/torch_run_test.cpp runs it). Runs on torch
 1.13 and 2.x: where an op or a fast path does not exist on this torch, a SKIP line names the
 version, and the path this torch takes instead is still checked.
 Usage: PYTHONPATH=<build>/agent/torch python3 formula_checks.py"""

@@ -2,7 +2,7 @@
 to 224 x 224 with PIL's Lanczos filter (~20 ms a frame: the stage stands well clear of the
 sub-millisecond ops that a busy host can stretch past it), a small CNN runs on it, then NMS
 over 20 000 boxes. Nothing in it mentions ceiling or NVTX
-(tests/integration/torch_run_test.cpp). Usage: pipeline.py [FRAMES]"""
+(tests/integration/torch/torch_run_test.cpp). Usage: pipeline.py [FRAMES]"""
 import sys
 
 import numpy as np

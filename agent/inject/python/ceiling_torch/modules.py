@@ -26,8 +26,11 @@ instrumented (so a single forward is seen op by op), then uninstrumented, instru
 An uninstrumented call pops the dispatch mode and opens no range but its own, so ceiling
 compares the two kinds' durations and the sum of the op ranges inside instrumented ones.
 """
+import atexit
 import functools
 import importlib
+import os
+import sys
 import threading
 import weakref
 
@@ -68,7 +71,7 @@ _thread = _Thread()
 
 class _Root:
     """An outermost module: its range names and its submodules' qualified names."""
-    __slots__ = ("message", "quiet_message", "names", "calls", "model")
+    __slots__ = ("message", "quiet_message", "names", "calls", "model", "cls")
 
     def __init__(self, module, label, model):
         kind = "model" if model else "transform"
@@ -76,9 +79,10 @@ class _Root:
         self.quiet_message = f"{label} (model, uninstrumented)".encode()
         self.model = model
         self.calls = 0
-        # id -> (module, message): modules stay alive while their root does; the module is
-        # kept beside its id so that a recycled id never names another module.
-        self.names = {id(m): (m, f"{name} ({type(m).__name__})".encode())
+        self.cls = type(module).__name__.encode()
+        # id -> (module, message, class name): modules stay alive while their root does; the
+        # module is kept beside its id so that a recycled id never names another module.
+        self.names = {id(m): (m, f"{name} ({type(m).__name__})".encode(), type(m).__name__.encode())
                       for name, m in module.named_modules() if m is not module}
 
 
@@ -205,7 +209,60 @@ _original_call = torch.nn.Module.__call__
 
 def _enter_mode():
     _thread.state.mode_on = True
-    _mode.__enter__()
+    if _observer is not None:
+        _observer.attach()
+    else:
+        _mode.__enter__()
+
+
+def _set_quiet(on):
+    """Inside an uninstrumented call (or compiled code): no op ranges on this thread."""
+    nvtx.tls.quiet = on
+    if _observer is not None:
+        _observer.quiet(on)
+
+
+# The op observer (observer.py): ops from a RecordFunction callback in C++ instead of the
+# dispatch mode, where it is built for this torch; None otherwise, and _ops_by says why.
+_observer = None
+_ops_by = "the dispatch mode"
+push_module = pop_module = None
+_ops_by_name = {}  # (schema name, overload) -> OpOverload
+
+
+def _describe_observed(name, overload, args, kwargs, module_class):
+    """The observer's call for a key's first call: the message, or None for no range."""
+    func = _ops_by_name.get((name, overload))
+    if func is None:
+        namespace, _, base = name.partition("::")
+        func = getattr(getattr(getattr(torch.ops, namespace), base), overload or "default")
+        _ops_by_name[(name, overload)] = func
+    known = _entries.get(id(func))
+    if known is None:
+        known = _entries[id(func)] = _entry(func)
+    if known[3]:  # a profiler marker
+        return None
+    return _describe(func, known[1], args, kwargs, module_class, None)
+
+
+def _start_observer():
+    """Ops through the observer where it can be: not asked for the mode, the extension
+    module loaded (the observer records through it), the observer built for this torch.
+    Returns why not, or ''."""
+    global _observer, _ops_by, push_module, pop_module
+    if os.environ.get("CEILING_TORCH_OPS") == "mode":
+        return "CEILING_TORCH_OPS=mode"
+    if nvtx.native is None:
+        return "no extension module (ranges through ctypes)"
+    from . import observer
+    module, why = observer.load()
+    if module is None:
+        return why
+    module.start(nvtx.native.api, _describe_observed)
+    atexit.register(module.stop)  # no callback may take the GIL once the interpreter is gone
+    push_module, pop_module = nvtx.native.push_module, nvtx.native.pop_module
+    _observer, _ops_by = module, "ceiling's op observer"
+    return ""
 
 
 def _call(self, *args, **kwargs):
@@ -222,6 +279,14 @@ def _call(self, *args, **kwargs):
     if t.root is None:
         return _outermost(self, args, kwargs, t)
     named = t.root.names.get(id(self))
+    if _observer is not None:  # the module's class kept in C, where the observer reads it
+        if named is None or named[0] is not self:
+            named = (self, f"({type(self).__name__})".encode(), type(self).__name__.encode())
+        push_module(named[1], named[2])
+        try:
+            return _original_call(self, *args, **kwargs)
+        finally:
+            pop_module()
     message = named[1] if named is not None and named[0] is self else f"({type(self).__name__})".encode()
     nvtx.push(message)
     t.stack.append(type(self).__name__)
@@ -238,15 +303,25 @@ def _outermost(module, args, kwargs, t):
     root.calls += 1
     # Every second call of a model after its first runs bare, when the mode on top of the
     # stack is ours (a program's own mode stays untouched).
-    if root.model and call % 2 == 1 and _get_current_dispatch_mode() is _mode:
+    if root.model and call % 2 == 1 and (_observer is not None or _get_current_dispatch_mode() is _mode):
         nvtx.push(root.quiet_message)
-        nvtx.tls.quiet = True
+        _set_quiet(True)
         try:
+            if _observer is not None:
+                return _original_call(module, *args, **kwargs)
             with _pop_mode_temporarily():
                 return _original_call(module, *args, **kwargs)
         finally:
-            nvtx.tls.quiet = False
+            _set_quiet(False)
             nvtx.pop()
+    if _observer is not None:
+        push_module(root.message, root.cls)
+        t.root = root
+        try:
+            return _original_call(module, *args, **kwargs)
+        finally:
+            t.root = None
+            pop_module()
     nvtx.push(root.message)
     t.root = root
     t.stack.append(type(module).__name__)
@@ -305,14 +380,14 @@ def _run_compiled(function, args, kwargs, message=COMPILED):
     if torch.is_grad_enabled():  # its backward will run compiled kernels too
         t.compiled_grad = True
     nvtx.push(message)
-    nvtx.tls.quiet = True
+    _set_quiet(True)
     try:
         if _get_current_dispatch_mode() is _mode:
             with _pop_mode_temporarily():
                 return function(*args, **kwargs)
         return function(*args, **kwargs)  # a program's own mode above ours: Dynamo skips anyway
     finally:
-        nvtx.tls.quiet = False
+        _set_quiet(False)
         nvtx.pop()
 
 
@@ -442,6 +517,13 @@ def install(torch_module=None):
     notes = "" if _install_step_ranges() else (
         "; optimizer steps have no range (this torch has neither step hooks nor "
         "_hook_for_profile): their ops read as outside the model")
+    why = _start_observer()
+    if why:
+        notes += (f"; ops through the dispatch mode ({why}), which costs each op a few us more "
+                  "than ceiling's op observer (docs/pytorch.md)")
+        if why.startswith("not built"):
+            # After the run ceiling builds it for the next runs (agent/run/torch_run.cpp).
+            nvtx.mark(f"observer to build: {sys.executable}".encode())
     if nvtx.via == "ctypes":
         notes += ("; its ranges go through ctypes, ~0.6 us more per range than through the "
                   "extension module (ceiling was built without Python's headers, python3-dev, "

@@ -310,7 +310,9 @@ TEST_P(TorchRun, TheDispatchBodyInCAndInPythonGiveTheSameRanges) {
         "in_python = ranges()\n"
         "print(len(in_c), in_c == in_python)\n"
         "if in_c != in_python: print(set(in_c) ^ set(in_python))\n";
-    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"}, {torch_python(), "-c", script});
+    // The mode's bodies: the op observer, where it is built, takes the ops without it.
+    const auto r = ceiling_run(dir / "rec.json", {"--torch", "-q"}, {torch_python(), "-c", script},
+                               {"CEILING_TORCH_OPS=mode"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     std::istringstream out(r.out);
     std::string body, same;
@@ -319,6 +321,54 @@ TEST_P(TorchRun, TheDispatchBodyInCAndInPythonGiveTheSameRanges) {
     EXPECT_EQ(body, "C") << r.out;
     EXPECT_GE(ranges, 8u) << r.out;
     EXPECT_EQ(same, "True") << r.out;
+}
+
+// The op observer (C++ on torch's RecordFunction, built per torch version) takes the ops the
+// dispatch mode takes, with the same declared work: CNNs, a ViT, an encoder layer, a decoder
+// block with its KV cache, training steps (observer_checks.py). On PyPI's torch it must be
+// built (the fixture torch_observer_build builds it before these tests); elsewhere, where
+// its build failed (Debian's torch ships no C++ headers), the test says why.
+TEST_P(TorchRun, TheObserverTakesTheModesOps) {
+    CEILING_NEED_TORCH();
+    const auto r = run_process({torch_python(), (programs / "observer_checks.py").string()},
+                               {"PYTHONPATH=" + instrumentation.string()});
+    if (r.exit_code == 2 && std::string(GetParam().name) != "pypi") GTEST_SKIP() << r.out;
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find(" checks, 0 failed"), std::string::npos) << r.out;
+}
+
+// A run whose torch has no observer built takes its ops through the dispatch mode, says so,
+// and ceiling builds the observer after the run (outside the program's time), once: the
+// next run uses it or, where the build failed, says why without trying again. In a cache
+// of its own; on Debian's torch (its build fails at once where it has no C++ headers; PyPI's
+// takes a minute, which the fixture torch_observer_build spends once).
+TEST_P(TorchRun, TheObserverIsBuiltOnceAfterARunThatHadNone) {
+    CEILING_NEED_TORCH();
+    if (std::string(GetParam().name) == "pypi") GTEST_SKIP() << "a minute's build: torch_observer_build does it";
+    TempDir dir;
+    const std::vector<std::string> env = {"XDG_CACHE_HOME=" + dir.path().string()};
+    const std::vector<std::string> program = {torch_python(), "-c", "import torch; torch.ones(2).sum()"};
+    const auto first = ceiling_run(dir / "first.json", {"--torch"}, program, env);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    EXPECT_NE(first.err.find("building the PyTorch op observer for " + torch_python()), std::string::npos)
+        << first.err;
+    const auto notes_of = [](const RunRecord& rec) {
+        std::string all;
+        for (const auto& n : rec.notes) all += n + "\n";
+        return all;
+    };
+    EXPECT_NE(notes_of(read_record(dir / "first.json")).find("ops through the dispatch mode (not built"),
+              std::string::npos);
+    const auto second = ceiling_run(dir / "second.json", {"--torch"}, program, env);
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_EQ(second.err.find("building the PyTorch op observer"), std::string::npos) << second.err;
+    const std::string notes = notes_of(read_record(dir / "second.json"));
+    const bool built = first.err.find("ceiling: built, in ") != std::string::npos;
+    if (built)
+        EXPECT_EQ(notes.find("dispatch mode"), std::string::npos) << notes;
+    else
+        EXPECT_NE(notes.find("ops through the dispatch mode (its build for this torch failed: "), std::string::npos)
+            << notes << first.err;
 }
 
 INSTANTIATE_TEST_SUITE_P(Torch, TorchRun, ::testing::ValuesIn(torch_pythons()),

@@ -330,7 +330,16 @@ std::vector<std::string> observers_to_build(const ProgramRun& run) {
         for (const auto& m : x.capture.marks)
             if (m.domain == torch_domain && m.name.str().starts_with(observer_build_mark))
                 pythons.insert(m.name.str().substr(std::string_view(observer_build_mark).size()));
-    return {pythons.begin(), pythons.end()};
+    // Only what is an interpreter: ceiling runs it, and a mark is only the program's word.
+    std::vector<std::string> found;
+    for (const auto& p : pythons) {
+        const fs::path path(p);
+        std::error_code ec;
+        if (path.is_absolute() && path.filename().string().starts_with("python") &&
+            fs::is_regular_file(path, ec) && ::access(p.c_str(), X_OK) == 0)
+            found.push_back(p);
+    }
+    return found;
 }
 
 ObserverBuild build_torch_observer(const std::string& python) {

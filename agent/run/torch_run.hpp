@@ -56,7 +56,8 @@ void add_torch_to_record(const ProgramRun& run, RunRecord& record);
 // and said so with a mark "observer to build: PYTHON"; ceiling builds it after the run,
 // outside the measured program, for the next runs.
 inline constexpr const char* observer_build_mark = "observer to build: ";
-std::vector<std::string> observers_to_build(const ProgramRun& run);  // the Pythons, each once
+// The Pythons to build for, each once (absolute paths of executables named python*).
+std::vector<std::string> observers_to_build(const ProgramRun& run);
 struct ObserverBuild {
     bool built = false;
     std::string message;  // built: where it is kept; else why not (one line)

@@ -56,11 +56,14 @@ struct Op {
 
 // Operators by the address of their schema's name (RecordFunction::name() of an op points
 // into its registered schema, which outlives every call), and call keys' messages. One lock:
-// ops run on several threads; uncontended it costs tens of nanoseconds.
+// ops run on several threads; uncontended it costs tens of nanoseconds. Entries are never
+// removed, so a message's address stays valid without the lock: past messages_max distinct
+// keys (a program whose shapes never repeat) new keys are described on every call instead.
 std::mutex lock;
 std::unordered_map<const char*, Op> ops;
 std::unordered_map<std::string, std::string> messages;
 constexpr std::size_t messages_max = 200000;  // as modules.py's MESSAGES_MAX
+thread_local std::unordered_map<const char*, const Op*> thread_ops;  // this thread's view of ops
 std::atomic<long> calls{0}, described{0};
 
 bool logging = false;  // tests: each range's message, in order
@@ -77,10 +80,7 @@ thread_local bool describing = false;   // inside describe (its own ops are not 
 
 const Op* op_of(const at::RecordFunction& fn) {
     const char* id = fn.name();
-    {
-        std::lock_guard<std::mutex> g(lock);
-        if (auto it = ops.find(id); it != ops.end()) return &it->second;
-    }
+    if (auto it = thread_ops.find(id); it != thread_ops.end()) return it->second;
     const auto name = fn.operator_name();
     if (!name) return nullptr;  // a named scope, not an operator: its name is not kept
     const auto handle = c10::Dispatcher::singleton().findOp(*name);
@@ -88,7 +88,9 @@ const Op* op_of(const at::RecordFunction& fn) {
     op.implicit = handle && handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd);
     op.taken = !op.implicit && op.name.rfind("profiler::", 0) != 0;
     std::lock_guard<std::mutex> g(lock);
-    return &ops.emplace(id, std::move(op)).first->second;
+    const Op* known = &ops.emplace(id, std::move(op)).first->second;
+    thread_ops.emplace(id, known);
+    return known;
 }
 
 template <typename T>
@@ -228,32 +230,28 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
                                  c10::InferenceMode::is_enabled()))) {
             calls.fetch_add(1, std::memory_order_relaxed);
             const char* module_class = api->module_class();
-            std::string key;
+            thread_local std::string key;
+            key.clear();
             const bool keyed = key_of(fn, *op, module_class, key);
-            std::string message;
-            bool found = false;
+            const std::string* message = nullptr;  // a kept message: never moved nor freed
             if (keyed) {
                 std::lock_guard<std::mutex> g(lock);
-                if (auto it = messages.find(key); it != messages.end()) {
-                    message = it->second;
-                    found = true;
-                }
+                if (auto it = messages.find(key); it != messages.end()) message = &it->second;
             }
-            if (!found) {
-                message = describe_call(fn, *op, module_class);
-                if (keyed) {
-                    std::lock_guard<std::mutex> g(lock);
-                    if (messages.size() >= messages_max) messages.clear();
-                    messages.emplace(std::move(key), message);
-                }
+            std::string fresh;
+            if (!message) {
+                fresh = describe_call(fn, *op, module_class);
+                message = &fresh;
+                std::lock_guard<std::mutex> g(lock);
+                if (keyed && messages.size() < messages_max) message = &messages.emplace(key, fresh).first->second;
             }
-            if (!message.empty()) {
-                api->push(message.c_str());
+            if (!message->empty()) {
+                api->push(message->c_str());
                 range = true;
                 ++depth;
                 if (logging) {
                     std::lock_guard<std::mutex> g(lock);
-                    log.push_back(message);
+                    log.push_back(*message);
                 }
             }
         }
@@ -328,11 +326,6 @@ std::vector<std::string> take_log() {
     return out;
 }
 
-void clear() {
-    std::lock_guard<std::mutex> g(lock);
-    messages.clear();
-}
-
 }  // namespace
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
@@ -344,5 +337,4 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     m.def("stats", &stats, "ops observed, keys described, distinct keys and operators");
     m.def("set_logging", &set_logging, "tests: keep each range's message");
     m.def("take_log", &take_log, "tests: the messages kept since the last call");
-    m.def("clear", &clear, "forget every key's message (the next call of each is described again)");
 }

@@ -14,16 +14,19 @@ torch's own profiler markers (record_function: "Optimizer.step#AdamW.step", Data
 batches) reach the dispatch mode as profiler:: ops; they do no work and get no range, so
 they are never listed as regions of their own.
 
-Operators come from a TorchDispatchMode (torch.utils._python_dispatch): it sees each ATen
-call below autograd, after composite ops (linear, conv2d) have been decomposed, with its
-real tensors. In torch 1.13 the mode stack is per thread: it is entered on the importing
-thread and on every thread that calls a module. Module calls come from replacing
+Operators come from ceiling's op observer (observer.cpp, a RecordFunction callback in C++)
+where it is built for this torch, and otherwise from a TorchDispatchMode
+(torch.utils._python_dispatch): both see each ATen call below autograd, after composite
+ops (linear, conv2d) have been decomposed, with its real tensors; the observer calls back
+here (_describe_observed) only for a call whose key it has not seen. Both are per thread:
+attached or entered on the importing thread and on every thread that calls a module. Module calls come from replacing
 nn.Module.__call__ rather than the global forward hooks: a hook pair leaves its range open
 when forward raises, and cannot run a forward with the mode switched off.
 
 Instrumentation cost, measured in the same run: the model's calls alternate, first
 instrumented (so a single forward is seen op by op), then uninstrumented, instrumented, ...
-An uninstrumented call pops the dispatch mode and opens no range but its own, so ceiling
+An uninstrumented call pops the dispatch mode (or switches the thread's observer callback
+off) and opens no range but its own, so ceiling
 compares the two kinds' durations and the sum of the op ranges inside instrumented ones.
 """
 import atexit

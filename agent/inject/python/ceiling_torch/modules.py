@@ -521,7 +521,9 @@ def install(torch_module=None):
         "; optimizer steps have no range (this torch has neither step hooks nor "
         "_hook_for_profile): their ops read as outside the model")
     why = _start_observer()
-    if why:
+    if not why:
+        notes += "; ops through ceiling's op observer"
+    else:
         notes += (f"; ops through the dispatch mode ({why}), which costs each op a few us more "
                   "than ceiling's op observer (docs/pytorch.md)")
         if why.startswith("not built"):

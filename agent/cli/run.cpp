@@ -307,18 +307,20 @@ SaveOutcome save_run_files(const RunArgs& a, const measure::ProgramRun& run,
 }
 
 // After the record is safe: the op observer for a torch that had none, for the next runs
-// (a minute or so, once per torch version; the run itself used the dispatch mode).
-void build_torch_observers(const measure::ProgramRun& run, const GlobalOptions& global) {
+// (a minute or so, once per torch version; the run itself used the dispatch mode). Silent
+// with -q or --json (stderr is then the summary's alone): a failed build leaves its reason
+// in the cache, and the next run's notes say it.
+void build_torch_observers(const measure::ProgramRun& run, bool quiet) {
     for (const auto& python : measure::observers_to_build(run)) {
-        if (!global.quiet)
+        if (!quiet)
             std::cerr << "ceiling: building the PyTorch op observer for " << python
                       << "'s torch (once per torch version, about a minute; this run's ops went "
                          "through the dispatch mode, which costs each op more)\n";
         const auto b = measure::build_torch_observer(python);
-        if (!b.built)
+        if (!b.built && !quiet)
             spdlog::warn("the PyTorch op observer was not built ({}): runs of this torch keep the dispatch mode",
                          b.message);
-        else if (!global.quiet)
+        else if (b.built && !quiet)
             std::cerr << "ceiling: built, in " << b.message << "\n";
     }
 }
@@ -420,7 +422,7 @@ int run_command(const RunArgs& a, const GlobalOptions& global) {
         return save_run_files(a, run, plan, record, paths);
     }();
     const bool json_written = print_run_summary(a, global, record, paths, saved);
-    if (a.torch) build_torch_observers(run, global);
+    if (a.torch) build_torch_observers(run, global.quiet || a.json);
     if (!saved.lost.empty()) {
         // Only where the record is lost is the summary all that is kept.
         spdlog::error("{}{}", saved.lost,

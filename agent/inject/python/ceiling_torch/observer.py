@@ -76,13 +76,16 @@ def _reason(error):
 
 
 def build():
-    """Builds this torch's observer into folder(), or leaves the reason it could not in
-    folder()/failed (so that later runs do not try again) and raises with it. Older builds
-    for the same torch and interpreter (an earlier observer.cpp) are removed."""
+    """Builds this torch's observer into folder() unless it is there already, or leaves the
+    reason it could not in folder()/failed (so that later runs do not try again) and raises
+    with it. Older builds for the same torch and interpreter (an earlier observer.cpp) are
+    removed."""
     import shutil
 
     import torch  # noqa: F401  (cpp_extension needs it imported)
     where = folder()
+    if _library(where) is not None:  # the folder's name holds the source's hash: built already
+        return where
     prefix = os.path.basename(where).rsplit("-", 1)[0] + "-"
     parent = os.path.dirname(where)
     for old in os.listdir(parent) if os.path.isdir(parent) else ():

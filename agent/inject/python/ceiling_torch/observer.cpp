@@ -249,6 +249,11 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
                 api->push(message->c_str());
                 range = true;
                 ++depth;
+                // The ops it runs inside are its own work: with the callback off until it
+                // ends, torch records none of them (RecordFunction boxes every input of
+                // every op while a callback wants inputs). Its end still runs: a
+                // RecordFunction keeps the callbacks it started with.
+                at::disableCallback(handle);
                 if (logging) {
                     std::lock_guard<std::mutex> g(lock);
                     log.push_back(*message);
@@ -267,6 +272,7 @@ void leave(const at::RecordFunction&, at::ObserverContext*) {
     if (range) {
         --depth;
         api->pop();
+        if (depth == 0) at::reenableCallback(handle);
     }
 }
 

@@ -1,6 +1,7 @@
 // Programs whose process-level behaviour is known, for `ceiling run`'s accounting tests:
 //   process_target write DIR BYTES        writes BYTES to a new file in DIR, fsyncs, removes it
-//   process_target touch BYTES            touches BYTES of fresh memory once, then holds it
+//   process_target touch BYTES            touches BYTES of fresh memory once, then holds it as
+//                                         long as that took
 //   process_target churn BYTES ROUNDS     ROUNDS times: map BYTES, touch every page, unmap
 //   process_target keep BYTES ROUNDS      ROUNDS times, 25 ms apart: map BYTES, touch, keep
 //                                         (a cache that never evicts)
@@ -16,6 +17,7 @@
 //                                         each computing SECONDS / THREADS alone
 // Memory is mapped with mmap, not malloc, so that no allocator keeps pages between rounds,
 // and transparent huge pages are refused so that faults count base pages.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -122,9 +124,13 @@ int main(int argc, char** argv) {
     if (mode == "write") return write_file(a, std::atoll(b));
     if (mode == "touch") {
         const auto bytes = static_cast<std::size_t>(std::atoll(a));
+        const auto start = std::chrono::steady_clock::now();
         touch(map_fresh(bytes), bytes);
-        // Held a moment, so that the last samples see the whole footprint.
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        // Held as long as touching took, and 200 ms at least, so that the last samples see
+        // the whole footprint and it reads as touched once: on a loaded 2-vCPU host faulting
+        // 256 MiB in took most of the run, which then read as memory growing all along.
+        const auto took = std::chrono::steady_clock::now() - start;
+        std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(took, std::chrono::milliseconds(200)));
         return 0;
     }
     if (mode == "churn") {

@@ -253,7 +253,7 @@ std::unique_ptr<at::ObserverContext> enter(const at::RecordFunction& fn) {
                 // ends, torch records none of them (RecordFunction boxes every input of
                 // every op while a callback wants inputs). Its end still runs: a
                 // RecordFunction keeps the callbacks it started with.
-                at::disableCallback(handle);
+                if (handle) at::disableCallback(handle);  // 0: a thread torch handed it to
                 if (logging) {
                     std::lock_guard<std::mutex> g(lock);
                     log.push_back(*message);
@@ -272,7 +272,7 @@ void leave(const at::RecordFunction&, at::ObserverContext*) {
     if (range) {
         --depth;
         api->pop();
-        if (depth == 0) at::reenableCallback(handle);
+        if (depth == 0 && handle) at::reenableCallback(handle);
     }
 }
 

@@ -478,7 +478,9 @@ Command add_run(CLI::App& root, const GlobalOptions& global) {
                     "Regex for the NVTX regions that are the model (e.g. 'forward|backward')");
     app->add_flag("--torch", args->torch,
                   "A Python program using PyTorch: every ATen op a region with its declared work,\n"
-                  "nested under its nn.Module; the outermost module calls are the model");
+                  "nested under its nn.Module; the outermost module calls are the model. The first\n"
+                  "run of a torch version builds ceiling's op observer for it afterwards (about a\n"
+                  "minute, once; CEILING_TORCH_OPS=mode keeps the slower dispatch mode)");
     app->add_flag("--gpu-counters", args->gpu_counters,
                   "One more execution after the timed ones with per-kernel GPU counters (CUPTI "
                   "kernel replay: slow, its times unused): kernels without declared work are "

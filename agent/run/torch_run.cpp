@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -350,7 +349,8 @@ ObserverBuild build_torch_observer(const std::string& python) {
         return b;
     }
     // Its output to a file, its last line the reason; without ceiling's NVTX injection and
-    // instrumentation in its environment (the build's own Python is not the program's).
+    // instrumentation in its environment (the build's own Python is not the program's), but
+    // with the user's own PYTHONPATH, where their torch may be.
     char log_name[] = "/tmp/ceiling-observer-build-XXXXXX";
     const int log = ::mkstemp(log_name);
     if (log < 0) {
@@ -363,12 +363,17 @@ ObserverBuild build_torch_observer(const std::string& python) {
     posix_spawn_file_actions_adddup2(&actions, log, STDOUT_FILENO);
     posix_spawn_file_actions_adddup2(&actions, log, STDERR_FILENO);
     std::vector<std::string> env;
+    const std::string ours = "PYTHONPATH=" + dir->string();  // prepare_torch_run put it first
     for (char** e = environ; *e; ++e) {
         const std::string_view v(*e);
         const auto name = v.substr(0, v.find('='));
-        if (name != "CEILING_NVTX_DIR" && name != "NVTX_INJECTION64_PATH" && name != "PYTHONPATH" &&
-            name != "CEILING_TORCH_NVTX_LIB")
+        if (v.starts_with(ours) && (v.size() == ours.size() || v[ours.size()] == ':')) {
+            const auto rest = v.substr(ours.size());
+            if (rest.size() > 1) env.emplace_back("PYTHONPATH=" + std::string(rest.substr(1)));  // past ':'
+        } else if (name != "CEILING_NVTX_DIR" && name != "NVTX_INJECTION64_PATH" &&
+                   name != "CEILING_TORCH_NVTX_LIB") {
             env.emplace_back(v);
+        }
     }
     const std::string script = (*dir / "ceiling_torch" / "observer.py").string();
     std::vector<std::string> args = {python, script, "build"};

@@ -307,7 +307,10 @@ TEST(RunProcess, CeilingsOwnSamplingIsNotOtherWork) {
     const CounterValue* user = counter(e, "user_s");
     const CounterValue* sys = counter(e, "system_s");
     ASSERT_TRUE(ours && preemptions && user && sys);
-    EXPECT_GT(ours->value, 300) << "a 1 ms sampler over 1 s";
+    // Its wakeups are counted: some, and no more than a 1 ms sampler can have over the run
+    // (a loaded CI host gave it 176 in 1 s, so no lower figure is asserted).
+    EXPECT_GT(ours->value, 0) << "a 1 ms sampler over 1 s";
+    EXPECT_LT(ours->value, 2 * e.wall_s * 1000 + 50) << "over " << e.wall_s << " s";
     const double cpu_s = user->value + sys->value;
     const SystemSignal* preempted = signal(r, "involuntary_switches_per_cpu_s");
     ASSERT_NE(preempted, nullptr);

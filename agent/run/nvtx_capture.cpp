@@ -481,41 +481,19 @@ void pair_started_ranges(CaptureReading& reading) {
         }
 }
 
-// The process's CPU time over each instance. A process keeps at most all CPUs busy, which
-// bounds how far the reads around an instant can be off (cumulative_timeline.hpp).
-void attribute_process_cpu(CaptureReading& reading, int cpus) {
-    NvtxCapture& cap = reading.cap;
+// The process's and each recording thread's CPU time over each instance. A process keeps at
+// most all CPUs busy, a thread one, which bounds how far the reads around an instant can be
+// off (cumulative_timeline.hpp).
+void attribute_cpu(CaptureReading& reading, int cpus) {
     const double cores = cpus > 0 ? cpus : std::max(1u, std::thread::hardware_concurrency());
-    std::map<std::string, CumulativeTimeline> cpu_timelines;
+    std::map<std::string, CumulativeTimeline> process_timelines;
     for (auto& [image, reads] : reading.cpu_reads)
-        cpu_timelines.emplace(image, CumulativeTimeline(std::move(reads), cores));
-    // Instances come by image, thread and time: the last image's timeline and the last
-    // search's end are tried first.
-    const std::string* last_image = nullptr;
-    const CumulativeTimeline* timeline = nullptr;
-    std::size_t hint = 0;
-    for (std::size_t i = 0; i < cap.instances.size(); ++i) {
-        if (reading.instance_image[i] != last_image) {
-            last_image = reading.instance_image[i];
-            const auto t = cpu_timelines.find(*last_image);
-            timeline = t == cpu_timelines.end() ? nullptr : &t->second;
-        }
-        if (!timeline) continue;
-        auto& r = cap.instances[i];
-        if (const auto cpu = timeline->between(r.start_ns, r.end_ns, &hint)) {
-            r.cpu_s = cpu->value;
-            r.cpu_error_s = cpu->error;
-        }
-    }
-}
-
-// Each recording thread's own CPU time, at most one core's worth per second.
-void attribute_thread_cpu(CaptureReading& reading) {
+        process_timelines.emplace(image, CumulativeTimeline(std::move(reads), cores));
     std::map<std::pair<std::string, int>, CumulativeTimeline> thread_timelines;
     for (auto& [key, reads] : reading.thread_cpu_reads)
         thread_timelines.emplace(key, CumulativeTimeline(std::move(reads), 1.0));
     attribute_beside_cpu(reading.cap, reading.instance_image, thread_timelines);
-    attribute_unranged_cpu(reading.cap, reading.instance_image, thread_timelines);
+    attribute_process_cpu(reading.cap, reading.instance_image, process_timelines, thread_timelines);
 }
 
 void put_in_order(NvtxCapture& cap) {
@@ -633,8 +611,7 @@ NvtxCapture NvtxCaptureReader::finish(std::int64_t end_ns, int cpus) {
     CaptureReading& reading = s.reading;
     const fs::path& dir = s.dir;
     pair_started_ranges(reading);
-    attribute_process_cpu(reading, cpus);
-    attribute_thread_cpu(reading);
+    attribute_cpu(reading, cpus);
     reading.cost.write_to(cap);
     put_in_order(cap);
     if (cap.dropped_events > 0)

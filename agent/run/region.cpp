@@ -129,18 +129,9 @@ bool is_model_region(const std::regex& model, const std::string& name, const std
     return std::regex_search(name, model) || std::regex_search(path, model);
 }
 
-std::optional<std::pair<std::int64_t, std::int64_t>> region_ends(const NvtxCapture& capture) {
-    if (capture.instances.empty()) return std::nullopt;
-    std::pair ends{capture.instances.front().start_ns, capture.instances.front().end_ns};
-    for (const auto& r : capture.instances) {
-        ends.first = std::min(ends.first, r.start_ns);
-        ends.second = std::max(ends.second, r.end_ns);
-    }
-    return ends;
-}
-
 double covered_s(const NvtxCapture& capture,
-                 const std::function<bool(const RegionInstance&)>& select) {
+                 const std::function<bool(const RegionInstance&)>& select,
+                 std::pair<std::int64_t, std::int64_t>* ends) {
     // The union of spans taken in start order. Instances come by process, thread and start,
     // so one thread's are merged as they come; only when a start goes back (another thread)
     // are the spans collected and sorted (200 000 instances: 3 MB of fresh memory).
@@ -160,15 +151,17 @@ double covered_s(const NvtxCapture& capture,
         double seconds() const { return static_cast<double>(total + (open ? end - begin : 0)) * 1e-9; }
     };
     Union in_order;
-    bool sorted = true;
+    bool sorted = true, any = false;
+    std::int64_t first = 0, last = 0;
     for (const auto& r : capture.instances) {
         if (!select(r)) continue;
-        if (in_order.open && r.start_ns < in_order.begin) {
-            sorted = false;
-            break;
-        }
-        in_order.add(r.start_ns, r.end_ns);
+        first = any ? std::min(first, r.start_ns) : r.start_ns;
+        last = any ? std::max(last, r.end_ns) : r.end_ns;
+        any = true;
+        if (sorted && in_order.open && r.start_ns < in_order.begin) sorted = false;
+        if (sorted) in_order.add(r.start_ns, r.end_ns);
     }
+    if (ends && any) *ends = {first, last};
     if (sorted) return in_order.seconds();
     std::vector<std::pair<std::int64_t, std::int64_t>> spans;
     for (const auto& r : capture.instances)

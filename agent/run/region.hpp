@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <regex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -95,7 +96,7 @@ struct RegionInstance {
     OptionalDouble thread_cpu_s;
     OptionalDouble beside_cpu_s;
     // CPU time of its process's threads that record no ranges while it was open: its cpu_s
-    // less every recording thread's own (attribute_unranged_cpu). Its helpers (an OpenMP
+    // less every recording thread's own (attribute_process_cpu). Its helpers (an OpenMP
     // team, a BLAS pool) or work beside it (a loader thread): CPU time cannot tell which.
     // Absent where its process recorded no thread's CPU time, or it has no cpu_s.
     OptionalDouble unranged_cpu_s;
@@ -191,12 +192,15 @@ void attribute_beside_cpu(
     NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
     const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
 
-// The CPU time of its process's threads that record no ranges while each instance was open
-// (RegionInstance::unranged_cpu_s): cpu_s less what every recording thread of its image
-// used meanwhile (`thread_timelines`, as for attribute_beside_cpu). Called by
-// read_nvtx_capture after cpu_s is known.
-void attribute_unranged_cpu(
+// Each instance's CPU time of its whole process (cpu_s, cpu_error_s) from its image's reads
+// (`process_timelines`, by image), and of its process's threads that record no ranges
+// (unranged_cpu_s): cpu_s less what every recording thread of its image used meanwhile
+// (`thread_timelines`, as for attribute_beside_cpu). One pass for both: each pass over a
+// capture of 200 000 instances reads and writes tens of megabytes. Called by
+// read_nvtx_capture.
+void attribute_process_cpu(
     NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
+    const std::map<std::string, CumulativeTimeline>& process_timelines,
     const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
 
 // The CPU time of each instance's process's descendants while it was open, from the
@@ -253,6 +257,50 @@ void attribute_peak_busy(NvtxCapture& cap, const std::vector<TimelinePoint>& cpu
 // overlap. A window is 0.5 s, so for a shorter instance this is the threads around it.
 void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>& windows);
 
+// Everything the sampler measured that instances take figures from, each source optional
+// (absent: those figures are left untouched). What each gives is said at the attribute_*
+// function that places it alone, above.
+struct SampleSources {
+    const std::vector<ThreadWindow>* thread_windows = nullptr;  // working_threads
+    std::vector<SampledQuantity> sampled;                        // storage, kernel time
+    const std::vector<ProcessTimeline>* descendant_cpu = nullptr;
+    double descendant_cores = 1;  // how fast descendant CPU time can grow
+    const std::vector<ProcessTimeline>* queued = nullptr;
+    double queued_threads = 1;    // how fast queued time can grow
+    const std::vector<TimelinePoint>* host_cpu = nullptr;  // other_cpu_s (after descendants')
+    double host_cores = 1;
+    const std::vector<TimelinePoint>* process_cpu = nullptr;  // peak_busy_cores
+    int min_looks = 3;
+};
+
+// The sources' timelines, built once; `place` gives consecutive instances (in the capture's
+// order) all their figures, a block of them at a time, each block visited by every source
+// while it is in cache: 200 000 instances are 50 MB, and a pass of each source over all of
+// them cost more than its arithmetic. `place` is const: threads may place disjoint spans of
+// one capture at once (each instance's figures are written by one thread only).
+class SamplePlacement {
+  public:
+    explicit SamplePlacement(SampleSources sources);
+    SamplePlacement(const SamplePlacement&) = delete;  // its timelines point into s_
+    SamplePlacement& operator=(const SamplePlacement&) = delete;
+    void place(std::span<RegionInstance> instances) const;
+
+  private:
+    struct Sampled {
+        const SampledQuantity* q;
+        CumulativeTimeline timeline;
+        // It never grew (no storage traffic, no waits): 0 wherever covered, as interpolating
+        // would give, without it (most of a run's quantities, most runs).
+        bool flat = false;
+    };
+    SampleSources s_;
+    std::vector<Sampled> sampled_;
+    std::vector<CumulativeTimeline> descendant_, queued_;
+    CumulativeTimeline host_;
+};
+// The sampler's figures on every instance of `cap`, on two threads where it has many.
+void place_samples(NvtxCapture& cap, const SamplePlacement& placement);
+
 // The record's regions from the captures of the timed executions, depth first (each region
 // right after the one enclosing it, siblings in the order they first started): instance
 // counts, per execution totals, self time, instance durations (at most `durations_limit`
@@ -263,14 +311,12 @@ std::vector<RecordedRegion> aggregate_regions(const std::vector<const NvtxCaptur
                                               const std::optional<std::regex>& model,
                                               std::size_t durations_limit = 10000);
 
-// The first instance's start and the last one's end (CLOCK_MONOTONIC ns); nullopt without
-// instances.
-std::optional<std::pair<std::int64_t, std::int64_t>> region_ends(const NvtxCapture& capture);
-
 // Wall time covered by at least one instance that `select` accepts (union over threads and
-// nesting), in seconds.
+// nesting), in seconds; with `ends`, also the first such instance's start and the last one's
+// end (CLOCK_MONOTONIC ns), left as they are where none is accepted. One pass for both.
 double covered_s(const NvtxCapture& capture,
-                 const std::function<bool(const RegionInstance&)>& select);
+                 const std::function<bool(const RegionInstance&)>& select,
+                 std::pair<std::int64_t, std::int64_t>* ends = nullptr);
 
 // Whether `model` matches a region's name or its path (search, not full match, so
 // "forward|backward" works as people write it).

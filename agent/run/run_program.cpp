@@ -303,34 +303,39 @@ void add_nvtx_cost_counters(ExecutionData& x) {
                                         Source::timing, std::nullopt, false});
 }
 
-// What the /proc sampler saw, given to the range instances open when it saw it.
+// What the /proc sampler saw, given to the range instances open when it saw it. `process_cpu`:
+// the program's exact CPU time (one process: then it also tells how many cores each region
+// held at once), or null.
 void attribute_samples(NvtxCapture& capture, const Sampler& sampler,
-                       const std::vector<TreeSample>& samples) {
+                       const std::vector<TreeSample>& samples,
+                       const std::vector<TimelinePoint>* process_cpu) {
     const double cpus = std::max(1u, std::thread::hardware_concurrency());
-    // Two groups of passes over the instances, on two cores (the program has ended, so they
-    // are free): each writes its own fields and reads only the instances' times and the
-    // fields its own group wrote, so they share no memory location.
-    std::jthread storage_and_threads([&] {
-        attribute_working_threads(capture, sampler.peaks().thread_windows);
-        std::vector<TimelinePoint> read, written, system, storage_wait;
-        for (const auto& s : samples) {
-            storage_wait.push_back({s.t_ns, storage_waited_s(s)});
-            if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
-            if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
-            system.push_back({s.t_ns, s.system_s});
-        }
-        attribute_sampled(capture,
-                          {{&read, &RegionInstance::storage_read_bytes, std::nullopt},
-                           {&written, &RegionInstance::storage_write_bytes, std::nullopt},
-                           {&system, &RegionInstance::system_cpu_s, cpus},
-                           {&storage_wait, &RegionInstance::storage_wait_s, std::nullopt}});
+    std::vector<TimelinePoint> read, written, system, storage_wait;
+    for (const auto& s : samples) {
+        storage_wait.push_back({s.t_ns, storage_waited_s(s)});
+        if (s.io.storage_read_bytes) read.push_back({s.t_ns, *s.io.storage_read_bytes});
+        if (s.io.storage_write_bytes) written.push_back({s.t_ns, *s.io.storage_write_bytes});
+        system.push_back({s.t_ns, s.system_s});
+    }
+    const auto below = sampler.descendant_cpu();
+    const auto queued = sampler.process_queued();
+    const auto host = sampler.host_cpu();
+    const SamplePlacement placement({
+        .thread_windows = &sampler.peaks().thread_windows,
+        .sampled = {{&read, &RegionInstance::storage_read_bytes, std::nullopt},
+                    {&written, &RegionInstance::storage_write_bytes, std::nullopt},
+                    {&system, &RegionInstance::system_cpu_s, cpus},
+                    {&storage_wait, &RegionInstance::storage_wait_s, std::nullopt}},
+        .descendant_cpu = &below,
+        .descendant_cores = cpus,
+        // Its threads' queue time grows at most as fast as they are many.
+        .queued = &queued,
+        .queued_threads = std::max(cpus, sampler.peaks().threads.value_or(cpus)),
+        .host_cpu = &host,
+        .host_cores = cpus,
+        .process_cpu = process_cpu,
     });
-    attribute_descendant_cpu(capture, sampler.descendant_cpu(), cpus);
-    // Its threads' queue time grows at most as fast as they are many.
-    attribute_process_queued(capture, sampler.process_queued(),
-                             std::max(cpus, sampler.peaks().threads.value_or(cpus)));
-    // After the descendants' time: the others' is the host's less the program's and theirs.
-    attribute_other_cpu(capture, sampler.host_cpu(), cpus);
+    place_samples(capture, placement);
 }
 
 // Reads the NVTX capture while the program runs, every 50 ms, on CPU time nothing else
@@ -401,15 +406,12 @@ void read_nvtx_side(ExecutionData& x, const Observers& o, NvtxCaptureReader& rea
     // Work a region's process handed to processes it started: their CPU time beside it.
     if (o.sampler) {
         const PhaseTimer t("placing the sampler's figures on the ranges");
-        attribute_samples(x.capture, *o.sampler, o.samples);
-    }
-    // The sampler's exact CPU time is the process's own only when the program is one
-    // process: then it also tells how many cores each region held at once.
-    if (exact_cpu && x.processes.size() == 1) {
+        // The sampler's exact CPU time is the process's own only when the program is one
+        // process: then it also tells how many cores each region held at once.
         std::vector<TimelinePoint> cpu;
-        cpu.reserve(o.samples.size());
-        for (const auto& s : o.samples) cpu.push_back({s.t_ns, s.cpu_s});
-        attribute_peak_busy(x.capture, cpu);
+        if (exact_cpu && x.processes.size() == 1)
+            for (const auto& s : o.samples) cpu.push_back({s.t_ns, s.cpu_s});
+        attribute_samples(x.capture, *o.sampler, o.samples, cpu.empty() ? nullptr : &cpu);
     }
     fs::remove_all(capture_dir);
     for (const auto& w : x.capture.warnings) add_note_once(notes, w);
@@ -598,10 +600,10 @@ void add_to_record(const ProgramRun& run, const RunPlan& plan, RunRecord& record
     if (!record.regions.empty()) {
         for (const auto* x : timed) {
             const NvtxCapture& c = x->capture;
-            record.region_time_s_per_execution.push_back(
-                covered_s(c, [](const RegionInstance&) { return true; }));
             // An execution that opened no region spent all of it before one.
-            const auto ends = region_ends(c).value_or(std::pair{x->end_ns, x->end_ns});
+            std::pair ends{x->end_ns, x->end_ns};
+            record.region_time_s_per_execution.push_back(
+                covered_s(c, [](const RegionInstance&) { return true; }, &ends));
             record.before_regions_s_per_execution.push_back(
                 static_cast<double>(std::max<std::int64_t>(0, ends.first - x->start_ns)) * 1e-9);
             record.after_regions_s_per_execution.push_back(

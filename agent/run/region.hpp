@@ -51,8 +51,8 @@ struct CountedAmount {
     bool low_confidence = false;  // multiplexed too thinly, or a proxy (bytes from cache misses)
 };
 
-// Trivially copyable (interned strings and work), 264 bytes: a capture may hold hundreds of
-// thousands, and every pass over them reads their bytes.
+// Trivially copyable (interned strings and work), 192 bytes: a capture may hold hundreds of
+// thousands, and every pass over them reads their bytes (~10 ms for 200 000 on a 2-vCPU VM).
 struct RegionInstance {
     Interned name;    // declared-work group removed
     Interned path;    // enclosing names on this thread and domain, then name, '/'-joined
@@ -90,10 +90,9 @@ struct RegionInstance {
     // How many threads of the program shared its work while it was open
     // (attribute_working_threads): absent where no window of the sampler's covered it.
     OptionalDouble working_threads;
-    // Its own thread's CPU time while it was open, and what other recording threads of its
-    // process spent meanwhile in ranges of theirs open beside it (attribute_beside_cpu):
-    // absent where its thread did not read its CPU time.
-    OptionalDouble thread_cpu_s;
+    // What other recording threads of its process spent while it was open in ranges of
+    // theirs open beside it (attribute_beside_cpu): absent where its thread did not read its
+    // CPU time.
     OptionalDouble beside_cpu_s;
     // CPU time of its process's threads that record no ranges while it was open: its cpu_s
     // less every recording thread's own (attribute_process_cpu). Its helpers (an OpenMP
@@ -111,10 +110,13 @@ struct RegionInstance {
     // it was open, interpolated from the sampler's looks at their system calls; absent where
     // they did not cover it.
     OptionalDouble storage_wait_s;
-    // FLOPs and DRAM bytes the PMU counted in the whole process tree while it was open
-    // (attribute_counts, agent/run/region_counters.hpp); absent without a validated PMU.
-    std::optional<CountedAmount> counted_ops;
-    std::optional<CountedAmount> counted_bytes;
+};
+
+// FLOPs and DRAM bytes the PMU counted in the whole process tree while an instance was open
+// (attribute_counts, agent/run/region_counters.hpp); absent where the samples did not span it.
+struct InstanceCounts {
+    std::optional<CountedAmount> ops;
+    std::optional<CountedAmount> bytes;
 };
 
 struct MarkInstance {
@@ -128,6 +130,9 @@ struct MarkInstance {
 // Everything the injection library recorded during one execution.
 struct NvtxCapture {
     std::vector<RegionInstance> instances;  // sorted by (pid, tid, start, -duration)
+    // Empty where nothing was counted (no validated PMU: most runs), else one per instance,
+    // in their order: kept apart so that the passes over the instances do not read them.
+    std::vector<InstanceCounts> counts;
     std::vector<MarkInstance> marks;
     std::map<std::pair<int, int>, std::string> thread_names;  // (pid, tid) -> name
     std::vector<std::string> warnings;  // unbalanced pops, malformed declared work, bad files
@@ -184,10 +189,9 @@ class NvtxCaptureReader {
 NvtxCapture read_nvtx_capture(const std::filesystem::path& dir, std::int64_t end_ns, int cpus = 0);
 
 // What other recording threads of its process spent, while each push/pop instance was
-// open, inside their own outermost ranges (RegionInstance::beside_cpu_s), and its own
-// thread's CPU time (thread_cpu_s), from each thread's CPU-time reads (`thread_timelines`,
-// keyed by image and thread id; `instance_image` the image of each instance). Called by
-// read_nvtx_capture.
+// open, inside their own outermost ranges (RegionInstance::beside_cpu_s), from each thread's
+// CPU-time reads (`thread_timelines`, keyed by image and thread id; `instance_image` the
+// image of each instance). Called by read_nvtx_capture.
 void attribute_beside_cpu(
     NvtxCapture& cap, const std::vector<const std::string*>& instance_image,
     const std::map<std::pair<std::string, int>, CumulativeTimeline>& thread_timelines);
@@ -262,7 +266,7 @@ void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>
 // function that places it alone, above.
 struct SampleSources {
     const std::vector<ThreadWindow>* thread_windows = nullptr;  // working_threads
-    std::vector<SampledQuantity> sampled;                        // storage, kernel time
+    std::vector<SampledQuantity> sampled{};                      // storage, kernel time
     const std::vector<ProcessTimeline>* descendant_cpu = nullptr;
     double descendant_cores = 1;  // how fast descendant CPU time can grow
     const std::vector<ProcessTimeline>* queued = nullptr;

@@ -291,8 +291,9 @@ void add_attributed(RegionAcc& a, const RegionInstance& r, double d) {
     }
 }
 
-// One instance of execution `x` into its region's sums.
-void add_instance(RegionAcc& a, const RegionInstance& r, std::size_t x) {
+// One instance of execution `x` into its region's sums, with what the PMU counted in it.
+void add_instance(RegionAcc& a, const RegionInstance& r, const InstanceCounts& counted,
+                  std::size_t x) {
     const double d = static_cast<double>(r.end_ns - r.start_ns) * 1e-9;
     (r.unclosed ? a.cut : a.durations).push_back(d);
     a.spans[r.pid].emplace_back(r.start_ns, r.end_ns);
@@ -318,12 +319,12 @@ void add_instance(RegionAcc& a, const RegionInstance& r, std::size_t x) {
         ++a.with_work;
         a.declared_range.add(r.work->ops, r.work->compulsory_bytes);
     }
-    a.counted_range.add(r.counted_ops ? r.counted_ops->value : 0.0,
-                        r.counted_bytes ? r.counted_bytes->value : 0.0);
+    a.counted_range.add(counted.ops ? counted.ops->value : 0.0,
+                        counted.bytes ? counted.bytes->value : 0.0);
     a.wall_s += d;
     add_attributed(a, r, d);
-    a.counted_ops.add(r.counted_ops);
-    a.counted_bytes.add(r.counted_bytes);
+    a.counted_ops.add(counted.ops);
+    a.counted_bytes.add(counted.bytes);
 }
 
 // This execution's instance intervals, per process, into the summed time and the summed
@@ -345,12 +346,14 @@ void accumulate_execution(Accumulators& accs, const NvtxCapture& c, std::size_t 
     // Instances come by thread and start: runs of one path are common (a loop of ranges),
     // so the last path's accumulator is tried before the map.
     RegionAcc* last = nullptr;
+    const InstanceCounts uncounted;
+    const bool counted = c.counts.size() == c.instances.size();
     for (std::size_t i = 0; i < c.instances.size(); ++i) {
         const auto& r = c.instances[i];
         RegionAcc& a = accumulator_for(accs, last, r, x);
         region_of[i] = a.index;
         is_model[i] = a.model;
-        add_instance(a, r, x);
+        add_instance(a, r, counted ? c.counts[i] : uncounted, x);
     }
     fold_execution_spans(accs.by_index);
     if (accs.model) {

@@ -85,7 +85,6 @@ void attribute_beside_cpu(
         auto& r = cap.instances[i];
         const auto own = thread_timelines.find({*instance_image[i], r.tid});
         if (!r.push_pop || own == thread_timelines.end()) continue;
-        if (const auto cpu = own->second.between(r.start_ns, r.end_ns)) r.thread_cpu_s = cpu->value;
         double beside = 0;
         each_beside(i, [&](const RegionInstance& o, const CumulativeTimeline& timeline) {
             if (met[pair_of(r, o)].handed_on()) return;  // its own work on another thread
@@ -137,7 +136,7 @@ void attribute_process_cpu(
 
 namespace {
 
-// Instances a block: with their 264 bytes, ~260 KB, which stays in a core's L2 cache while
+// Instances a block: with their 192 bytes, ~200 KB, which stays in a core's L2 cache while
 // every source visits it.
 constexpr std::size_t placement_block = 1024;
 // Below this many instances one thread places them all (a second costs more to start).

@@ -14,11 +14,11 @@ namespace {
 struct CountedQuantity {
     const char* reading;
     bool RegionCounting::*allowed;
-    std::optional<CountedAmount> RegionInstance::*slot;
+    std::optional<CountedAmount> InstanceCounts::*slot;
 };
 constexpr CountedQuantity quantities[] = {
-    {"fp_ops", &RegionCounting::flops, &RegionInstance::counted_ops},
-    {"dram_bytes", &RegionCounting::bytes, &RegionInstance::counted_bytes},
+    {"fp_ops", &RegionCounting::flops, &InstanceCounts::ops},
+    {"dram_bytes", &RegionCounting::bytes, &InstanceCounts::bytes},
 };
 
 }  // namespace
@@ -38,9 +38,11 @@ void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& sa
         if (points.empty()) continue;
         // No rate bound: a counter may count arbitrarily fast, only its samples bound it.
         const CumulativeTimeline timeline(std::move(points), std::nullopt);
-        for (auto& inst : capture.instances) {
+        capture.counts.resize(capture.instances.size());
+        for (std::size_t i = 0; i < capture.instances.size(); ++i) {
+            const auto& inst = capture.instances[i];
             if (const auto e = timeline.between(inst.start_ns, inst.end_ns))
-                inst.*q.slot = CountedAmount{e->value, e->error, low_confidence};
+                capture.counts[i].*q.slot = CountedAmount{e->value, e->error, low_confidence};
         }
     }
 }

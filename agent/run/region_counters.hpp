@@ -51,8 +51,8 @@ struct RegionCounting {
     bool any() const { return flops || bytes; }
 };
 
-// Sets counted_ops ("fp_ops") and counted_bytes ("dram_bytes") of every instance the samples
-// span, for the quantities `counting` allows. Samples in any order.
+// Sets the counted ops ("fp_ops") and bytes ("dram_bytes") of every instance the samples
+// span (NvtxCapture::counts), for the quantities `counting` allows. Samples in any order.
 void attribute_counts(NvtxCapture& capture, const std::vector<CounterSample>& samples,
                       const RegionCounting& counting);
 

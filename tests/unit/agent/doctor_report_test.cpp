@@ -343,9 +343,10 @@ TEST(RegionCounting, SamplerKeepsCumulativeReadsFromZero) {
     EXPECT_EQ(counters[0].source, Source::pmu);
     EXPECT_GT(counters[0].value, 0);
     // Nothing bounds counts before the child was launched; after, the samples do.
-    EXPECT_FALSE(capture.instances[0].counted_ops);
-    ASSERT_TRUE(capture.instances[1].counted_ops);
-    EXPECT_LE(capture.instances[1].counted_ops->value, counters[0].value);
+    ASSERT_EQ(capture.counts.size(), capture.instances.size());
+    EXPECT_FALSE(capture.counts[0].ops);
+    ASSERT_TRUE(capture.counts[1].ops);
+    EXPECT_LE(capture.counts[1].ops->value, counters[0].value);
 }
 
 }  // namespace

@@ -415,10 +415,10 @@ TEST(CountedWork, SparseSamplesGiveABoundThatHoldsAndLowConfidence) {
     NvtxCapture c = two_gemms(d);
     attribute_counts(c, flop_samples({0, 1500, 2500, 3500, 5000}), RegionCounting{true, true, {}});
     const double truth[] = {1000, 2000};
+    ASSERT_EQ(c.counts.size(), c.instances.size());
     for (std::size_t i = 0; i < 2; ++i) {
-        ASSERT_TRUE(c.instances[i].counted_ops);
-        EXPECT_LE(std::abs(c.instances[i].counted_ops->value - truth[i]),
-                  c.instances[i].counted_ops->error + 1e-9);
+        ASSERT_TRUE(c.counts[i].ops);
+        EXPECT_LE(std::abs(c.counts[i].ops->value - truth[i]), c.counts[i].ops->error + 1e-9);
     }
     const auto regions = aggregate_regions({&c}, std::nullopt);
     const Measurement& m = regions.front().measurement;
@@ -436,7 +436,8 @@ TEST(CountedWork, DenseSamplesReachTheDecisionTable) {
     for (std::int64_t t = 0; t <= 5000; t += 10) every_10ns.push_back(t);
     // Bytes failed self-validation here: only FLOPs are given to regions.
     attribute_counts(c, flop_samples(every_10ns), RegionCounting{true, false, {}});
-    EXPECT_FALSE(c.instances.front().counted_bytes);
+    ASSERT_EQ(c.counts.size(), c.instances.size());
+    EXPECT_FALSE(c.counts.front().bytes);
     auto regions = aggregate_regions({&c}, std::nullopt);
     ASSERT_EQ(regions.size(), 1u);
     const Measurement& m = regions.front().measurement;
@@ -466,8 +467,9 @@ TEST(CountedWork, AnInstanceOutsideTheSamplesLeavesTheRegionUncounted) {
     CaptureFiles d;
     NvtxCapture c = two_gemms(d);
     attribute_counts(c, flop_samples({0, 1500, 2500, 3500}), RegionCounting{true, true, {}});
-    EXPECT_TRUE(c.instances[0].counted_ops);
-    EXPECT_FALSE(c.instances[1].counted_ops) << "ends after the last sample";
+    ASSERT_EQ(c.counts.size(), c.instances.size());
+    EXPECT_TRUE(c.counts[0].ops);
+    EXPECT_FALSE(c.counts[1].ops) << "ends after the last sample";
     const auto regions = aggregate_regions({&c}, std::nullopt);
     EXPECT_FALSE(regions.front().measurement.measured_ops) << "a partial sum would understate";
     RunRecord rec = record_of(regions, 1e-5);

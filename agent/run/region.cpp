@@ -158,7 +158,10 @@ double covered_s(const NvtxCapture& capture,
         first = any ? std::min(first, r.start_ns) : r.start_ns;
         last = any ? std::max(last, r.end_ns) : r.end_ns;
         any = true;
-        if (sorted && in_order.open && r.start_ns < in_order.begin) sorted = false;
+        if (sorted && in_order.open && r.start_ns < in_order.begin) {
+            sorted = false;
+            if (!ends) break;  // the spans are collected below
+        }
         if (sorted) in_order.add(r.start_ns, r.end_ns);
     }
     if (ends && any) *ends = {first, last};

@@ -79,7 +79,7 @@ struct RegionInstance {
     // two of them (a pool's workers reaped just before the range ends grow the last interval).
     double descendant_cpu_error_s = 0;
     // Time its process's threads were runnable but queued for a CPU while it was open
-    // (thread-seconds, attribute_process_queued); absent where not read.
+    // (thread-seconds, SampleSources::queued); absent where not read.
     OptionalDouble queued_s;
     // CPU time the host's other processes (all but its own, those it started and ceiling)
     // used while it was open (attribute_other_cpu); absent where not covered.
@@ -212,10 +212,6 @@ void attribute_process_cpu(
 // any). `cores` bounds how fast that time grows, and so the interpolation's error.
 void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimeline>& below,
                               double cores);
-// The time each instance's process's threads queued for a CPU while it was open, from the
-// sampler's timelines of it (Sampler::process_queued), the same way.
-void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,
-                              double threads);
 
 // The CPU time the host's other processes (all but the instance's own process, those it
 // started and ceiling) used while each instance was open: the host's (Sampler::host_cpu)
@@ -263,12 +259,15 @@ void attribute_working_threads(NvtxCapture& cap, const std::vector<ThreadWindow>
 
 // Everything the sampler measured that instances take figures from, each source optional
 // (absent: those figures are left untouched). What each gives is said at the attribute_*
-// function that places it alone, above.
+// function that places it alone, above (those are one-source uses of SamplePlacement, which
+// `run` uses with every source at once).
 struct SampleSources {
     const std::vector<ThreadWindow>* thread_windows = nullptr;  // working_threads
     std::vector<SampledQuantity> sampled{};                      // storage, kernel time
     const std::vector<ProcessTimeline>* descendant_cpu = nullptr;
     double descendant_cores = 1;  // how fast descendant CPU time can grow
+    // The time each instance's process's threads queued for a CPU while it was open
+    // (Sampler::process_queued), placed as descendant_cpu is.
     const std::vector<ProcessTimeline>* queued = nullptr;
     double queued_threads = 1;    // how fast queued time can grow
     const std::vector<TimelinePoint>* host_cpu = nullptr;  // other_cpu_s (after descendants')

@@ -316,11 +316,6 @@ void attribute_descendant_cpu(NvtxCapture& cap, const std::vector<ProcessTimelin
     place_samples(cap, SamplePlacement({.descendant_cpu = &below, .descendant_cores = cores}));
 }
 
-void attribute_process_queued(NvtxCapture& cap, const std::vector<ProcessTimeline>& queued,
-                              double threads) {
-    place_samples(cap, SamplePlacement({.queued = &queued, .queued_threads = threads}));
-}
-
 void attribute_other_cpu(NvtxCapture& cap, const std::vector<TimelinePoint>& host, double cores) {
     place_samples(cap, SamplePlacement({.host_cpu = &host, .host_cores = cores}));
 }
